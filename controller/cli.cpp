@@ -1,0 +1,96 @@
+#include "cli.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "diagnostics/suggest.hpp"
+
+namespace pw::cli {
+
+std::optional<std::string> Args::value(std::string_view name) const {
+  auto it = values_.find(name);
+  if (it == values_.end() || it->second.empty()) return std::nullopt;
+  return it->second.back();
+}
+
+std::string Args::value_or(std::string_view name, std::string fallback) const {
+  auto v = value(name);
+  return v ? *v : std::move(fallback);
+}
+
+std::vector<std::string> Args::values(std::string_view name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+Result<Args> parse_args(const Command& command, const std::vector<std::string>& argv) {
+  Args args;
+  bool options_done = false;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (options_done || arg.size() < 2 || arg[0] != '-' || arg == "-") {
+      args.add_positional(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_done = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      args.add("help", "");
+      continue;
+    }
+    if (!arg.starts_with("--")) {
+      return fail("unknown option '" + arg + "'", "pathwarden " + command.name,
+                  "options are spelled --name; see 'pathwarden " + command.name + " --help'");
+    }
+    std::string name = arg.substr(2);
+    std::optional<std::string> inline_value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      inline_value = name.substr(eq + 1);
+      name.resize(eq);
+    }
+    auto spec = std::find_if(command.options.begin(), command.options.end(),
+                             [&](const OptionSpec& o) { return o.name == name; });
+    if (spec == command.options.end()) {
+      std::vector<std::string_view> names;
+      for (const auto& o : command.options) names.push_back(o.name);
+      names.push_back("help");
+      return fail("unknown option '--" + name + "'" + did_you_mean(name, names), "pathwarden " + command.name,
+                  "see 'pathwarden " + command.name + " --help'");
+    }
+    if (spec->value_name.empty()) {
+      if (inline_value) return fail("option '--" + name + "' takes no value", "pathwarden " + command.name);
+      args.add(name, "");
+      continue;
+    }
+    std::string value;
+    if (inline_value) {
+      value = *inline_value;
+    } else if (i + 1 < argv.size()) {
+      value = argv[++i];
+    } else {
+      return fail("option '--" + name + "' needs a value (" + spec->value_name + ")", "pathwarden " + command.name);
+    }
+    if (!spec->repeatable && args.value(name)) {
+      return fail("option '--" + name + "' given twice", "pathwarden " + command.name);
+    }
+    args.add(name, std::move(value));
+  }
+  return args;
+}
+
+std::string help_text(const Command& command) {
+  std::ostringstream out;
+  out << "Usage: pathwarden " << command.usage << "\n\n" << command.summary << "\n";
+  if (!command.description.empty()) out << "\n" << command.description << "\n";
+  out << "\nOptions:\n";
+  for (const auto& o : command.options) {
+    std::string left = "  --" + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
+    out << left << std::string(left.size() < 28 ? 28 - left.size() : 2, ' ') << o.help << "\n";
+  }
+  out << "  --help                    show this help\n";
+  return out.str();
+}
+
+}  // namespace pw::cli

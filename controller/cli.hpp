@@ -1,0 +1,58 @@
+#pragma once
+// The command line: one Command per subcommand, each with its own options and --help.
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::cli {
+
+struct OptionSpec {
+  std::string name;         // long name without dashes: "out"
+  std::string value_name;   // empty for a flag, e.g. "FILE"
+  std::string help;
+  bool repeatable = false;
+};
+
+// What the parser found: flags and option values by name, then the positional arguments.
+class Args {
+ public:
+  bool flag(std::string_view name) const { return values_.contains(std::string(name)); }
+  std::optional<std::string> value(std::string_view name) const;
+  std::string value_or(std::string_view name, std::string fallback) const;
+  std::vector<std::string> values(std::string_view name) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+  void add(const std::string& name, std::string value) { values_[name].push_back(std::move(value)); }
+  void add_positional(std::string value) { positional_.push_back(std::move(value)); }
+
+ private:
+  std::map<std::string, std::vector<std::string>, std::less<>> values_;
+  std::vector<std::string> positional_;
+};
+
+struct GlobalOptions {
+  std::string log_level = "info";
+  std::string log_format = "text";  // text | json
+  std::optional<std::string> config_file;
+};
+
+struct Command {
+  std::string name;
+  std::string summary;      // one line for the command list
+  std::string usage;        // "validate [PATH...]"
+  std::string description;  // paragraphs shown by --help
+  std::vector<OptionSpec> options;
+  std::function<int(const Args&, const GlobalOptions&)> run;
+};
+
+// Parses argv for one command. --help is handled by the caller through Args::flag("help").
+Result<Args> parse_args(const Command& command, const std::vector<std::string>& argv);
+
+std::string help_text(const Command& command);
+
+}  // namespace pw::cli

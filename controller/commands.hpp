@@ -1,0 +1,9 @@
+#pragma once
+// Each subcommand lives in its own cmd_*.cpp and is listed in main.cpp.
+#include "cli.hpp"
+
+namespace pw::cli {
+
+
+
+}  // namespace pw::cli

@@ -1,0 +1,131 @@
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "diagnostics/suggest.hpp"
+#include "logging.hpp"
+
+namespace {
+
+using pw::cli::Command;
+
+std::vector<Command> all_commands() {
+  return {
+
+  };
+}
+
+void print_usage(const std::vector<Command>& commands) {
+  std::cout << "Usage: pathwarden [--log-level LEVEL] [--log-format text|json] [--config FILE] COMMAND [ARGS]\n\n"
+               "Reconciles Proxmox guests' storage paths to declarative policies and proves each change\n"
+               "with interface byte counters.\n\nCommands:\n";
+  for (const auto& c : commands) {
+    std::cout << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ') << c.summary << "\n";
+  }
+  std::cout << "\nGlobal options:\n"
+               "  --log-level LEVEL   trace, debug, info (default), warn, error, critical, off\n"
+               "  --log-format FMT    text (default) or json: one JSON object per line on stderr\n"
+               "  --config FILE       controller settings (default: $PATHWARDEN_CONFIG or\n"
+               "                      /etc/pathwarden/pathwarden.yaml)\n"
+               "  --version           print the version\n\n"
+               "Run 'pathwarden COMMAND --help' for a command's options.\n";
+}
+
+int run(int argc, char** argv) {
+  const auto commands = all_commands();
+  pw::cli::GlobalOptions globals;
+  std::vector<std::string> rest;
+  std::string command_name;
+  bool after_double_dash = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!after_double_dash) {
+      auto take = [&](const std::string& name, std::string& into) -> bool {
+        if (arg == name) {
+          if (i + 1 >= argc) {
+            std::cerr << "pathwarden: option '" << name << "' needs a value\n";
+            std::exit(1);
+          }
+          into = argv[++i];
+          return true;
+        }
+        if (arg.starts_with(name + "=")) {
+          into = arg.substr(name.size() + 1);
+          return true;
+        }
+        return false;
+      };
+      std::string config;
+      if (take("--log-level", globals.log_level) || take("--log-format", globals.log_format)) continue;
+      if (take("--config", config)) {
+        globals.config_file = config;
+        continue;
+      }
+      if (arg == "--") after_double_dash = true;
+      if (command_name.empty()) {
+        if (arg == "--version") {
+          std::cout << "pathwarden " << PW_VERSION << "\n";
+          return 0;
+        }
+        if (arg == "--help" || arg == "-h" || arg == "help") {
+          print_usage(commands);
+          return 0;
+        }
+        if (!arg.starts_with("-")) {
+          command_name = arg;
+          continue;
+        }
+      }
+    }
+    rest.push_back(arg);
+  }
+  if (command_name.empty()) {
+    print_usage(commands);
+    return 1;
+  }
+  if (auto st = pw::cli::configure_logging(globals.log_level, globals.log_format); !st) {
+    std::cerr << "pathwarden: " << st.error().to_string() << "\n";
+    return 1;
+  }
+  const Command* command = nullptr;
+  std::vector<std::string_view> names;
+  for (const auto& c : commands) {
+    names.push_back(c.name);
+    if (c.name == command_name) command = &c;
+  }
+  if (command == nullptr) {
+    std::cerr << "pathwarden: unknown command '" << command_name << "'" << pw::did_you_mean(command_name, names)
+              << " (run 'pathwarden --help' for the list)\n";
+    return 1;
+  }
+  auto args = pw::cli::parse_args(*command, rest);
+  if (!args) {
+    std::cerr << "pathwarden: " << args.error().to_string() << "\n";
+    return 1;
+  }
+  if (args->flag("help")) {
+    std::cout << pw::cli::help_text(*command);
+    return 0;
+  }
+  return command->run(*args, globals);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Exceptions are programmer errors; still, an operator gets one line, never a core dump.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pathwarden: internal error: %s (please report this with the command line)\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "pathwarden: internal error (please report this with the command line)\n");
+  }
+  return 70;
+}

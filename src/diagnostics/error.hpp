@@ -1,0 +1,51 @@
+#pragma once
+// Expected failures are values: every fallible operation returns Result<T>. An Error tells the
+// user what is wrong, where, and what to do about it.
+#include <expected>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pw {
+
+// A position in a text file, 1-based like compilers print it; line 0 means "the whole file".
+struct SourcePos {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  std::string to_string() const;  // "file:line:col" (or "file" when line is 0)
+};
+
+struct Error {
+  std::string what;   // what is wrong
+  std::string where;  // file:line:col, URL, host, policy name...
+  std::string hint;   // what to do about it; may be empty
+
+  // "where: what (hint)"; the form every user-facing message takes.
+  std::string to_string() const;
+
+  Error with_where(std::string w) const& { Error e = *this; e.where = std::move(w); return e; }
+  Error with_hint(std::string h) const& { Error e = *this; e.hint = std::move(h); return e; }
+};
+
+template <class T>
+using Result = std::expected<T, Error>;
+using Status = std::expected<void, Error>;
+
+inline std::unexpected<Error> fail(std::string what, std::string where = {}, std::string hint = {}) {
+  return std::unexpected<Error>(Error{std::move(what), std::move(where), std::move(hint)});
+}
+
+// One finding of a validation pass, printed as "file:line:col: message".
+struct Diagnostic {
+  SourcePos pos;
+  std::string message;
+
+  std::string to_string() const;
+  friend bool operator==(const Diagnostic&, const Diagnostic&) = default;
+};
+
+using Diagnostics = std::vector<Diagnostic>;
+
+}  // namespace pw
