@@ -1,0 +1,26 @@
+#include "guest/dd_summary.hpp"
+
+#include <charconv>
+
+#include "guest/tokens.hpp"
+
+namespace pw::guest {
+
+std::optional<DdSummary> parse_dd_summary(std::string_view stderr_text) {
+  std::optional<DdSummary> found;
+  for (auto line : lines_of(stderr_text)) {
+    auto f = fields_of(line);
+    if (f.size() < 2 || f[1] != "bytes") continue;
+    auto bytes = to_uint64(f[0]);
+    auto copied = line.find("copied, ");
+    if (!bytes || copied == std::string_view::npos) continue;
+    auto rest = line.substr(copied + 8);
+    double seconds = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), seconds);
+    if (ec != std::errc{}) continue;
+    found = DdSummary{*bytes, seconds};
+  }
+  return found;
+}
+
+}  // namespace pw::guest

@@ -1,0 +1,54 @@
+#include "guest/ethtool.hpp"
+
+#include "guest/tokens.hpp"
+
+namespace pw::guest {
+
+Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::string_view where) {
+  EthtoolChannels out;
+  ChannelCounts* section = nullptr;
+  bool seen_any = false;
+  int line_no = 0;
+  for (auto line : lines_of(text)) {
+    ++line_no;
+    auto t = trim(line);
+    if (t.empty()) continue;
+    constexpr std::string_view header = "Channel parameters for ";
+    if (t.starts_with(header)) {
+      auto name = t.substr(header.size());
+      if (name.ends_with(':')) name.remove_suffix(1);
+      out.interface = std::string(name);
+      continue;
+    }
+    if (t.starts_with("Pre-set maximums")) {
+      section = &out.maximum;
+      continue;
+    }
+    if (t.starts_with("Current hardware settings")) {
+      section = &out.current;
+      continue;
+    }
+    auto colon = t.find(':');
+    if (colon == std::string_view::npos || section == nullptr) continue;
+    auto key = t.substr(0, colon);
+    auto value = trim(t.substr(colon + 1));
+    std::optional<int> number;
+    if (value != "n/a") {
+      number = to_int(value);
+      if (!number) {
+        return fail("channel count '" + std::string(value) + "' is neither a number nor n/a",
+                    std::string(where) + ":" + std::to_string(line_no));
+      }
+    }
+    if (key == "RX") section->rx = number;
+    else if (key == "TX") section->tx = number;
+    else if (key == "Other") section->other = number;
+    else if (key == "Combined") section->combined = number;
+    else continue;
+    seen_any = true;
+  }
+  if (!seen_any) return fail("no channel parameters in ethtool output", std::string(where));
+  return out;
+}
+
+}  // namespace pw::guest

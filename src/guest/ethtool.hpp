@@ -1,0 +1,25 @@
+#pragma once
+// `ethtool -l IF` text (ethtool 6.1 prints nothing for --json -l). virtio fills only Combined;
+// veth reports RX/TX.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::guest {
+
+struct ChannelCounts {
+  std::optional<int> rx, tx, other, combined;  // nullopt for "n/a"
+  friend bool operator==(const ChannelCounts&, const ChannelCounts&) = default;
+};
+
+struct EthtoolChannels {
+  std::string interface;
+  ChannelCounts maximum;  // "Pre-set maximums"
+  ChannelCounts current;  // "Current hardware settings"
+};
+
+Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::string_view where = "ethtool -l");
+
+}  // namespace pw::guest

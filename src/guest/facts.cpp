@@ -1,0 +1,113 @@
+#include "guest/facts.hpp"
+
+#include <map>
+
+#include "guest/sha256.hpp"
+#include "guest/tokens.hpp"
+
+namespace pw::guest {
+
+namespace {
+
+constexpr std::string_view kMark = "@@pathwarden ";
+
+constexpr std::string_view kScript = R"sh(set -u
+mark() { printf '@@pathwarden %s\n' "$1"; }
+count() { if [ -e "$1" ]; then echo "$#"; else echo 0; fi; }
+mark boot_id
+cat /proc/sys/kernel/random/boot_id
+mark mounts
+cat /proc/mounts
+mark mountstats
+cat /proc/self/mountstats
+mark netdev
+cat /proc/net/dev
+mark nfs_servers
+cat /proc/fs/nfsfs/servers 2>/dev/null || true
+mark nfs_connections
+ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
+for dir in /sys/class/net/*; do
+  [ -e "$dir" ] || continue
+  name=$(basename "$dir")
+  mark "iface $name"
+  printf 'ifindex %s\n' "$(cat "$dir/ifindex" 2>/dev/null)"
+  printf 'address %s\n' "$(cat "$dir/address" 2>/dev/null)"
+  printf 'speed %s\n' "$(cat "$dir/speed" 2>/dev/null)"
+  printf 'operstate %s\n' "$(cat "$dir/operstate" 2>/dev/null)"
+  printf 'rx_queues %s\n' "$(count "$dir"/queues/rx-*)"
+  printf 'tx_queues %s\n' "$(count "$dir"/queues/tx-*)"
+  ethtool -l "$name" 2>/dev/null || true
+done
+mark end
+)sh";
+
+struct Section {
+  std::string name;
+  std::string body;
+  int first_line = 0;
+};
+
+}  // namespace
+
+std::string_view guest_report_script() { return kScript; }
+
+Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab_content, std::string host) {
+  std::vector<Section> sections;
+  int line_no = 0;
+  bool complete = false;
+  for (auto line : lines_of(report)) {
+    ++line_no;
+    if (line.starts_with(kMark)) {
+      auto name = std::string(trim(line.substr(kMark.size())));
+      if (name == "end") {
+        complete = true;
+        break;
+      }
+      sections.push_back(Section{name, {}, line_no + 1});
+      continue;
+    }
+    if (sections.empty()) continue;  // anything a login shell printed before the script
+    sections.back().body.append(line).push_back('\n');
+  }
+  if (!complete) {
+    return fail("the guest's fact report is incomplete (no end marker)", host,
+                "check that /bin/sh works there and the task was not cut short");
+  }
+
+  GuestFacts facts;
+  facts.host = host;
+  facts.fstab_sha256 = sha256_hex(fstab_content);
+  facts.fstab = FstabFile::parse(fstab_content, host + ":/etc/fstab");
+  facts.fstab_content = std::move(fstab_content);
+
+  auto where = [&](std::string_view what) { return host + ":" + std::string(what); };
+  auto take = [](auto result, auto& into) -> Status {
+    if (!result) return std::unexpected(result.error());
+    into = std::move(*result);
+    return {};
+  };
+  for (const auto& s : sections) {
+    Status st;
+    if (s.name == "boot_id") {
+      facts.boot_id = std::string(trim(s.body));
+    } else if (s.name == "mounts") {
+      st = take(parse_proc_mounts(s.body, where("/proc/mounts")), facts.mounts);
+    } else if (s.name == "mountstats") {
+      st = take(parse_mountstats(s.body, where("/proc/self/mountstats")), facts.mount_stats);
+    } else if (s.name == "netdev") {
+      st = take(parse_proc_net_dev(s.body, where("/proc/net/dev")), facts.counters);
+    } else if (s.name == "nfs_servers") {
+      st = take(parse_nfs_servers(s.body, where("/proc/fs/nfsfs/servers")), facts.nfs_servers);
+    } else if (s.name == "nfs_connections") {
+      st = take(parse_ss_tcp(s.body, where("ss")), facts.nfs_connections);
+    } else if (s.name.starts_with("iface ")) {
+      auto info = parse_interface_report(s.name.substr(6), s.body, where("/sys/class/net/" + s.name.substr(6)));
+      if (!info) st = std::unexpected(info.error());
+      else facts.interfaces.push_back(std::move(*info));
+    }
+    if (!st) return std::unexpected(st.error());
+  }
+  return facts;
+}
+
+}  // namespace pw::guest

@@ -1,0 +1,40 @@
+#pragma once
+// Everything pathwarden observes inside one guest, gathered by one script run per guest (the
+// facts playbook runs it on all guests at once) plus the fstab read byte for byte.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+#include "guest/connections.hpp"
+#include "guest/counters.hpp"
+#include "guest/fstab.hpp"
+#include "guest/interfaces.hpp"
+#include "guest/mounts.hpp"
+#include "guest/mountstats.hpp"
+#include "guest/nfs_servers.hpp"
+
+namespace pw::guest {
+
+struct GuestFacts {
+  std::string host;
+  std::string boot_id;          // changes on reboot: counters and mounts start over
+  std::string fstab_content;    // exact bytes
+  std::string fstab_sha256;     // the compare-and-swap token for writing it
+  FstabFile fstab;
+  std::vector<MountInfo> mounts;
+  std::vector<MountStats> mount_stats;
+  std::vector<InterfaceCounters> counters;
+  std::vector<InterfaceInfo> interfaces;
+  std::vector<TcpConnection> nfs_connections;  // established, peer port 2049
+  std::vector<NfsServer> nfs_servers;
+};
+
+// The POSIX sh script the facts playbook runs in each guest. It prints sections introduced by
+// "@@pathwarden NAME" lines and ends with "@@pathwarden end". It takes no input.
+std::string_view guest_report_script();
+
+// Reads the script's output; `where` names the guest in messages.
+Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab_content, std::string host);
+
+}  // namespace pw::guest

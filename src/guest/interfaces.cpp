@@ -1,0 +1,96 @@
+#include "guest/interfaces.hpp"
+
+#include <cctype>
+
+#include "guest/tokens.hpp"
+
+namespace pw::guest {
+
+std::optional<int> InterfaceInfo::combined_current() const {
+  return channels ? channels->current.combined : std::nullopt;
+}
+
+std::optional<int> InterfaceInfo::combined_max() const {
+  return channels ? channels->maximum.combined : std::nullopt;
+}
+
+Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_view text, std::string_view where) {
+  InterfaceInfo info;
+  info.name = std::string(name);
+  auto ethtool_at = text.find("Channel parameters for ");
+  auto keys = text.substr(0, ethtool_at);
+  int line_no = 0;
+  for (auto line : lines_of(keys)) {
+    ++line_no;
+    auto f = fields_of(line);
+    if (f.empty()) continue;
+    auto value = f.size() > 1 ? f[1] : std::string_view{};
+    auto number = [&](std::string_view what) -> Result<int> {
+      auto n = to_int(value);
+      if (!n) {
+        return fail(std::string(what) + " of interface " + info.name + " is '" + std::string(value) +
+                        "', not a number",
+                    std::string(where) + ":" + std::to_string(line_no));
+      }
+      return *n;
+    };
+    if (f[0] == "address") {
+      auto mac = normalize_mac(value);
+      info.mac = mac.value_or(std::string(value));
+    } else if (f[0] == "ifindex") {
+      auto n = number("ifindex");
+      if (!n) return std::unexpected(n.error());
+      info.ifindex = *n;
+    } else if (f[0] == "speed") {
+      auto n = to_int64(value);
+      if (n && *n >= 0) info.speed_mbps = *n;
+    } else if (f[0] == "operstate") {
+      info.operstate = std::string(value);
+    } else if (f[0] == "rx_queues" || f[0] == "tx_queues") {
+      auto n = number(f[0]);
+      if (!n) return std::unexpected(n.error());
+      (f[0] == "rx_queues" ? info.rx_queues : info.tx_queues) = *n;
+    }
+  }
+  if (ethtool_at != std::string_view::npos) {
+    auto channels = parse_ethtool_channels(text.substr(ethtool_at), std::string(where) + " (ethtool -l " +
+                                                                         info.name + ")");
+    if (!channels) return std::unexpected(channels.error());
+    info.channels = std::move(*channels);
+  }
+  return info;
+}
+
+std::optional<std::string> normalize_mac(std::string_view mac) {
+  if (mac.size() != 17) return std::nullopt;
+  std::string out;
+  for (std::size_t i = 0; i < mac.size(); ++i) {
+    char c = mac[i];
+    if (i % 3 == 2) {
+      if (c != ':' && c != '-') return std::nullopt;
+      out.push_back(':');
+    } else {
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
+  return out;
+}
+
+const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, std::string_view mac) {
+  auto wanted = normalize_mac(mac);
+  if (!wanted) return nullptr;
+  for (const auto& i : interfaces) {
+    if (i.mac == *wanted) return &i;
+  }
+  return nullptr;
+}
+
+const InterfaceInfo* find_interface(const std::vector<InterfaceInfo>& interfaces, std::string_view name) {
+  for (const auto& i : interfaces) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+}  // namespace pw::guest

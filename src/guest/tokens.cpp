@@ -1,0 +1,79 @@
+#include "guest/tokens.hpp"
+
+#include <charconv>
+
+namespace pw::guest {
+
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = nl == std::string_view::npos ? text : text.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return lines;
+}
+
+std::vector<std::string_view> fields_of(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i == line.size()) break;
+    std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    fields.push_back(line.substr(start, i - start));
+  }
+  return fields;
+}
+
+namespace {
+template <class T>
+std::optional<T> parse_number(std::string_view digits) {
+  T value{};
+  if (digits.empty()) return std::nullopt;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+}  // namespace
+
+std::optional<std::uint64_t> to_uint64(std::string_view digits) { return parse_number<std::uint64_t>(digits); }
+std::optional<std::int64_t> to_int64(std::string_view digits) { return parse_number<std::int64_t>(digits); }
+std::optional<int> to_int(std::string_view digits) { return parse_number<int>(digits); }
+
+std::string decode_octal_escapes(std::string_view field) {
+  auto is_octal = [](char c) { return c >= '0' && c <= '7'; };
+  std::string out;
+  out.reserve(field.size());
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size() && is_octal(field[i + 1]) && is_octal(field[i + 2]) &&
+        is_octal(field[i + 3])) {
+      int value = (field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0');
+      if (value <= 0xff) {
+        out.push_back(static_cast<char>(value));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(field[i]);
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with_word(std::string_view line, std::string_view word) {
+  auto f = fields_of(line);
+  return !f.empty() && f.front() == word;
+}
+
+}  // namespace pw::guest

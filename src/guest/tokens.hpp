@@ -1,0 +1,28 @@
+#pragma once
+// Splitting kernel and tool output into lines and fields; shared by the guest parsers.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pw::guest {
+
+// Lines without their terminators ("\n" or "\r\n"); a final terminator adds no empty line.
+std::vector<std::string_view> lines_of(std::string_view text);
+
+// Fields separated by runs of spaces and tabs (how mount(8) and the kernel separate columns).
+std::vector<std::string_view> fields_of(std::string_view line);
+
+std::optional<std::uint64_t> to_uint64(std::string_view digits);
+std::optional<std::int64_t> to_int64(std::string_view digits);
+std::optional<int> to_int(std::string_view digits);
+
+// Decodes the octal escapes (\040 space, \011 tab, \012 newline, \134 backslash...) the kernel
+// and fstab use inside fields; anything that is not a three-digit octal escape stays as it is.
+std::string decode_octal_escapes(std::string_view field);
+
+std::string_view trim(std::string_view s);
+bool starts_with_word(std::string_view line, std::string_view word);
+
+}  // namespace pw::guest

@@ -1,0 +1,254 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "guest/connections.hpp"
+#include "guest/counters.hpp"
+#include "guest/dd_summary.hpp"
+#include "guest/ethtool.hpp"
+#include "guest/interfaces.hpp"
+#include "guest/mounts.hpp"
+#include "guest/mountstats.hpp"
+#include "guest/nfs_servers.hpp"
+#include "guest/sha256.hpp"
+
+namespace fs = std::filesystem;
+using namespace pw::guest;
+
+namespace {
+
+std::string sample(const std::string& name) {
+  auto path = fs::path(PW_TEST_DATA_DIR) / "guest" / "samples" / name;
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+template <class T>
+T value_of(pw::Result<T> r) {
+  if (!r) FAIL(r.error().to_string());
+  return std::move(*r);
+}
+
+}  // namespace
+
+TEST_CASE("/proc/mounts: addr= is the server really used, even when the device names another") {
+  auto mounts = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-v42trunk_exp2.mounts")));
+  REQUIRE(mounts.size() == 2);
+  const auto& b = mounts[1];
+  CHECK(b.device == "198.51.100.2:/export2");
+  CHECK(b.device_host() == "198.51.100.2");
+  CHECK(b.export_path() == "/export2");
+  CHECK(b.server_address() == "192.0.2.2");  // trunked onto the old link
+  CHECK(b.mount_point == "/mnt/b");
+  CHECK(b.fstype == "nfs4");
+  CHECK(b.is_nfs());
+  CHECK(b.nfs_version() == "4.2");
+  CHECK(b.nconnect() == 1);
+  CHECK(b.option("clientaddr") == "192.0.2.10");
+  CHECK(b.has_option("hard"));
+  CHECK_FALSE(b.has_option("soft"));
+}
+
+TEST_CASE("/proc/mounts: vers=3 keeps each address; nconnect and max_connect are read") {
+  auto v3 = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-v3.mounts")));
+  REQUIRE(v3.size() == 2);
+  CHECK(v3[1].server_address() == "198.51.100.2");
+  CHECK(v3[1].nfs_version() == "3");
+  CHECK(v3[1].fstype == "nfs");
+
+  auto nc = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-nconnect4.mounts")));
+  CHECK(nc[0].nconnect() == 4);
+  auto mc = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-maxconnect2.mounts")));
+  CHECK(mc[0].option("max_connect") == "2");
+}
+
+TEST_CASE("/proc/mounts: every mount of a server, by any of its addresses") {
+  auto trunk = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-v42trunk_exp2.mounts")));
+  std::vector<std::string> nas{"198.51.100.2", "192.0.2.2"};
+  CHECK(nfs_mounts_of_server(trunk, nas).size() == 2);
+  std::vector<std::string> only_b{"198.51.100.2"};
+  CHECK(nfs_mounts_of_server(trunk, only_b).size() == 1);  // the device names it
+  std::vector<std::string> other{"203.0.113.9"};
+  CHECK(nfs_mounts_of_server(trunk, other).empty());
+}
+
+TEST_CASE("/proc/mounts: escaped blanks and bad lines") {
+  auto m = value_of(parse_proc_mounts("srv:/Photo\\040Library /mnt/photo\\040lib nfs4 rw,addr=192.0.2.2 0 0\n"));
+  CHECK(m[0].mount_point == "/mnt/photo lib");
+  CHECK(m[0].export_path() == "/Photo Library");
+  auto bad = parse_proc_mounts("ok /a ext4 rw 0 0\ntruncated /b\n", "g1:/proc/mounts");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where == "g1:/proc/mounts:2:1");
+}
+
+TEST_CASE("mountstats: one transport per xprt line") {
+  auto stats = value_of(parse_mountstats(sample("lab-kernel-nfs/knfsd-nconnect4.mountstats")));
+  REQUIRE(stats.size() == 2);
+  CHECK(stats[0].device == "192.0.2.2:/export");
+  CHECK(stats[0].mount_point == "/mnt/a");
+  CHECK(stats[0].statvers == "1.1");
+  REQUIRE(stats[0].transports.size() == 4);
+  CHECK(stats[0].transports[0].protocol == "tcp");
+  CHECK(stats[0].transports[0].sends == 16);
+  CHECK(stats[0].transports[3].receives == 5);
+  CHECK(stats[0].transports[0].fields.size() == 13);
+  CHECK(stats[0].transports[0].source_port == 0);  // NFSv4 on this kernel prints 0
+}
+
+TEST_CASE("mountstats: v3 source ports match the local ports ss shows") {
+  auto stats = value_of(parse_mountstats(sample("lab-kernel-nfs/knfsd-v3.mountstats")));
+  auto conns = value_of(parse_ss_tcp(sample("lab-kernel-nfs/knfsd-v3.ss")));
+  REQUIRE(stats.size() == 2);
+  REQUIRE(conns.size() == 2);
+  CHECK(stats[0].transports[0].source_port == 720);
+  CHECK(stats[1].transports[0].source_port == 873);
+  CHECK(conns[0].local_port == 720);
+  CHECK(conns[0].local_address == "192.0.2.10");
+  CHECK(conns[1].local_port == 873);
+  CHECK(conns[1].local_address == "198.51.100.10");
+}
+
+TEST_CASE("mountstats: a full block with opts, bytes and per-op statistics") {
+  std::string text =
+      "device sysfs mounted on /sys with fstype sysfs\n"
+      "device 192.0.2.2:/export mounted on /mnt/a\\040b with fstype nfs4 statvers=1.1\n"
+      "\topts:\trw,vers=4.2,rsize=131072,addr=192.0.2.2\n"
+      "\tage:\t42\n"
+      "\tbytes:\t1 2 67108864 4 67108864 6 7 8\n"
+      "\tRPC iostats version: 1.1  p/v: 100003/4 (nfs)\n"
+      "\txprt:\ttcp 0 0 2 0 0 43 43 0 43 0 2 0 0\n"
+      "\txprt:\tudp 812 1 10 11 0 0 0 2 0 0\n"
+      "\tper-op statistics\n"
+      "\t        NULL: 0 0 0 0 0 0 0 0 0\n"
+      "\t        READ: 512 512 0 65536 67174400 1 1000 1100 0\n";
+  auto stats = value_of(parse_mountstats(text));
+  REQUIRE(stats.size() == 2);
+  CHECK_FALSE(stats[0].is_nfs());
+  CHECK(nfs_only(stats).size() == 1);
+  const auto& s = stats[1];
+  CHECK(s.mount_point == "/mnt/a b");
+  CHECK(s.options == "rw,vers=4.2,rsize=131072,addr=192.0.2.2");
+  CHECK(s.age_seconds == 42u);
+  REQUIRE(s.bytes);
+  CHECK(s.bytes->direct_read == 67108864u);
+  CHECK(s.bytes->server_read == 67108864u);
+  CHECK(s.rpc_program == "100003/4");
+  REQUIRE(s.transports.size() == 2);
+  CHECK(s.transports[1].protocol == "udp");
+  CHECK(s.transports[1].source_port == 812);
+  CHECK(s.transports[1].sends == 10);
+}
+
+TEST_CASE("ss: kernel sockets print their info on the connection line") {
+  auto conns = value_of(parse_ss_tcp(sample("lab-kernel-nfs/knfsd-nconnect4.ss")));
+  REQUIRE(conns.size() == 4);
+  for (const auto& c : conns) {
+    CHECK(c.state == "ESTAB");
+    CHECK(c.peer_address == "192.0.2.2");
+    CHECK(c.peer_port == 2049);
+    CHECK(c.local_address == "192.0.2.10");
+  }
+  CHECK(conns[0].info.at("cwnd") == "10");
+  CHECK(conns[0].info.contains("bidir"));
+  CHECK_FALSE(conns[0].bytes_acked);
+}
+
+TEST_CASE("ss -H with a state filter: no State column, info on the next line, IPv6") {
+  auto conns = value_of(parse_ss_tcp(sample("local/ss-Htni-established-dport-2049.txt")));
+  REQUIRE(conns.size() == 2);
+  CHECK(conns[0].state.empty());
+  CHECK(conns[0].local_address == "127.0.0.1");
+  CHECK(conns[0].peer_port == 2049);
+  CHECK(conns[0].bytes_sent == 100000u);
+  CHECK(conns[0].bytes_acked == 100001u);
+  CHECK(conns[0].bytes_received == 5000u);
+  CHECK(conns[0].info.at("send") == "190464000000bps");
+  CHECK(conns[1].local_address == "::1");
+  CHECK(conns[1].peer_address == "::1");
+
+  auto with_header = value_of(parse_ss_tcp(sample("local/ss-tni-dport-2049.txt")));
+  REQUIRE(with_header.size() == 2);
+  CHECK(with_header[0].state == "ESTAB");
+  CHECK(with_header[0].bytes_received == 5000u);
+  CHECK(connections_to_port(with_header, 2049).size() == 2);
+  CHECK(connections_to_port(with_header, 22).empty());
+}
+
+TEST_CASE("/proc/net/dev counters") {
+  auto host = value_of(parse_proc_net_dev(sample("local/proc-net-dev-host.txt")));
+  REQUIRE(find_counters(host, "lo"));
+  REQUIRE(find_counters(host, "eth0"));
+  auto ns = value_of(parse_proc_net_dev(sample("local/proc-net-dev-netns.txt")));
+  REQUIRE(ns.size() == 3);
+  CHECK(ns[0].name == "lo");
+  CHECK(ns[0].rx_bytes == 106088u);
+  CHECK(ns[0].rx_packets == 18u);
+  CHECK(ns[0].tx_bytes == 106088u);
+  CHECK(ns[1].name == "vcap1");
+  CHECK(ns[1].tx_bytes == 0u);
+  auto old_style = value_of(parse_proc_net_dev("  eth0:123 1 0 0 0 0 0 0 456 2 0 0 0 0 0 0\n"));
+  CHECK(old_style[0].rx_bytes == 123u);
+  CHECK(old_style[0].tx_bytes == 456u);
+  CHECK_FALSE(parse_proc_net_dev("eth0: 1 2 3\n"));
+}
+
+TEST_CASE("ethtool -l: virtio reports Combined, veth RX/TX") {
+  auto virtio = value_of(parse_ethtool_channels(sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt")));
+  CHECK(virtio.interface == "link2");
+  CHECK(virtio.maximum.combined == 4);
+  CHECK(virtio.current.combined == 2);
+  CHECK_FALSE(virtio.current.rx);
+  auto veth = value_of(parse_ethtool_channels(sample("local/ethtool-l-veth.txt")));
+  CHECK(veth.maximum.rx == 2);
+  CHECK(veth.current.tx == 1);
+  CHECK_FALSE(veth.current.combined);
+  CHECK_FALSE(parse_ethtool_channels("netlink error: Operation not supported\n"));
+}
+
+TEST_CASE("/proc/fs/nfsfs/servers: hex address and port") {
+  auto servers = value_of(parse_nfs_servers(sample("lab-kernel-nfs/knfsd-v3.nfs_servers")));
+  REQUIRE(servers.size() == 2);
+  CHECK(servers[0].version == "v3");
+  CHECK(servers[0].address == "192.0.2.2");
+  CHECK(servers[0].port == 2049);
+  CHECK(servers[1].address == "198.51.100.2");
+  CHECK(servers[1].hostname == "198.51.100.2");
+  auto trunk = value_of(parse_nfs_servers(sample("lab-kernel-nfs/knfsd-v42trunk_exp2.nfs_servers")));
+  REQUIRE(trunk.size() == 1);  // both mounts share one client
+  CHECK(trunk[0].use_count == 2);
+}
+
+TEST_CASE("interface report: MAC, speed, queues and channels") {
+  std::string block =
+      "ifindex 3\naddress 52:54:00:AA:bb:02\nspeed -1\noperstate up\nrx_queues 2\ntx_queues 2\n" +
+      sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt");
+  auto info = value_of(parse_interface_report("link2", block, "vm101"));
+  CHECK(info.mac == "52:54:00:aa:bb:02");
+  CHECK(info.ifindex == 3);
+  CHECK_FALSE(info.speed_mbps);
+  CHECK(info.rx_queues == 2);
+  CHECK(info.combined_current() == 2);
+  CHECK(info.combined_max() == 4);
+  std::vector<InterfaceInfo> all{info};
+  CHECK(find_interface_by_mac(all, "52-54-00-aa-BB-02") == &all[0]);
+  CHECK(find_interface_by_mac(all, "52:54:00:aa:bb:03") == nullptr);
+  CHECK(find_interface_by_mac(all, "not a mac") == nullptr);
+  auto bad = parse_interface_report("eth0", "rx_queues lots\n", "vm101");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().to_string() == "vm101:1: rx_queues of interface eth0 is 'lots', not a number");
+}
+
+TEST_CASE("dd summary and sha256") {
+  auto dd = parse_dd_summary("64+0 records in\n64+0 records out\n67108864 bytes (67 MB, 64 MiB) copied, 1.2345 s, 54.4 MB/s\n");
+  REQUIRE(dd);
+  CHECK(dd->bytes == 67108864u);
+  CHECK(dd->seconds == Approx(1.2345));
+  CHECK_FALSE(parse_dd_summary("dd: failed to open 'x': No such file or directory\n"));
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
