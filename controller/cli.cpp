@@ -41,7 +41,7 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
       continue;
     }
     if (!arg.starts_with("--")) {
-      return fail("unknown option '" + arg + "'", "pathwarden " + command.name,
+      return fail("unknown option '" + arg + "'", {},
                   "options are spelled --name; see 'pathwarden " + command.name + " --help'");
     }
     std::string name = arg.substr(2);
@@ -53,14 +53,14 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
     auto spec = std::find_if(command.options.begin(), command.options.end(),
                              [&](const OptionSpec& o) { return o.name == name; });
     if (spec == command.options.end()) {
-      std::vector<std::string_view> names;
-      for (const auto& o : command.options) names.push_back(o.name);
-      names.push_back("help");
-      return fail("unknown option '--" + name + "'" + did_you_mean(name, names), "pathwarden " + command.name,
+      std::vector<std::string> dashed{"--help"};
+      for (const auto& o : command.options) dashed.push_back("--" + o.name);
+      const std::vector<std::string_view> names(dashed.begin(), dashed.end());
+      return fail("unknown option '--" + name + "'" + did_you_mean("--" + name, names), {},
                   "see 'pathwarden " + command.name + " --help'");
     }
     if (spec->value_name.empty()) {
-      if (inline_value) return fail("option '--" + name + "' takes no value", "pathwarden " + command.name);
+      if (inline_value) return fail("option '--" + name + "' takes no value");
       args.add(name, "");
       continue;
     }
@@ -70,10 +70,10 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
     } else if (i + 1 < argv.size()) {
       value = argv[++i];
     } else {
-      return fail("option '--" + name + "' needs a value (" + spec->value_name + ")", "pathwarden " + command.name);
+      return fail("option '--" + name + "' needs a value (" + spec->value_name + ")");
     }
     if (!spec->repeatable && args.value(name)) {
-      return fail("option '--" + name + "' given twice", "pathwarden " + command.name);
+      return fail("option '--" + name + "' given twice");
     }
     args.add(name, std::move(value));
   }

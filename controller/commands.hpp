@@ -4,6 +4,8 @@
 
 namespace pw::cli {
 
+Command validate_command();
+
 
 
 }  // namespace pw::cli

@@ -17,6 +17,7 @@ using pw::cli::Command;
 
 std::vector<Command> all_commands() {
   return {
+      pw::cli::validate_command(),
 
   };
 }
@@ -106,7 +107,7 @@ int run(int argc, char** argv) {
   }
   auto args = pw::cli::parse_args(*command, rest);
   if (!args) {
-    std::cerr << "pathwarden: " << args.error().to_string() << "\n";
+    std::cerr << "pathwarden " << command->name << ": " << args.error().to_string() << "\n";
     return 1;
   }
   if (args->flag("help")) {

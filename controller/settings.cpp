@@ -1,0 +1,35 @@
+#include "settings.hpp"
+
+#include <cstdlib>
+
+#include "policy/loader.hpp"
+
+namespace pw::cli {
+
+std::filesystem::path settings_file(const GlobalOptions& globals) {
+  if (globals.config_file) return *globals.config_file;
+  if (const char* env = std::getenv("PATHWARDEN_CONFIG"); env != nullptr && *env != '\0') return env;
+  return "/etc/pathwarden/pathwarden.yaml";
+}
+
+Result<policy::ControllerSettings> load_settings(const GlobalOptions& globals) {
+  const auto file = settings_file(globals);
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    return fail("controller settings file not found", file.string(),
+                "pass --config FILE or set PATHWARDEN_CONFIG; policies/README.md documents the format");
+  }
+  return policy::load_controller_settings(file);
+}
+
+Result<std::filesystem::path> default_policies_dir(const GlobalOptions& globals) {
+  auto settings = load_settings(globals);
+  if (!settings) return std::unexpected(settings.error());
+  if (settings->policies_dir.empty()) {
+    return fail("no policies directory: the settings file has no spec.policies", settings_file(globals).string(),
+                "give the policy PATH on the command line or set spec.policies");
+  }
+  return std::filesystem::path(settings->policies_dir);
+}
+
+}  // namespace pw::cli

@@ -1,0 +1,18 @@
+#pragma once
+// Finding and loading the controller's own settings file.
+#include <filesystem>
+
+#include "cli.hpp"
+#include "policy/model.hpp"
+
+namespace pw::cli {
+
+// --config, else $PATHWARDEN_CONFIG, else /etc/pathwarden/pathwarden.yaml.
+std::filesystem::path settings_file(const GlobalOptions& globals);
+
+Result<policy::ControllerSettings> load_settings(const GlobalOptions& globals);
+
+// The policies directory named by the settings file, for commands run without a PATH.
+Result<std::filesystem::path> default_policies_dir(const GlobalOptions& globals);
+
+}  // namespace pw::cli

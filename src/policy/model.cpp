@@ -1,0 +1,212 @@
+#include "policy/model.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "diagnostics/suggest.hpp"
+
+namespace pw::policy {
+
+std::optional<std::string> MountSpec::nfs_version() const {
+  for (const char* key : {"vers", "nfsvers"}) {
+    if (const auto* o = option(key); o && o->value) return o->value;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> MountSpec::nconnect() const {
+  const auto* o = option("nconnect");
+  if (!o || !o->value) return std::nullopt;
+  int n = 0;
+  auto [p, ec] = std::from_chars(o->value->data(), o->value->data() + o->value->size(), n);
+  if (ec != std::errc{} || p != o->value->data() + o->value->size()) return std::nullopt;
+  return n;
+}
+
+const MountOption* MountSpec::option(std::string_view name) const {
+  for (const auto& o : options) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
+
+std::string MountSpec::options_string() const {
+  std::string out;
+  for (const auto& o : options) {
+    if (!out.empty()) out += ',';
+    out += o.to_string();
+  }
+  return out;
+}
+
+const SourcePos& StoragePath::position_of(std::string_view field) const {
+  auto it = positions.find(field);
+  return it == positions.end() ? source : it->second;
+}
+
+bool TimeWindow::contains(int weekday, int minute_of_day) const {
+  if (start_minute == end_minute) return days[static_cast<std::size_t>(weekday)];  // whole day
+  if (start_minute < end_minute) {
+    return days[static_cast<std::size_t>(weekday)] && minute_of_day >= start_minute && minute_of_day < end_minute;
+  }
+  // Wraps midnight: the evening part belongs to today, the morning part to yesterday's window.
+  if (minute_of_day >= start_minute) return days[static_cast<std::size_t>(weekday)];
+  if (minute_of_day < end_minute) return days[static_cast<std::size_t>((weekday + 6) % 7)];
+  return false;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "123.5MiB" into the number and its unit.
+std::pair<std::string_view, std::string_view> split_number(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+  return {text.substr(0, i), trim(text.substr(i))};
+}
+
+std::optional<double> to_number(std::string_view s) {
+  if (s.empty() || s.front() == '.' || s.back() == '.') return std::nullopt;
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Result<std::uint64_t> parse_byte_size(std::string_view text) {
+  struct Unit {
+    std::string_view name;
+    std::uint64_t factor;
+  };
+  static constexpr std::array<Unit, 11> units{{{"", 1},
+                                                {"B", 1},
+                                                {"KiB", 1ull << 10},
+                                                {"MiB", 1ull << 20},
+                                                {"GiB", 1ull << 30},
+                                                {"TiB", 1ull << 40},
+                                                {"kB", 1000},
+                                                {"KB", 1000},
+                                                {"MB", 1000ull * 1000},
+                                                {"GB", 1000ull * 1000 * 1000},
+                                                {"TB", 1000ull * 1000 * 1000 * 1000}}};
+  const std::string_view trimmed = trim(text);
+  auto [number, unit] = split_number(trimmed);
+  const auto value = to_number(number);
+  if (!value) {
+    return fail("'" + std::string(text) + "' is not a size", {}, "write a number with a unit, e.g. 256MiB or 1GiB");
+  }
+  for (const auto& u : units) {
+    if (u.name == unit) {
+      const double bytes = *value * static_cast<double>(u.factor);
+      if (bytes >= 18e18) return fail("size '" + std::string(text) + "' is too large");
+      if (bytes != std::floor(bytes)) return fail("size '" + std::string(text) + "' is not a whole number of bytes");
+      return static_cast<std::uint64_t>(bytes);
+    }
+  }
+  std::array<std::string_view, units.size() - 1> names{};
+  for (std::size_t i = 1; i < units.size(); ++i) names[i - 1] = units[i].name;
+  return fail("unknown size unit '" + std::string(unit) + "'" + did_you_mean(unit, names), {},
+              "use B, KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000)");
+}
+
+Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  const std::string_view trimmed = trim(text);
+  auto [number, unit] = split_number(trimmed);
+  const auto value = to_number(number);
+  if (!value) return fail("'" + std::string(text) + "' is not a duration", {}, "write e.g. 500ms, 30s, 5m or 1h");
+  double factor = 0;
+  if (unit == "ms") factor = 1;
+  else if (unit == "s") factor = 1000;
+  else if (unit == "m" || unit == "min") factor = 60'000;
+  else if (unit == "h") factor = 3'600'000;
+  else {
+    static constexpr std::array<std::string_view, 5> names{"ms", "s", "m", "min", "h"};
+    return fail("unknown duration unit '" + std::string(unit) + "'" + did_you_mean(unit, names), {},
+                "write e.g. 500ms, 30s, 5m or 1h");
+  }
+  const double ms = *value * factor;
+  if (ms > 1e12) return fail("duration '" + std::string(text) + "' is too long");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 7> kDayNames{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+
+std::optional<int> day_index(std::string_view s) {
+  for (std::size_t i = 0; i < kDayNames.size(); ++i) {
+    if (s.size() == 3 && std::equal(s.begin(), s.end(), kDayNames[i].begin(),
+                                    [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+      return static_cast<int>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<int> clock_minutes(std::string_view s) {
+  // HH:MM, 00:00..24:00
+  if (s.size() != 5 || s[2] != ':') return std::nullopt;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!digit(s[0]) || !digit(s[1]) || !digit(s[3]) || !digit(s[4])) return std::nullopt;
+  const int h = (s[0] - '0') * 10 + (s[1] - '0');
+  const int m = (s[3] - '0') * 10 + (s[4] - '0');
+  if (h > 24 || m > 59 || (h == 24 && m != 0)) return std::nullopt;
+  return h * 60 + m;
+}
+
+}  // namespace
+
+Result<TimeWindow> parse_time_window(std::string_view text) {
+  static const std::string kHint = "write e.g. 'Sun 02:00-04:00', 'Mon-Fri 22:00-02:00' or 'daily 01:00-05:00'";
+  TimeWindow w;
+  w.text = std::string(text);
+  std::string_view s = trim(text);
+  const auto space = s.find(' ');
+  if (space == std::string_view::npos) return fail("time window '" + w.text + "' has no days", {}, kHint);
+  const std::string_view days = s.substr(0, space);
+  const std::string_view hours = trim(s.substr(space + 1));
+  if (days == "daily" || days == "Daily") {
+    w.days.fill(true);
+  } else {
+    std::size_t pos = 0;
+    while (pos <= days.size()) {
+      const auto comma = days.find(',', pos);
+      const std::string_view part = days.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+      const auto dash = part.find('-');
+      const auto first = day_index(part.substr(0, dash));
+      const auto last = dash == std::string_view::npos ? first : day_index(part.substr(dash + 1));
+      if (!first || !last) {
+        return fail("'" + std::string(part) + "' in time window '" + w.text + "' is not a day or day range", {},
+                    "days are Sun Mon Tue Wed Thu Fri Sat, ranges like Mon-Fri, lists like Sat,Sun, or 'daily'");
+      }
+      for (int d = *first;; d = (d + 1) % 7) {
+        w.days[static_cast<std::size_t>(d)] = true;
+        if (d == *last) break;
+      }
+      if (comma == std::string_view::npos) break;
+      pos = comma + 1;
+    }
+  }
+  const auto dash = hours.find('-');
+  const auto start = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim(hours.substr(0, dash)));
+  const auto end = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim(hours.substr(dash + 1)));
+  if (!start || !end) {
+    return fail("'" + std::string(hours) + "' in time window '" + w.text + "' is not a time range HH:MM-HH:MM", {},
+                kHint);
+  }
+  w.start_minute = *start % (24 * 60);
+  w.end_minute = *end % (24 * 60);
+  if (*start == *end) return fail("time window '" + w.text + "' is empty (start equals end)", {}, kHint);
+  return w;
+}
+
+}  // namespace pw::policy

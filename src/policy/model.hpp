@@ -1,0 +1,142 @@
+#pragma once
+// The policy format as plain structs: what users write in policies/*.yaml (kind: StoragePath)
+// and the controller's own settings (kind: Controller). See policies/README.md.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::policy {
+
+struct GuestRef {
+  std::string node;  // Proxmox node that owns the VM
+  int vmid = 0;
+  std::string host;  // Ansible inventory name of the guest
+};
+
+struct NicSpec {
+  std::string device;         // Proxmox NIC key: net0..net31
+  std::optional<int> queues;  // virtio queues (1..64); absent = not managed
+};
+
+struct MountOption {
+  std::string name;
+  std::optional<std::string> value;
+
+  std::string to_string() const { return value ? name + "=" + *value : name; }
+  friend bool operator==(const MountOption&, const MountOption&) = default;
+};
+
+struct MountSpec {
+  std::string server;                      // address (or name) the mount must use
+  std::vector<std::string> nas_addresses;  // the same NAS's other addresses: trunking risk
+  std::string export_path;                 // "/volume1/movies"
+  std::string path;                        // mount point in the guest
+  std::vector<MountOption> options;        // in the order written
+  std::string reason;                      // why the options are what they are; goes into fstab
+
+  // Effective protocol version as written ("3", "4.2"), from vers= or nfsvers=; nullopt = default.
+  std::optional<std::string> nfs_version() const;
+  std::optional<int> nconnect() const;
+  const MountOption* option(std::string_view name) const;
+  std::string options_string() const;  // "vers=3,nconnect=8,_netdev"
+};
+
+enum class ProbeDirection { read, write };
+
+struct VerifySpec {
+  std::string probe_file;                     // relative to the mount path
+  std::uint64_t probe_bytes = 256ull << 20;   // first probe
+  std::uint64_t max_probe_bytes = 1ull << 30; // adaptive probe bound; default 4 x probe_bytes
+  double min_share = 0.9;                     // share of probe bytes the intended NIC must carry
+  ProbeDirection direction = ProbeDirection::read;
+  std::chrono::milliseconds baseline{2000};   // window for learning background rates
+};
+
+// "Sun 02:00-04:00", "Mon-Fri 22:00-06:00", "daily 01:00-05:00"; end before start wraps midnight.
+struct TimeWindow {
+  std::array<bool, 7> days{};  // index 0 = Sunday, as in std::tm::tm_wday
+  int start_minute = 0;        // minutes after midnight
+  int end_minute = 0;
+  std::string text;            // as written, for messages
+
+  // Whether a local time (weekday 0=Sunday, minute of day) falls inside the window. A window
+  // that wraps midnight belongs to the day it starts on.
+  bool contains(int weekday, int minute_of_day) const;
+};
+
+struct RestartSpec {
+  bool allowed = false;
+  std::optional<TimeWindow> window;  // absent = any time (when allowed)
+};
+
+struct RollbackSpec {
+  bool on_inconclusive = true;  // an unproven change is undone unless the policy says otherwise
+  bool verify_restored = true;  // re-verify the old state after rolling back
+};
+
+struct StoragePath {
+  std::string name;  // metadata.name, unique
+  GuestRef guest;
+  NicSpec nic;
+  MountSpec mount;
+  VerifySpec verify;
+  RestartSpec restart;
+  RollbackSpec rollback;
+  SourcePos source;  // where the document starts, for messages
+  // Where each field was written ("spec.mount.path" → file:line:col), so later stages can
+  // point at the line a problem comes from.
+  std::map<std::string, SourcePos, std::less<>> positions;
+
+  // Position of a field, or of the document when the field was not written.
+  const SourcePos& position_of(std::string_view field) const;
+};
+
+struct ProxmoxSettings {
+  std::string url;  // https://host:8006
+  // API token auth: token_id "user@realm!name" plus secret from file or environment.
+  std::string token_id;
+  std::string token_secret_file;
+  std::string token_secret_env;
+  // Ticket auth: user "name@realm" plus password from file or environment.
+  std::string user;
+  std::string password_file;
+  std::string password_env;
+  std::string ca_file;
+  std::string fingerprint;  // pinned SHA-256 of the server certificate, colon-hex
+  bool insecure_skip_verify = false;
+  int max_in_flight = 16;
+  std::chrono::milliseconds timeout{30000};
+};
+
+struct AnsibleSettings {
+  std::string inventory;
+  std::string playbook_command = "ansible-playbook";
+  int forks = 16;
+  std::chrono::milliseconds timeout{600000};  // per ansible-playbook run
+  std::string private_key_file;
+  std::string known_hosts_file;  // host keys are always checked; this names the file
+  std::string remote_user;
+};
+
+struct ControllerSettings {
+  ProxmoxSettings proxmox;
+  AnsibleSettings ansible;
+  std::string state_dir = "/var/lib/pathwarden";
+  std::string policies_dir;
+  SourcePos source;
+};
+
+// Parses "256MiB", "1GiB", "64MB", "1048576" into bytes.
+Result<std::uint64_t> parse_byte_size(std::string_view text);
+// Parses "30s", "500ms", "2m" into milliseconds.
+Result<std::chrono::milliseconds> parse_duration(std::string_view text);
+Result<TimeWindow> parse_time_window(std::string_view text);
+
+}  // namespace pw::policy

@@ -1,0 +1,141 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "policy/loader.hpp"
+
+namespace fs = std::filesystem;
+using namespace pw::policy;
+
+namespace {
+
+const fs::path kBad = fs::path(PW_TEST_DATA_DIR) / "policy" / "bad";
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Diagnostics as `validate` prints them, with the corpus directory stripped so the expected files
+// do not depend on where the checkout lives.
+std::string render(pw::Diagnostics diags) {
+  std::stable_sort(diags.begin(), diags.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.pos.file, a.pos.line, a.pos.column) < std::tie(b.pos.file, b.pos.line, b.pos.column);
+  });
+  std::string out;
+  const std::string prefix = kBad.string() + "/";
+  for (const auto& d : diags) {
+    std::string line = d.to_string();
+    for (auto pos = line.find(prefix); pos != std::string::npos; pos = line.find(prefix)) line.erase(pos, prefix.size());
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped policies are valid and mean what the seeds say") {
+  const std::array<fs::path, 1> inputs{fs::path(PW_SOURCE_DIR) / "policies"};
+  auto r = load_paths(inputs);
+  INFO(render(r.diagnostics));
+  REQUIRE(r.ok());
+  REQUIRE(r.paths.size() == 2);
+  auto movies = std::find_if(r.paths.begin(), r.paths.end(), [](const auto& p) { return p.name == "movies-10g"; });
+  REQUIRE(movies != r.paths.end());
+  CHECK(movies->guest.vmid == 101);
+  CHECK(movies->guest.node == "pve1");
+  CHECK(movies->nic.device == "net1");
+  CHECK(movies->nic.queues == 8);
+  CHECK(movies->mount.nfs_version() == "3");
+  CHECK(movies->mount.nconnect() == 8);
+  CHECK(movies->mount.options_string() == "vers=3,nconnect=8,_netdev");
+  CHECK(movies->mount.reason.find("trunking") != std::string::npos);
+  CHECK(movies->verify.probe_bytes == 64ull << 20);
+  CHECK(movies->verify.max_probe_bytes == 256ull << 20);
+  CHECK(movies->restart.allowed);
+  auto pg = std::find_if(r.paths.begin(), r.paths.end(), [](const auto& p) { return p.name == "postgres-data"; });
+  REQUIRE(pg != r.paths.end());
+  CHECK(pg->mount.nfs_version() == "4.2");
+  CHECK(pg->mount.nconnect() == 4);
+  CHECK_FALSE(pg->nic.queues.has_value());
+  CHECK_FALSE(pg->restart.allowed);
+  CHECK(pg->verify.min_share == Approx(0.9));
+}
+
+TEST_CASE("every file of the bad corpus reports exactly its expected problems") {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(kBad)) {
+    const auto& p = entry.path();
+    if (p.extension() == ".expected") continue;
+    const fs::path expected_file = p.parent_path() / (p.stem().string() + ".expected");
+    REQUIRE(fs::exists(expected_file));
+    const std::array<fs::path, 1> inputs{p};
+    auto r = load_paths(inputs);
+    INFO("corpus file: " << p.filename());
+    CHECK_FALSE(r.ok());
+    CHECK(render(r.diagnostics) == read(expected_file));
+    ++checked;
+  }
+  CHECK(checked >= 10);
+}
+
+TEST_CASE("a valid policy round-trips its positions for later messages") {
+  const std::string text =
+      "apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: p}\nspec:\n"
+      "  guest: {node: pve1, vmid: 101, host: vm}\n  nic: {device: net1, queues: 4}\n"
+      "  mount: {server: 192.0.2.2, export: /e, path: /mnt/e, options: 'vers=4.2,nconnect=2'}\n"
+      "  verify: {probe_file: p.bin}\n";
+  auto r = load_text(text, "mem.yaml");
+  REQUIRE(r.ok());
+  REQUIRE(r.paths.size() == 1);
+  CHECK(r.paths[0].position_of("spec.nic.queues").to_string() == "mem.yaml:6:31");
+  CHECK(r.paths[0].mount.options_string() == "vers=4.2,nconnect=2");
+  CHECK(r.paths[0].source.to_string() == "mem.yaml:1:1");
+}
+
+TEST_CASE("options written as one string get per-option columns") {
+  const std::string text =
+      "apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: p}\nspec:\n"
+      "  guest: {node: pve1, vmid: 101, host: vm}\n  nic: {device: net1}\n"
+      "  mount:\n    server: 192.0.2.2\n    export: /e\n    path: /mnt/e\n    options: vers=3,nconect=2\n"
+      "  verify: {probe_file: p.bin}\n";
+  auto r = load_text(text, "mem.yaml");
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].to_string() ==
+        "mem.yaml:11:21: spec.mount.options: unknown mount option 'nconect', did you mean 'nconnect'?");
+}
+
+TEST_CASE("controller settings resolve relative paths and keep secrets out") {
+  const std::string text =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox:\n    url: https://127.0.0.1:8006\n    token_id: pw@pve!ci\n    token_secret_file: secrets/token\n"
+      "    fingerprint: \"" +
+      std::string(
+          "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89") +
+      "\"\n  ansible: {inventory: inv.ini, forks: 8}\n  state_dir: /var/lib/pathwarden\n  policies: ../policies\n";
+  auto r = load_text(text, "/etc/pathwarden/pathwarden.yaml");
+  INFO(render(r.diagnostics));
+  REQUIRE(r.ok());
+  REQUIRE(r.controllers.size() == 1);
+  const auto& c = r.controllers[0];
+  CHECK(c.proxmox.token_secret_file == "/etc/pathwarden/secrets/token");
+  CHECK(c.ansible.inventory == "/etc/pathwarden/inv.ini");
+  CHECK(c.ansible.forks == 8);
+  CHECK(c.policies_dir == "/etc/policies");
+  CHECK(c.proxmox.max_in_flight == 16);
+}
+
+TEST_CASE("secrets written inline never reach a message") {
+  const std::string text =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox: {url: https://h:8006, token_id: a@pve!b, token_secret: s3cr3t-VALUE}\n"
+      "  ansible: {inventory: i}\n";
+  auto r = load_text(text, "c.yaml");
+  REQUIRE_FALSE(r.ok());
+  for (const auto& d : r.diagnostics) CHECK(d.message.find("s3cr3t-VALUE") == std::string::npos);
+}
