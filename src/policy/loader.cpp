@@ -69,7 +69,7 @@ class Section {
       return;
     }
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& key = it->first;
+      const YAML::Node key = it->first;  // a copy: it->first is a temporary proxy
       const SourcePos key_pos = d_.pos(key, pos_);
       if (!key.IsScalar()) {
         d_.error(key_pos, "keys in '" + path_ + "' must be plain names, got " + kind_of(key));
@@ -85,7 +85,7 @@ class Section {
                               std::to_string(prev->second.key_pos.line) + ")");
         continue;
       }
-      fields_.emplace(name, Field{key_pos, it->second});
+      fields_.emplace(name, Field{key_pos, YAML::Node(it->second)});
     }
   }
 
