@@ -1,0 +1,83 @@
+#include "journal/posix_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace pw::journal {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+void UniqueFd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Error system_error(std::string what, const std::filesystem::path& where, int err, std::string hint) {
+  return Error{std::move(what) + ": " + std::strerror(err), where.string(), std::move(hint)};
+}
+
+Status write_all(int fd, std::string_view data, const std::filesystem::path& where) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(system_error("cannot write", where, errno, "check free space and the filesystem"));
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+Result<std::string> read_all(int fd, const std::filesystem::path& where) {
+  std::string out;
+  char buf[65536];
+  off_t offset = 0;
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(system_error("cannot read", where, errno));
+    }
+    if (n == 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+    offset += n;
+  }
+}
+
+Status fsync_directory(const std::filesystem::path& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return std::unexpected(system_error("cannot open directory", dir, errno));
+  if (::fsync(fd.get()) != 0) return std::unexpected(system_error("cannot fsync directory", dir, errno));
+  return {};
+}
+
+Status replace_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  static std::atomic<unsigned> counter{0};
+  const auto dir = path.parent_path();
+  const auto tmp = dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(counter++));
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) return std::unexpected(system_error("cannot create", tmp, errno, "check the state directory's permissions"));
+  auto fail = [&](Error e) -> Status {
+    ::unlink(tmp.c_str());
+    return std::unexpected(std::move(e));
+  };
+  if (auto s = write_all(fd.get(), content, tmp); !s) return fail(s.error());
+  if (::fsync(fd.get()) != 0) return fail(system_error("cannot fsync", tmp, errno));
+  fd.reset();
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(system_error("cannot rename into place", path, errno));
+  return fsync_directory(dir);
+}
+
+}  // namespace pw::journal

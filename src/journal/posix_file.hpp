@@ -1,0 +1,47 @@
+#pragma once
+// Small POSIX file helpers for durable state: an owning descriptor, full writes, fsync of a
+// directory, atomic replacement. Errors come back as values naming the path.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::journal {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// "what: strerror(errno)" as an Error at `where`.
+Error system_error(std::string what, const std::filesystem::path& where, int err, std::string hint = {});
+
+// Writes every byte (retrying short writes and EINTR).
+Status write_all(int fd, std::string_view data, const std::filesystem::path& where);
+
+// The whole content of an open file, from offset 0.
+Result<std::string> read_all(int fd, const std::filesystem::path& where);
+
+// Makes a directory entry change (create, rename, unlink) durable.
+Status fsync_directory(const std::filesystem::path& dir);
+
+// Readers see the old content or the new, never a mix, even across power loss: a 0600 temp
+// file in the same directory, fsync, rename over the target, fsync of the directory.
+Status replace_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+}  // namespace pw::journal

@@ -1,0 +1,71 @@
+#pragma once
+// The last result of every policy, for `pathwarden status` and the Prometheus file. One file
+// per policy, replaced atomically, so concurrent runs on different guests never lose each
+// other's updates and a crash leaves the old result or the new one.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "diagnostics/error.hpp"
+#include "journal/clock.hpp"
+#include "journal/state_dir.hpp"
+
+namespace pw::journal {
+
+struct PolicyResult {
+  std::string policy;
+  std::string verdict;      // the contract's verdict name
+  std::string finished_at;  // RFC 3339 UTC
+  std::string run_id;
+  std::optional<std::string> last_verified_at;  // carried over by record_result
+  boost::json::object details;  // bytes per interface, throughput, what changed: the report's choice
+
+  boost::json::object to_json() const;
+  static Result<PolicyResult> from_json(const boost::json::value& v, std::string_view where);
+};
+
+class PolicyResultStore {
+ public:
+  virtual ~PolicyResultStore() = default;
+  virtual Status put(const PolicyResult& result) = 0;
+  virtual Result<std::optional<PolicyResult>> get(std::string_view policy) = 0;
+  virtual Result<std::vector<PolicyResult>> all() = 0;  // sorted by policy name
+};
+
+// <state>/results/<policy>.json, 0600, written through a temp file, fsync, rename, dir fsync.
+class FilePolicyResultStore final : public PolicyResultStore {
+ public:
+  explicit FilePolicyResultStore(const StateDir& state);
+  FilePolicyResultStore(std::filesystem::path dir, LoosePermissions loose);
+
+  Status put(const PolicyResult& result) override;
+  Result<std::optional<PolicyResult>> get(std::string_view policy) override;
+  Result<std::vector<PolicyResult>> all() override;
+  std::filesystem::path path_of(std::string_view policy) const;
+
+ private:
+  Result<std::optional<PolicyResult>> read(const std::filesystem::path& path);
+  std::filesystem::path dir_;
+  LoosePermissions loose_;
+};
+
+class InMemoryPolicyResultStore final : public PolicyResultStore {
+ public:
+  Status put(const PolicyResult& result) override;
+  Result<std::optional<PolicyResult>> get(std::string_view policy) override;
+  Result<std::vector<PolicyResult>> all() override;
+
+ private:
+  std::map<std::string, PolicyResult, std::less<>> results_;
+};
+
+// Stores a run's result for one policy, keeping the time of its last "verified" (the one the
+// new result has when it is verified itself).
+Status record_result(PolicyResultStore& store, PolicyResult result);
+
+}  // namespace pw::journal
