@@ -1,0 +1,74 @@
+#pragma once
+// What pathwarden asks of a Proxmox VE cluster, as a small interface: the executor and planner
+// depend on this, Client implements it over HTTPS, tests may run it against tests/pvesim.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxmox/api_error.hpp"
+#include "proxmox/net_device.hpp"
+#include "proxmox/types.hpp"
+
+namespace pw::proxmox {
+
+enum class ConfigView {
+  current,       // current=1: the values in effect (what the running VM uses)
+  with_pending,  // Proxmox's default: pending values folded in as if applied
+};
+
+enum class WriteMode {
+  sync_put,    // PUT .../config: done when the answer arrives
+  task_post,   // POST .../config: returns a qmconfig task to wait for
+};
+
+// One config write. The digest is required: a write is always made against the config it was
+// planned from, so a concurrent change makes Proxmox refuse it (ApiErrorKind::digest_conflict).
+struct ConfigChange {
+  std::vector<std::pair<std::string, std::string>> set;
+  std::vector<std::string> remove;
+  std::string digest;
+};
+
+class Api {
+ public:
+  virtual ~Api() = default;
+
+  virtual ApiResult<std::vector<GuestSummary>> list_guests() = 0;
+  virtual ApiResult<VmConfig> read_config(const VmRef& vm, ConfigView view = ConfigView::current) = 0;
+  virtual ApiResult<PendingConfig> read_pending(const VmRef& vm) = 0;
+  virtual ApiResult<VmStatus> vm_status(const VmRef& vm) = 0;
+
+  // Many reads at once over pooled connections, at most max_in_flight at a time. One result per
+  // VM, in the order given; one VM's failure never fails the others.
+  virtual std::vector<ApiResult<VmConfig>> read_configs(std::span<const VmRef> vms,
+                                                        ConfigView view = ConfigView::current) = 0;
+  virtual std::vector<ApiResult<PendingConfig>> read_pendings(std::span<const VmRef> vms) = 0;
+  virtual std::vector<ApiResult<VmStatus>> vm_statuses(std::span<const VmRef> vms) = 0;
+
+  // Writes are sent once, never retried blindly. Refused before sending: no digest, or a netN
+  // without its MAC (Proxmox would invent a new MAC and the guest would see a new NIC).
+  virtual ApiResult<std::optional<Upid>> update_config(const VmRef& vm, const ConfigChange& change,
+                                                       WriteMode mode = WriteMode::sync_put) = 0;
+  ApiResult<std::optional<Upid>> update_nic(const VmRef& vm, std::string_view key, const NetDeviceSpec& nic,
+                                            std::string_view digest, WriteMode mode = WriteMode::sync_put);
+
+  virtual ApiResult<Upid> start(const VmRef& vm) = 0;
+  virtual ApiResult<Upid> shutdown(const VmRef& vm, std::optional<int> timeout_seconds = std::nullopt) = 0;
+  virtual ApiResult<Upid> stop(const VmRef& vm) = 0;
+  // Applies pending changes. The task ends after the shutdown; the VM comes back later.
+  virtual ApiResult<Upid> reboot(const VmRef& vm, std::optional<int> timeout_seconds = std::nullopt) = 0;
+
+  virtual ApiResult<TaskStatus> task_status(const Upid& upid) = 0;
+  // Polls with growing intervals until the task stops. "OK" and "WARNINGS: N" are success; any other
+  // exit status is ApiErrorKind::task_failed; still running at the deadline is ApiErrorKind::timeout.
+  virtual ApiResult<TaskStatus> wait_task(const Upid& upid, const WaitOptions& wait = {}) = 0;
+  // Polls status/current until the VM reports `status` ("running", "stopped").
+  virtual ApiResult<VmStatus> wait_vm_status(const VmRef& vm, std::string_view status,
+                                             const WaitOptions& wait = {}) = 0;
+  // reboot, wait for its task, then wait until the VM runs again.
+  ApiResult<VmStatus> reboot_and_wait(const VmRef& vm, const WaitOptions& wait = {});
+};
+
+}  // namespace pw::proxmox

@@ -1,0 +1,37 @@
+#pragma once
+// Maps response bodies of the Proxmox API ({"data": ...}) onto the typed values in types.hpp.
+// Pure functions over text, so they are tested with recorded bodies. Values Proxmox sends as
+// numbers or as strings (depending on version and field) are accepted either way.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+#include "proxmox/types.hpp"
+
+namespace pw::proxmox::json {
+
+struct Ticket {
+  std::string username;
+  std::string ticket;
+  std::string csrf_token;
+};
+
+Result<std::string> parse_version(std::string_view body);
+Result<std::vector<GuestSummary>> parse_guests(std::string_view body);
+Result<std::vector<NodeSummary>> parse_nodes(std::string_view body);
+Result<VmConfig> parse_config(std::string_view body, const VmRef& ref, bool current);
+Result<PendingConfig> parse_pending(std::string_view body, const VmRef& ref);
+Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref);
+// POST answers: {"data":"UPID:..."} or {"data":null} (PUT, or POST that finished within background_delay).
+Result<std::optional<Upid>> parse_optional_upid(std::string_view body);
+Result<TaskStatus> parse_task_status(std::string_view body);
+Result<Ticket> parse_ticket(std::string_view body);
+
+// Percent-encoding: RFC 3986 unreserved characters and those in `keep` stay as they are.
+std::string percent_encode(std::string_view value, std::string_view keep = {});
+// application/x-www-form-urlencoded encoding of one key or value.
+inline std::string form_encode(std::string_view value) { return percent_encode(value); }
+
+}  // namespace pw::proxmox::json

@@ -1,0 +1,91 @@
+#pragma once
+// The Proxmox VE API client: Api over HTTPS (http_transport.hpp), with token or ticket auth,
+// retries for reads (backoff with jitter), single-shot writes and typed errors.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+
+#include "proxmox/api.hpp"
+#include "proxmox/client_options.hpp"
+#include "proxmox/http_transport.hpp"
+
+namespace pw::proxmox {
+
+class Client final : public Api {
+ public:
+  // Checks the options (URL, credentials, TLS settings) and starts the transport. No request is
+  // sent until the first call.
+  static Result<std::unique_ptr<Client>> create(ClientOptions options);
+  ~Client() override;
+
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const ApiEndpoint& endpoint() const { return endpoint_; }
+
+  ApiResult<std::string> version();
+  ApiResult<std::vector<NodeSummary>> list_nodes();
+
+  ApiResult<std::vector<GuestSummary>> list_guests() override;
+  ApiResult<VmConfig> read_config(const VmRef& vm, ConfigView view = ConfigView::current) override;
+  ApiResult<PendingConfig> read_pending(const VmRef& vm) override;
+  ApiResult<VmStatus> vm_status(const VmRef& vm) override;
+  std::vector<ApiResult<VmConfig>> read_configs(std::span<const VmRef> vms,
+                                                ConfigView view = ConfigView::current) override;
+  std::vector<ApiResult<PendingConfig>> read_pendings(std::span<const VmRef> vms) override;
+  std::vector<ApiResult<VmStatus>> vm_statuses(std::span<const VmRef> vms) override;
+
+  ApiResult<std::optional<Upid>> update_config(const VmRef& vm, const ConfigChange& change,
+                                               WriteMode mode = WriteMode::sync_put) override;
+  ApiResult<Upid> start(const VmRef& vm) override;
+  ApiResult<Upid> shutdown(const VmRef& vm, std::optional<int> timeout_seconds = std::nullopt) override;
+  ApiResult<Upid> stop(const VmRef& vm) override;
+  ApiResult<Upid> reboot(const VmRef& vm, std::optional<int> timeout_seconds = std::nullopt) override;
+
+  ApiResult<TaskStatus> task_status(const Upid& upid) override;
+  ApiResult<TaskStatus> wait_task(const Upid& upid, const WaitOptions& wait = {}) override;
+  ApiResult<VmStatus> wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait = {}) override;
+
+  using Params = std::vector<std::pair<std::string, std::string>>;
+  using BodyCallback = std::function<void(ApiResult<std::string>)>;
+
+  // The raw call under every typed operation: `path` below /api2/json, params as query (GET) or
+  // form body (others). The callback runs on the transport's I/O thread.
+  void async_call(std::string method, std::string path, Params params, BodyCallback done);
+  ApiResult<std::string> call(std::string method, std::string path, Params params = {});
+
+ private:
+  struct Call;
+
+  Client(ClientOptions options, ApiEndpoint endpoint, std::unique_ptr<HttpTransport> transport);
+
+  void send(std::shared_ptr<Call> call);
+  void on_result(const std::shared_ptr<Call>& call, TransportResult result);
+  ApiError transport_error(const Call& call, const TransportError& error) const;
+  void add_auth_headers(HttpRequest& request);
+  ApiStatus ensure_ticket();
+  void async_login(std::function<void(ApiStatus)> done);
+  std::chrono::milliseconds backoff(int attempt);
+
+  template <class T, class Parse>
+  std::vector<ApiResult<T>> read_many(std::span<const VmRef> vms, const std::function<std::string(const VmRef&)>& path,
+                                      const Params& params, Parse parse);
+
+  ClientOptions options_;
+  ApiEndpoint endpoint_;
+  std::unique_ptr<HttpTransport> transport_;
+
+  std::mutex auth_mutex_;
+  std::string ticket_;  // PVEAuthCookie value (ticket mode)
+  std::string csrf_token_;
+  std::chrono::steady_clock::time_point ticket_time_{};
+  bool login_running_ = false;  // one login at a time; the others wait for its outcome
+  std::vector<std::function<void(ApiStatus)>> login_waiters_;
+
+  std::mutex rng_mutex_;
+  std::mt19937 rng_;
+};
+
+}  // namespace pw::proxmox

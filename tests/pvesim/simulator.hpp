@@ -1,0 +1,131 @@
+#pragma once
+// The Proxmox VE API semantics pvesim serves, independent of HTTP plumbing: request in, response
+// out. Handlers may block (config lock, hooks); the server calls them off its I/O threads.
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "sim_state.hpp"
+
+namespace pvesim {
+
+struct ApiRequest {
+  std::string method;
+  std::string target;                          // path?query as received
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+};
+
+struct ApiResponse {
+  int status = 200;
+  std::string reason = "OK";
+  std::string body;
+  std::string content_type = "application/json;charset=UTF-8";
+  int delay_ms = 0;   // answer only after this long (latency fault, failed-auth delay)
+  bool drop = false;  // close the connection without answering
+};
+
+struct Faults {
+  int latency_ms = 0;
+  double error_rate = 0.0;  // share of API requests answered with error_status
+  int error_status = 503;
+  int fail_next = 0;  // the next N API requests get error_status
+  double drop_rate = 0.0;
+  int drop_next = 0;
+  struct ConcurrentEdit {
+    int vmid = 0;
+    int after_reads = 1;  // edit the config right after this many more reads of it
+  };
+  std::vector<ConcurrentEdit> concurrent_edits;
+  struct TaskFailure {
+    std::string type;  // qmstart, qmshutdown, qmstop, qmreboot, qmconfig
+    int vmid = 0;      // 0 = any VM
+    std::string message;
+  };
+  std::vector<TaskFailure> task_failures;
+
+  boost::json::value to_json() const;
+  // Merges the members present in `json`; lists replace. Returns "" or an error message.
+  std::string merge(const boost::json::value& json);
+};
+
+struct SimOptions {
+  int task_duration_ms = 100;        // how long each task takes before it does its work
+  int boot_delay_ms = 200;           // after a reboot task ends, until the VM is started again
+  int auth_failure_delay_ms = 3000;  // pveproxy delays failed authentication by 3 s
+  std::chrono::seconds hook_timeout{600};
+  std::string version = "9.0.3";
+  std::string fingerprint;  // of the server certificate, for /nodes ssl_fingerprint
+  bool log_requests = false;
+};
+
+class Simulator {
+ public:
+  Simulator(Cluster cluster, SimOptions options, Faults faults, std::uint64_t seed);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  void add_token(Token token);
+  void add_user(User user);
+
+  ApiResponse handle(const ApiRequest& request);
+
+  boost::json::value state_json();
+  // Joins task threads (reboots may still be starting their VM).
+  void wait_for_tasks();
+
+  struct Task {
+    std::string upid;
+    std::string node;
+    std::string type;
+    std::string id;
+    std::string user;     // user@realm
+    std::string tokenid;  // token name when started with an API token
+    std::int64_t pid = 0;
+    std::int64_t pstart = 0;
+    std::int64_t starttime = 0;
+    bool running = true;
+    std::string exitstatus;
+    std::vector<std::string> log;
+  };
+
+  struct Caller {
+    std::string user;     // user@realm
+    std::string tokenid;  // "" for tickets
+    std::set<std::string> privileges;
+  };
+
+ private:
+  friend struct Handlers;
+
+  Cluster cluster_;
+  SimOptions options_;
+  Faults faults_;
+  std::mt19937_64 rng_;
+
+  std::mutex mutex_;  // guards everything below and the contents of cluster_
+  std::map<std::string, Token> tokens_;
+  std::map<std::string, User> users_;
+  std::map<std::string, std::pair<std::string, std::int64_t>> tickets_;  // ticket -> user, issued
+  std::map<std::string, std::string> csrf_tokens_;                       // token -> user
+  std::map<std::string, Task> tasks_;
+  std::map<std::string, int> request_counts_;
+  int api_requests_ = 0;
+  int injected_errors_ = 0;
+  int injected_drops_ = 0;
+  int concurrent_edits_done_ = 0;
+  std::int64_t next_pid_ = 0;
+
+  std::mutex threads_mutex_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace pvesim
