@@ -1,0 +1,374 @@
+#include "plan/model.hpp"
+
+#include <boost/json.hpp>
+
+namespace pw::plan {
+namespace json = boost::json;
+
+std::string Step::kind() const {
+  struct Kind {
+    std::string operator()(const SetNic&) const { return "set-nic"; }
+    std::string operator()(const RestartVm&) const { return "restart-vm"; }
+    std::string operator()(const SetChannels&) const { return "set-channels"; }
+    std::string operator()(const ChangeFstab&) const { return "change-fstab"; }
+    std::string operator()(const VerifyPath&) const { return "verify"; }
+  };
+  return std::visit(Kind{}, action);
+}
+
+std::string_view to_string(PolicyState state) {
+  switch (state) {
+    case PolicyState::converged: return "converged";
+    case PolicyState::changes: return "changes";
+    case PolicyState::precondition_failed: return "precondition-failed";
+  }
+  return "unknown";
+}
+
+bool Plan::has_changes() const {
+  for (const auto& p : policies) {
+    if (p.state == PolicyState::changes) return true;
+  }
+  return false;
+}
+
+bool Plan::has_blockers() const {
+  for (const auto& p : policies) {
+    if (p.state == PolicyState::precondition_failed) return true;
+  }
+  return false;
+}
+
+namespace {
+
+json::object vm_json(const proxmox::VmRef& vm) { return {{"node", vm.node}, {"vmid", vm.vmid}}; }
+
+json::array strings_json(const std::vector<std::string>& v) {
+  json::array a;
+  for (const auto& s : v) a.emplace_back(s);
+  return a;
+}
+
+json::array activations_json(const std::vector<ansible::MountActivation>& v) {
+  json::array a;
+  for (const auto& m : v) {
+    a.push_back(json::object{{"path", m.path},
+                             {"source", m.source},
+                             {"fstype", m.fstype},
+                             {"options", strings_json(m.options)},
+                             {"mount", m.mount}});
+  }
+  return a;
+}
+
+// Reading back: every accessor reports the missing or mistyped field by name.
+class Reader {
+ public:
+  Reader(const json::value& v, std::string where) : where_(std::move(where)) {
+    if (const auto* o = v.if_object()) obj_ = o;
+  }
+  bool ok() const { return obj_ != nullptr && error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  std::string str(std::string_view key) {
+    if (const auto* v = find(key)) {
+      if (const auto* s = v->if_string()) return std::string(*s);
+      bad(key, "a string");
+    }
+    return {};
+  }
+  std::int64_t integer(std::string_view key) {
+    if (const auto* v = find(key)) {
+      if (const auto* i = v->if_int64()) return *i;
+      bad(key, "an integer");
+    }
+    return 0;
+  }
+  std::uint64_t uinteger(std::string_view key) {
+    if (const auto* v = find(key)) {
+      if (const auto* u = v->if_uint64()) return *u;
+      if (const auto* i = v->if_int64(); i != nullptr && *i >= 0) return static_cast<std::uint64_t>(*i);
+      bad(key, "a non-negative integer");
+    }
+    return 0;
+  }
+  double number(std::string_view key) {
+    if (const auto* v = find(key)) {
+      if (const auto* d = v->if_double()) return *d;
+      if (const auto* i = v->if_int64()) return static_cast<double>(*i);
+      bad(key, "a number");
+    }
+    return 0;
+  }
+  bool boolean(std::string_view key) {
+    if (const auto* v = find(key)) {
+      if (const auto* b = v->if_bool()) return *b;
+      bad(key, "true or false");
+    }
+    return false;
+  }
+  std::optional<std::int64_t> opt_integer(std::string_view key) {
+    if (obj_ == nullptr || !obj_->contains(key) || obj_->at(key).is_null()) return std::nullopt;
+    return integer(key);
+  }
+  std::vector<std::string> strings(std::string_view key) {
+    std::vector<std::string> out;
+    if (const auto* v = find(key)) {
+      const auto* a = v->if_array();
+      if (a == nullptr) {
+        bad(key, "a list");
+        return out;
+      }
+      for (const auto& item : *a) {
+        if (const auto* s = item.if_string()) out.emplace_back(*s);
+        else bad(key, "a list of strings");
+      }
+    }
+    return out;
+  }
+  const json::value* value(std::string_view key) { return find(key); }
+  proxmox::VmRef vm(std::string_view key) {
+    proxmox::VmRef ref;
+    if (const auto* v = find(key)) {
+      Reader r(*v, where_ + "." + std::string(key));
+      ref.node = r.str("node");
+      ref.vmid = static_cast<int>(r.integer("vmid"));
+      if (!r.ok()) error_ = r.error();
+    }
+    return ref;
+  }
+  std::vector<ansible::MountActivation> activations(std::string_view key) {
+    std::vector<ansible::MountActivation> out;
+    const auto* v = find(key);
+    if (v == nullptr) return out;
+    const auto* a = v->if_array();
+    if (a == nullptr) {
+      bad(key, "a list");
+      return out;
+    }
+    for (const auto& item : *a) {
+      Reader r(item, where_ + "." + std::string(key));
+      ansible::MountActivation m;
+      m.path = r.str("path");
+      m.source = r.str("source");
+      m.fstype = r.str("fstype");
+      m.options = r.strings("options");
+      m.mount = r.boolean("mount");
+      if (!r.ok()) error_ = r.error();
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
+ private:
+  const json::value* find(std::string_view key) {
+    if (obj_ == nullptr) {
+      if (error_.empty()) error_ = where_ + ": expected an object";
+      return nullptr;
+    }
+    const auto* v = obj_->if_contains(key);
+    if (v == nullptr && error_.empty()) error_ = where_ + ": missing field '" + std::string(key) + "'";
+    return v;
+  }
+  void bad(std::string_view key, std::string_view what) {
+    if (error_.empty()) error_ = where_ + ": field '" + std::string(key) + "' must be " + std::string(what);
+  }
+
+  const json::object* obj_ = nullptr;
+  std::string where_;
+  std::string error_;
+};
+
+}  // namespace
+
+json::value step_to_json(const Step& step) {
+  json::object o{{"kind", step.kind()}, {"disruptive", step.disruptive}, {"summary", step.summary}};
+  struct Fill {
+    json::object& o;
+    void operator()(const SetNic& s) const {
+      o["vm"] = vm_json(s.vm);
+      o["device"] = s.device;
+      o["from"] = s.from;
+      o["to"] = s.to;
+      o["digest"] = s.digest;
+      o["hotplug"] = s.hotplug;
+      o["queues_from"] = s.queues_from ? json::value(*s.queues_from) : json::value(nullptr);
+      o["queues_to"] = s.queues_to;
+    }
+    void operator()(const RestartVm& s) const {
+      o["vm"] = vm_json(s.vm);
+      o["host"] = s.host;
+      o["why"] = s.why;
+    }
+    void operator()(const SetChannels& s) const {
+      o["host"] = s.host;
+      o["mac"] = s.mac;
+      o["interface"] = s.interface;
+      o["from"] = s.from;
+      o["to"] = s.to;
+    }
+    void operator()(const ChangeFstab& s) const {
+      o["host"] = s.host;
+      o["mount_point"] = s.mount_point;
+      o["old_content"] = s.old_content;
+      o["new_content"] = s.new_content;
+      o["old_sha256"] = s.old_sha256;
+      o["new_sha256"] = s.new_sha256;
+      o["backup_path"] = s.backup_path;
+      o["activations"] = activations_json(s.activations);
+      o["inverse_activations"] = activations_json(s.inverse_activations);
+    }
+    void operator()(const VerifyPath& s) const {
+      o["host"] = s.host;
+      o["mount_point"] = s.mount_point;
+      o["intended_mac"] = s.intended_mac;
+      o["server"] = s.server;
+      o["nas_addresses"] = strings_json(s.nas_addresses);
+      o["vers"] = s.vers ? json::value(*s.vers) : json::value(nullptr);
+      o["nconnect"] = s.nconnect ? json::value(*s.nconnect) : json::value(nullptr);
+      o["queues"] = s.queues ? json::value(*s.queues) : json::value(nullptr);
+      o["probe_file"] = s.probe_file;
+      o["probe_bytes"] = s.probe_bytes;
+      o["max_probe_bytes"] = s.max_probe_bytes;
+      o["min_share"] = s.min_share;
+      o["write"] = s.write;
+      o["baseline_ms"] = s.baseline_ms;
+    }
+  };
+  std::visit(Fill{o}, step.action);
+  return o;
+}
+
+Result<Step> step_from_json(const json::value& v) {
+  Reader r(v, "step");
+  Step step;
+  const std::string kind = r.str("kind");
+  step.disruptive = r.boolean("disruptive");
+  step.summary = r.str("summary");
+  if (kind == "set-nic") {
+    SetNic s;
+    s.vm = r.vm("vm");
+    s.device = r.str("device");
+    s.from = r.str("from");
+    s.to = r.str("to");
+    s.digest = r.str("digest");
+    s.hotplug = r.boolean("hotplug");
+    if (auto q = r.opt_integer("queues_from")) s.queues_from = static_cast<int>(*q);
+    s.queues_to = static_cast<int>(r.integer("queues_to"));
+    step.action = s;
+  } else if (kind == "restart-vm") {
+    step.action = RestartVm{r.vm("vm"), r.str("host"), r.str("why")};
+  } else if (kind == "set-channels") {
+    SetChannels s;
+    s.host = r.str("host");
+    s.mac = r.str("mac");
+    s.interface = r.str("interface");
+    s.from = static_cast<int>(r.integer("from"));
+    s.to = static_cast<int>(r.integer("to"));
+    step.action = s;
+  } else if (kind == "change-fstab") {
+    ChangeFstab s;
+    s.host = r.str("host");
+    s.mount_point = r.str("mount_point");
+    s.old_content = r.str("old_content");
+    s.new_content = r.str("new_content");
+    s.old_sha256 = r.str("old_sha256");
+    s.new_sha256 = r.str("new_sha256");
+    s.backup_path = r.str("backup_path");
+    s.activations = r.activations("activations");
+    s.inverse_activations = r.activations("inverse_activations");
+    step.action = s;
+  } else if (kind == "verify") {
+    VerifyPath s;
+    s.host = r.str("host");
+    s.mount_point = r.str("mount_point");
+    s.intended_mac = r.str("intended_mac");
+    s.server = r.str("server");
+    s.nas_addresses = r.strings("nas_addresses");
+    if (const auto* vers = r.value("vers"); vers != nullptr && vers->is_string()) s.vers = std::string(vers->get_string());
+    if (auto n = r.opt_integer("nconnect")) s.nconnect = static_cast<int>(*n);
+    if (auto q = r.opt_integer("queues")) s.queues = static_cast<int>(*q);
+    s.probe_file = r.str("probe_file");
+    s.probe_bytes = r.uinteger("probe_bytes");
+    s.max_probe_bytes = r.uinteger("max_probe_bytes");
+    s.min_share = r.number("min_share");
+    s.write = r.boolean("write");
+    s.baseline_ms = static_cast<int>(r.integer("baseline_ms"));
+    step.action = s;
+  } else if (r.ok()) {
+    return fail("unknown step kind '" + kind + "'", "plan file", "the plan was written by another pathwarden version");
+  }
+  if (!r.ok()) return fail(r.error(), "plan file", "the plan file is damaged; run 'pathwarden plan' again");
+  return step;
+}
+
+json::value to_json(const Plan& plan) {
+  json::array policies;
+  for (const auto& p : plan.policies) {
+    json::array steps;
+    for (const auto& s : p.steps) steps.push_back(step_to_json(s));
+    policies.push_back(json::object{{"policy", p.policy},
+                                    {"source", p.source},
+                                    {"vm", vm_json(p.vm)},
+                                    {"host", p.host},
+                                    {"state", std::string(to_string(p.state))},
+                                    {"steps", std::move(steps)},
+                                    {"blockers", strings_json(p.blockers)},
+                                    {"warnings", strings_json(p.warnings)},
+                                    {"notes", strings_json(p.notes)}});
+  }
+  return json::object{{"format", "pathwarden-plan"},
+                      {"version", Plan::kFormatVersion},
+                      {"id", plan.id},
+                      {"created_at", plan.created_at},
+                      {"policies_revision", plan.policies_revision},
+                      {"policies_dirty", plan.policies_dirty},
+                      {"policies", std::move(policies)}};
+}
+
+Result<Plan> plan_from_json(const json::value& v) {
+  Reader r(v, "plan");
+  if (r.str("format") != "pathwarden-plan" || !r.ok()) {
+    return fail("not a pathwarden plan file", {}, "write one with 'pathwarden plan --out FILE'");
+  }
+  if (r.integer("version") != Plan::kFormatVersion) {
+    return fail("plan format version " + std::to_string(r.integer("version")) + " is not supported (this pathwarden "
+                "reads version " + std::to_string(Plan::kFormatVersion) + ")", {}, "run 'pathwarden plan' again");
+  }
+  Plan plan;
+  plan.id = r.str("id");
+  plan.created_at = r.str("created_at");
+  plan.policies_revision = r.str("policies_revision");
+  plan.policies_dirty = r.boolean("policies_dirty");
+  const auto* list = r.value("policies");
+  if (!r.ok()) return fail(r.error(), "plan file");
+  if (list == nullptr || !list->is_array()) return fail("'policies' must be a list", "plan file");
+  for (const auto& item : list->get_array()) {
+    Reader pr(item, "plan.policies[]");
+    PolicyPlan p;
+    p.policy = pr.str("policy");
+    p.source = pr.str("source");
+    p.vm = pr.vm("vm");
+    p.host = pr.str("host");
+    const auto state = pr.str("state");
+    if (state == "converged") p.state = PolicyState::converged;
+    else if (state == "changes") p.state = PolicyState::changes;
+    else if (state == "precondition-failed") p.state = PolicyState::precondition_failed;
+    else if (pr.ok()) return fail("unknown policy state '" + state + "'", "plan file");
+    p.blockers = pr.strings("blockers");
+    p.warnings = pr.strings("warnings");
+    p.notes = pr.strings("notes");
+    if (const auto* steps = pr.value("steps"); steps != nullptr && steps->is_array()) {
+      for (const auto& s : steps->get_array()) {
+        auto step = step_from_json(s);
+        if (!step) return std::unexpected(step.error());
+        p.steps.push_back(std::move(*step));
+      }
+    }
+    if (!pr.ok()) return fail(pr.error(), "plan file");
+    plan.policies.push_back(std::move(p));
+  }
+  return plan;
+}
+
+}  // namespace pw::plan

@@ -1,0 +1,128 @@
+#pragma once
+// A plan is a value (as in Terraform): computed once from desired × observed state, printed,
+// saved, and applied exactly as written. Every step carries the data its inverse needs, so a
+// rollback or a `pathwarden recover` never has to re-decide anything.
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ansible/playbooks.hpp"
+#include "diagnostics/error.hpp"
+#include "proxmox/types.hpp"
+
+namespace pw::plan {
+
+// Proxmox: write netN with the digest read in the same run. Inverse: write `from` back.
+struct SetNic {
+  proxmox::VmRef vm;
+  std::string device;     // "net1"
+  std::string from;       // property string as configured before (pending value if one was set)
+  std::string to;
+  std::string digest;     // of the config this change was planned from
+  bool hotplug = false;   // running VM with network hot-plug: the NIC is re-plugged at once
+  std::optional<int> queues_from;
+  int queues_to = 0;
+};
+
+// Proxmox: reboot through the API, which applies pending changes, then wait until the guest
+// answers again. Stopped VMs are never started by pathwarden.
+struct RestartVm {
+  proxmox::VmRef vm;
+  std::string host;
+  std::string why;
+};
+
+// Guest: `ethtool -L IF combined N` on the interface with this MAC. Inverse: back to `from`.
+struct SetChannels {
+  std::string host;
+  std::string mac;
+  std::string interface;  // as observed; re-resolved by MAC after a NIC re-plug
+  int from = 1;
+  int to = 1;
+};
+
+// Guest: compare-and-swap write of the fstab (backup kept) and the mounts re-made.
+// Inverse: restore the backup if the file is still what was written, re-make the old mounts.
+struct ChangeFstab {
+  std::string host;
+  std::string mount_point;        // the policy's mount
+  std::string old_content;        // the file as observed
+  std::string new_content;        // equal to old_content when only the mounts are re-made
+  std::string old_sha256;
+  std::string new_sha256;
+  std::string backup_path;
+  std::vector<ansible::MountActivation> activations;          // new state, in mount order
+  std::vector<ansible::MountActivation> inverse_activations;  // old state, in mount order
+  bool writes_file() const { return old_content != new_content; }
+};
+
+// Prove the path with byte counters; no inverse. Carries everything the verifier needs, so an
+// applied plan file does not depend on the policy files still saying the same.
+struct VerifyPath {
+  std::string host;
+  std::string mount_point;
+  std::string intended_mac;
+  std::string server;
+  std::vector<std::string> nas_addresses;
+  std::optional<std::string> vers;
+  std::optional<int> nconnect;
+  std::optional<int> queues;
+  std::string probe_file;  // absolute path in the guest
+  std::uint64_t probe_bytes = 0;
+  std::uint64_t max_probe_bytes = 0;
+  double min_share = 0.9;
+  bool write = false;      // probe direction: tx instead of rx
+  int baseline_ms = 2000;
+};
+
+using StepAction = std::variant<SetNic, RestartVm, SetChannels, ChangeFstab, VerifyPath>;
+
+struct Step {
+  StepAction action;
+  bool disruptive = false;  // interrupts the guest's path or the guest itself
+  std::string summary;      // one line for plans, journals and reports
+
+  std::string kind() const;  // "set-nic", "restart-vm", "set-channels", "change-fstab", "verify"
+};
+
+enum class PolicyState {
+  converged,            // nothing to do
+  changes,              // steps to apply
+  precondition_failed,  // cannot be planned safely; see `blockers`
+};
+
+std::string_view to_string(PolicyState state);
+
+struct PolicyPlan {
+  std::string policy;
+  std::string source;  // file:line of the policy
+  proxmox::VmRef vm;
+  std::string host;
+  PolicyState state = PolicyState::converged;
+  std::vector<Step> steps;
+  std::vector<std::string> blockers;  // why nothing can be applied
+  std::vector<std::string> warnings;  // e.g. the NFSv4.1 trunking risk
+  std::vector<std::string> notes;     // what was observed and left alone
+};
+
+struct Plan {
+  static constexpr int kFormatVersion = 1;
+  std::string id;          // random, names journals and backups
+  std::string created_at;  // ISO 8601 UTC
+  std::string policies_revision;  // git commit of the policy directory, when known
+  bool policies_dirty = false;
+  std::vector<PolicyPlan> policies;
+
+  bool has_changes() const;
+  bool has_blockers() const;
+};
+
+boost::json::value to_json(const Plan& plan);
+Result<Plan> plan_from_json(const boost::json::value& json);
+boost::json::value step_to_json(const Step& step);
+Result<Step> step_from_json(const boost::json::value& json);
+
+}  // namespace pw::plan

@@ -1,0 +1,357 @@
+#include "plan/planner.hpp"
+
+#include <algorithm>
+
+#include "guest/interfaces.hpp"
+#include "guest/mounts.hpp"
+#include "guest/sha256.hpp"
+#include "proxmox/net_device.hpp"
+#include "verify/trunking_risk.hpp"
+
+namespace pw::plan {
+namespace {
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
+  return out;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+const guest::MountInfo* mount_at(const std::vector<guest::MountInfo>& mounts, std::string_view path) {
+  // Stacked mounts: the last one in /proc/mounts is the one in effect.
+  const guest::MountInfo* found = nullptr;
+  for (const auto& m : mounts) {
+    if (m.mount_point == path) found = &m;
+  }
+  return found;
+}
+
+// Options to mount an existing mount again as it is now: its fstab entry when it has one, else
+// the effective options that matter for the path (version, connections, read-only).
+ansible::MountActivation activation_as_is(const guest::MountInfo& m, const guest::FstabFile& fstab) {
+  ansible::MountActivation a;
+  a.path = m.mount_point;
+  if (auto entry = fstab.entry_for(m.mount_point)) {
+    a.source = entry->spec;
+    a.fstype = entry->vfstype;
+    a.options = entry->option_list();
+    if (a.options.size() == 1 && a.options[0] == "defaults") a.options.clear();
+    return a;
+  }
+  a.source = m.device;
+  a.fstype = m.fstype;
+  if (auto v = m.nfs_version(); !v.empty()) a.options.push_back("vers=" + v);
+  if (m.nconnect() > 1) a.options.push_back("nconnect=" + std::to_string(m.nconnect()));
+  if (m.has_option("ro")) a.options.push_back("ro");
+  return a;
+}
+
+struct MountCheck {
+  bool ok = false;
+  std::string why;  // what differs, for the plan's summary
+};
+
+MountCheck check_mount(const guest::MountInfo* m, const policy::StoragePath& p) {
+  if (m == nullptr) return {false, p.mount.path + " is not mounted"};
+  if (!m->is_nfs()) return {false, p.mount.path + " holds a " + m->fstype + " mount, not NFS"};
+  std::vector<std::string> diffs;
+  if (m->server_address() != p.mount.server) {
+    diffs.push_back("uses server address " + m->server_address() + " instead of " + p.mount.server);
+  }
+  if (m->export_path() != p.mount.export_path) diffs.push_back("mounts " + m->export_path());
+  if (auto v = p.mount.nfs_version(); v && !nfs_version_matches(*v, m->nfs_version())) {
+    diffs.push_back("runs NFS " + m->nfs_version() + " instead of " + *v);
+  }
+  const int want_nconnect = p.mount.nconnect().value_or(1);
+  if (p.mount.nconnect() && m->nconnect() != want_nconnect) {
+    diffs.push_back("has nconnect=" + std::to_string(m->nconnect()) + " instead of " + std::to_string(want_nconnect));
+  }
+  const bool want_ro = p.mount.option("ro") != nullptr;
+  if (m->has_option("ro") != want_ro) diffs.push_back(want_ro ? "is read-write" : "is read-only");
+  if (diffs.empty()) return {true, {}};
+  return {false, p.mount.path + " " + join(diffs, ", ")};
+}
+
+std::string where(const policy::StoragePath& p, std::string_view field) {
+  return " (" + std::string(field) + " at " + p.position_of(field).to_string() + ")";
+}
+
+}  // namespace
+
+bool network_hotplug_enabled(const proxmox::VmConfig& config) {
+  const auto value = config.get("hotplug").value_or("network,disk,usb");
+  if (value == "0") return false;
+  if (value == "1") return true;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    auto comma = value.find(',', start);
+    if (value.substr(start, comma == std::string::npos ? std::string::npos : comma - start) == "network") return true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return false;
+}
+
+bool nfs_version_matches(std::string_view wanted, std::string_view effective) {
+  if (wanted == effective) return true;
+  if (wanted == "4") return effective.starts_with("4");
+  if (wanted == "4.0") return effective == "4";
+  return false;
+}
+
+guest::FstabEntrySpec desired_fstab_entry(const policy::StoragePath& p) {
+  guest::FstabEntrySpec spec;
+  const bool v6 = p.mount.server.find(':') != std::string::npos;
+  spec.spec = (v6 ? "[" + p.mount.server + "]" : p.mount.server) + ":" + p.mount.export_path;
+  spec.file = p.mount.path;
+  spec.vfstype = "nfs";  // mount.nfs picks v3 or v4 from vers=; "nfs4" would refuse vers=3
+  for (const auto& o : p.mount.options) spec.options.push_back(o.to_string());
+  return spec;
+}
+
+PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed, const PlanningContext& ctx) {
+  PolicyPlan out;
+  out.policy = p.name;
+  out.source = p.source.to_string();
+  out.vm = {p.guest.node, p.guest.vmid};
+  out.host = p.guest.host;
+  auto block = [&](std::string why) { out.blockers.push_back(std::move(why)); };
+  auto finish = [&]() -> PolicyPlan {
+    if (!out.blockers.empty()) {
+      out.state = PolicyState::precondition_failed;
+      out.steps.clear();
+    } else {
+      out.state = out.steps.empty() ? PolicyState::converged : PolicyState::changes;
+    }
+    return out;
+  };
+
+  if (observed.vm_error) block("Proxmox: " + observed.vm_error->to_string());
+  if (observed.guest_error) block("guest " + p.guest.host + ": " + observed.guest_error->to_string());
+  if (!observed.vm || !observed.guest) return finish();
+  const ObservedVm& vm = *observed.vm;
+  const guest::GuestFacts& facts = *observed.guest;
+
+  if (!vm.status.lock.empty()) {
+    block("VM " + std::to_string(p.guest.vmid) + " is locked (" + vm.status.lock +
+          "); wait for the backup/migration to finish and run again");
+  }
+  if (vm.status.status != "running") {
+    block("VM " + std::to_string(p.guest.vmid) + " is " + (vm.status.status.empty() ? "not running" : vm.status.status) +
+          "; pathwarden only changes running guests and never starts a stopped one");
+  }
+
+  // ---- Proxmox NIC and the guest interface behind it -------------------------------------
+  const auto nic_value = vm.config.get(p.nic.device);
+  if (!nic_value) {
+    block("VM " + std::to_string(p.guest.vmid) + " has no " + p.nic.device + where(p, "spec.nic.device"));
+    return finish();
+  }
+  auto nic = proxmox::NetDeviceSpec::parse(*nic_value);
+  if (!nic) {
+    block(p.nic.device + " of VM " + std::to_string(p.guest.vmid) + " cannot be read: " + nic.error().to_string());
+    return finish();
+  }
+  const auto mac = nic->mac() ? lower(*nic->mac()) : std::string{};
+  const guest::InterfaceInfo* iface = mac.empty() ? nullptr : guest::find_interface_by_mac(facts.interfaces, mac);
+  if (iface == nullptr) {
+    block("no interface in guest " + p.guest.host + " has " + p.nic.device + "'s MAC " + mac +
+          "; is the NIC attached and up inside the guest?");
+    return finish();
+  }
+
+  const bool running = vm.status.status == "running";
+  const bool hotplug = network_hotplug_enabled(vm.config);
+  bool nic_changes = false;
+  if (p.nic.queues) {
+    const int want = *p.nic.queues;
+    if (nic->model() != "virtio" && want > 1) {
+      block(p.nic.device + " is a " + nic->model() + " NIC; queues only take effect on virtio" +
+            where(p, "spec.nic.queues"));
+    }
+    const int have = nic->queues().value_or(1);
+    const proxmox::PendingItem* pend = vm.pending.find(p.nic.device);
+    std::vector<std::string> other_pending;
+    for (const auto& key : vm.pending.changed_keys()) {
+      if (key != p.nic.device) other_pending.push_back(key);
+    }
+    bool needs_restart = false;
+    std::optional<SetNic> set;
+    if (pend != nullptr && pend->pending) {
+      auto pending_spec = proxmox::NetDeviceSpec::parse(*pend->pending);
+      auto without_queues = [](proxmox::NetDeviceSpec s) {
+        (void)s.erase("queues");
+        return s.canonical();
+      };
+      if (pending_spec && pending_spec->queues().value_or(1) == want && without_queues(*pending_spec) == without_queues(*nic)) {
+        needs_restart = true;  // our change is already pending: only the restart is missing
+        out.notes.push_back(p.nic.device + " queues=" + std::to_string(want) + " is already pending in Proxmox");
+      } else {
+        block(p.nic.device + " has a pending change that is not pathwarden's (" + *pend->pending +
+              "); apply or revert it in Proxmox first");
+      }
+    } else if (have != want) {
+      proxmox::NetDeviceSpec to = *nic;
+      if (auto st = to.set("queues", std::to_string(want)); !st) {
+        block(st.error().to_string());
+      } else {
+        set = SetNic{vm.config.ref, p.nic.device, *nic_value, to.to_string(), vm.config.digest, running && hotplug,
+                     nic->queues(), want};
+        needs_restart = !(running && hotplug);
+      }
+    }
+    if (set || needs_restart) {
+      nic_changes = true;
+      const std::string change = p.nic.device + " queues " + std::to_string(have) + " → " + std::to_string(want);
+      if (!p.restart.allowed) {
+        block(change + (set && set->hotplug ? " re-plugs the NIC in the running guest" : " needs a guest restart") +
+              ", which the policy does not allow" + where(p, "spec.restart.allowed"));
+      } else if (p.restart.window && !p.restart.window->contains(ctx.weekday, ctx.minute_of_day)) {
+        block(change + " is disruptive and it is outside the restart window '" + p.restart.window->text + "'" +
+              where(p, "spec.restart.window"));
+      }
+      if (needs_restart && !other_pending.empty()) {
+        block("a restart would also apply pending changes to " + join(other_pending, ", ") +
+              " that are not pathwarden's; apply or revert them in Proxmox first");
+      }
+    }
+    if (set) {
+      out.steps.push_back({*set, true,
+                           "set " + p.nic.device + " queues " + std::to_string(have) + " → " + std::to_string(want) +
+                               (set->hotplug ? " (hot-plug: the NIC is re-plugged)" : " (pending until restart)")});
+    }
+    if (needs_restart) {
+      out.steps.push_back({RestartVm{vm.config.ref, p.guest.host, "apply pending " + p.nic.device + " queues=" +
+                                                                      std::to_string(want)},
+                           true, "reboot VM " + std::to_string(p.guest.vmid) + " through Proxmox to apply " +
+                                     p.nic.device + " queues=" + std::to_string(want)});
+    }
+    const int channels = iface->combined_current().value_or(iface->rx_queues > 0 ? iface->rx_queues : 1);
+    if (nic_changes) {
+      out.steps.push_back({SetChannels{p.guest.host, mac, iface->name, channels, want}, false,
+                           "set " + iface->name + " combined channels to " + std::to_string(want) + " in the guest"});
+    } else if (channels < want) {
+      const int max = iface->combined_max().value_or(0);
+      if (max >= want) {
+        out.steps.push_back({SetChannels{p.guest.host, mac, iface->name, channels, want}, false,
+                             "set " + iface->name + " combined channels " + std::to_string(channels) + " → " +
+                                 std::to_string(want) + " in the guest"});
+      } else {
+        out.notes.push_back(iface->name + " offers " + std::to_string(max) + " channels although " + p.nic.device +
+                            " has queues=" + std::to_string(want) + " (the guest kernel or a pending change?)");
+      }
+    }
+  }
+
+  // ---- fstab entry and the mount -----------------------------------------------------------
+  guest::FstabFile fstab = facts.fstab;
+  auto changed = fstab.set_entry(desired_fstab_entry(p), {p.name, p.mount.reason});
+  if (!changed) {
+    block("cannot write the fstab entry of " + p.mount.path + ": " + changed.error().to_string());
+    return finish();
+  }
+  const guest::MountInfo* current = mount_at(facts.mounts, p.mount.path);
+  const MountCheck mount_check = check_mount(current, p);
+  if (*changed || !mount_check.ok || nic_changes) {
+    ChangeFstab c;
+    c.host = p.guest.host;
+    c.mount_point = p.mount.path;
+    c.old_content = facts.fstab_content;
+    c.new_content = fstab.print();
+    c.old_sha256 = facts.fstab_sha256.empty() ? guest::sha256_hex(c.old_content) : facts.fstab_sha256;
+    c.new_sha256 = guest::sha256_hex(c.new_content);
+    c.backup_path = ctx.backup_dir + "/fstab." + ctx.plan_id + "." + p.name;
+    const auto spec = desired_fstab_entry(p);
+    c.activations.push_back({p.mount.path, spec.spec, spec.vfstype, spec.options, true});
+
+    // nconnect is fixed by the first mount of a server+version: the others sharing that client
+    // must come down and go up again with it, the policy's mount first.
+    std::vector<const guest::MountInfo*> sharing;
+    const std::array<std::string, 1> server{p.mount.server};
+    const auto want_version = p.mount.nfs_version();
+    const int want_nconnect = p.mount.nconnect().value_or(1);
+    bool nconnect_differs = false;
+    for (const auto& m : guest::nfs_mounts_of_server(facts.mounts, server)) {
+      if (m.mount_point == p.mount.path || m.server_address() != p.mount.server) continue;
+      if (want_version && !nfs_version_matches(*want_version, m.nfs_version())) continue;
+      const auto* live = mount_at(facts.mounts, m.mount_point);
+      if (live == nullptr) continue;
+      sharing.push_back(live);
+      if (live->nconnect() != want_nconnect) nconnect_differs = true;
+    }
+    if (!nconnect_differs) sharing.clear();
+    for (const auto* m : sharing) c.activations.push_back(activation_as_is(*m, facts.fstab));
+
+    for (const auto* m : sharing) c.inverse_activations.push_back(activation_as_is(*m, facts.fstab));
+    if (current != nullptr) {
+      c.inverse_activations.push_back(activation_as_is(*current, facts.fstab));
+    } else {
+      c.inverse_activations.push_back({p.mount.path, spec.spec, spec.vfstype, {}, false});
+    }
+
+    std::string summary = c.writes_file() ? "write the fstab entry of " + p.mount.path + " and re-make the mount"
+                                          : "re-make the mount " + p.mount.path;
+    if (!mount_check.ok) summary += " (" + mount_check.why + ")";
+    if (!sharing.empty()) {
+      std::vector<std::string> names;
+      for (const auto* m : sharing) names.push_back(m->mount_point);
+      summary += "; also re-made because they share its NFS client: " + join(names, ", ");
+    }
+    out.steps.push_back({std::move(c), true, std::move(summary)});
+
+    // The seed's trap: an NFSv4.1+ mount to an address of a NAS the guest already reaches
+    // elsewhere joins that client and keeps its old link.
+    std::vector<verify::GuestNfsMount> existing;
+    for (const auto& m : facts.mounts) {
+      if (m.is_nfs()) existing.push_back({m.mount_point, m.server_address(), m.nfs_version()});
+    }
+    for (const auto& risk : verify::predict_trunking_risk(
+             {p.mount.path, p.mount.server, p.mount.nas_addresses, p.mount.nfs_version()}, existing)) {
+      out.warnings.push_back(risk.message);
+    }
+  } else {
+    out.notes.push_back(p.mount.path + " is mounted as the policy says and its fstab entry is current");
+  }
+
+  if (!out.steps.empty()) {
+    VerifyPath v;
+    v.host = p.guest.host;
+    v.mount_point = p.mount.path;
+    v.intended_mac = mac;
+    v.server = p.mount.server;
+    v.nas_addresses = p.mount.nas_addresses;
+    v.vers = p.mount.nfs_version();
+    v.nconnect = p.mount.nconnect();
+    v.queues = p.nic.queues;
+    v.probe_file = p.mount.path + "/" + p.verify.probe_file;
+    v.probe_bytes = p.verify.probe_bytes;
+    v.max_probe_bytes = p.verify.max_probe_bytes;
+    v.min_share = p.verify.min_share;
+    v.write = p.verify.direction == policy::ProbeDirection::write;
+    v.baseline_ms = static_cast<int>(p.verify.baseline.count());
+    out.steps.push_back({v, false,
+                         "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
+                             (v.write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +
+                             " (" + p.nic.device + ") for at least " +
+                             std::to_string(static_cast<int>(p.verify.min_share * 100 + 0.5)) + "%"});
+  }
+  return finish();
+}
+
+Plan make_plan(std::span<const policy::StoragePath> policies, std::span<const Observation> observations,
+               const PlanningContext& ctx) {
+  Plan plan;
+  plan.id = ctx.plan_id;
+  plan.created_at = ctx.created_at;
+  for (std::size_t i = 0; i < policies.size() && i < observations.size(); ++i) {
+    plan.policies.push_back(plan_policy(policies[i], observations[i], ctx));
+  }
+  return plan;
+}
+
+}  // namespace pw::plan

@@ -1,0 +1,53 @@
+#pragma once
+// The planner: a pure function of desired state (policies) × observed state (Proxmox and guest)
+// × the clock. No I/O, so every decision is unit-testable from plain structs.
+#include <optional>
+#include <span>
+#include <string>
+
+#include "guest/facts.hpp"
+#include "plan/model.hpp"
+#include "policy/model.hpp"
+#include "proxmox/types.hpp"
+
+namespace pw::plan {
+
+// What Proxmox said about a policy's VM, read in one pass.
+struct ObservedVm {
+  proxmox::VmConfig config;  // current=1: the values in effect, with the file's digest
+  proxmox::PendingConfig pending;
+  proxmox::VmStatus status;
+};
+
+// Everything observed for one policy; a failed read is kept as its error.
+struct Observation {
+  std::optional<ObservedVm> vm;
+  std::optional<Error> vm_error;
+  std::optional<guest::GuestFacts> guest;
+  std::optional<Error> guest_error;
+};
+
+struct PlanningContext {
+  std::string plan_id;
+  std::string created_at;
+  int weekday = 0;         // local time of the controller: 0 = Sunday
+  int minute_of_day = 0;
+  std::string backup_dir = "/var/backups/pathwarden";
+};
+
+PolicyPlan plan_policy(const policy::StoragePath& policy, const Observation& observed, const PlanningContext& ctx);
+
+// observations[i] belongs to policies[i].
+Plan make_plan(std::span<const policy::StoragePath> policies, std::span<const Observation> observations,
+               const PlanningContext& ctx);
+
+// Whether a VM's `hotplug` setting includes network (Proxmox default "network,disk,usb").
+bool network_hotplug_enabled(const proxmox::VmConfig& config);
+
+// The fstab entry a policy wants, as FstabFile::set_entry takes it.
+guest::FstabEntrySpec desired_fstab_entry(const policy::StoragePath& policy);
+
+// Whether an effective NFS version satisfies a pinned one ("4" accepts any 4.x).
+bool nfs_version_matches(std::string_view wanted, std::string_view effective);
+
+}  // namespace pw::plan

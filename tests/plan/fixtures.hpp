@@ -1,0 +1,86 @@
+#pragma once
+// Observed states of the seed scenario, built from plain structs.
+#include <string>
+
+#include "plan/planner.hpp"
+#include "policy/loader.hpp"
+
+namespace pw::plan::testing {
+
+inline constexpr const char* kNet1Mac = "bc:24:11:00:00:02";
+inline constexpr const char* kFstab =
+    "# /etc/fstab: static file system information.\n"
+    "UUID=0a1b2c3d-1111-2222-3333-444455556666 /               ext4    errors=remount-ro 0       1\n"
+    "192.0.2.2:/srv/nas/tv\t/mnt/tv\tnfs\tvers=4.2,_netdev\t0 0\n";
+
+inline policy::StoragePath movies_policy(std::string options = "[vers=3, nconnect=8, _netdev]", bool restart = true,
+                                         std::string window = "daily 00:00-24:00") {
+  const std::string text = std::string("apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: movies-10g}\n") +
+                           "spec:\n  guest: {node: pve1, vmid: 101, host: media-vm}\n  nic: {device: net1, queues: 8}\n"
+                           "  mount:\n    server: 198.51.100.2\n    nas_addresses: [192.0.2.2]\n"
+                           "    export: /srv/nas/movies\n    path: /mnt/movies\n    options: " + options +
+                           "\n    reason: vers=3 on purpose\n  verify: {probe_file: probe.bin, probe_bytes: 64MiB}\n"
+                           "  restart: {allowed: " + (restart ? "true" : "false") + ", window: '" + window + "'}\n";
+  auto r = policy::load_text(text, "movies.yaml");
+  if (!r.ok() || r.paths.size() != 1) throw std::runtime_error("fixture policy invalid: " + r.diagnostics.at(0).to_string());
+  return r.paths.front();
+}
+
+inline guest::InterfaceInfo interface(std::string name, std::string mac, int combined_now, int combined_max) {
+  guest::InterfaceInfo i;
+  i.name = std::move(name);
+  i.mac = std::move(mac);
+  i.operstate = "up";
+  i.rx_queues = combined_now;
+  i.tx_queues = combined_now;
+  guest::EthtoolChannels ch;
+  ch.interface = i.name;
+  ch.maximum.combined = combined_max;
+  ch.current.combined = combined_now;
+  i.channels = ch;
+  return i;
+}
+
+inline guest::MountInfo nfs_mount(std::string device, std::string mount_point, std::string options) {
+  guest::MountInfo m;
+  m.device = std::move(device);
+  m.mount_point = std::move(mount_point);
+  m.fstype = "nfs4";
+  m.options = guest::split_mount_options(options);
+  if (options.find("vers=3") != std::string::npos) m.fstype = "nfs";
+  return m;
+}
+
+// The guest of the seed: /mnt/tv through the old 1 GbE address, /mnt/movies not yet mounted,
+// net1 with one queue.
+inline Observation seed_observation(std::string net1 = std::string("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1")) {
+  Observation o;
+  ObservedVm vm;
+  vm.config.ref = {"pve1", 101};
+  vm.config.entries = {{"cores", "2"}, {"net0", "virtio=BC:24:11:00:00:01,bridge=vmbr0"}, {"net1", net1}};
+  vm.config.digest = "0123456789abcdef0123456789abcdef01234567";
+  vm.pending.ref = vm.config.ref;
+  vm.pending.digest = vm.config.digest;
+  vm.status.ref = vm.config.ref;
+  vm.status.status = "running";
+  o.vm = vm;
+  guest::GuestFacts f;
+  f.host = "media-vm";
+  f.fstab_content = kFstab;
+  f.fstab = guest::FstabFile::parse(kFstab);
+  f.interfaces = {interface("ens18", "bc:24:11:00:00:01", 1, 1), interface("ens19", kNet1Mac, 1, 1)};
+  f.mounts = {nfs_mount("192.0.2.2:/srv/nas/tv", "/mnt/tv", "rw,vers=4.2,addr=192.0.2.2,clientaddr=192.0.2.10")};
+  o.guest = f;
+  return o;
+}
+
+inline PlanningContext context() {
+  PlanningContext ctx;
+  ctx.plan_id = "test-plan";
+  ctx.created_at = "2026-11-30T02:00:00Z";
+  ctx.weekday = 0;
+  ctx.minute_of_day = 3 * 60;
+  return ctx;
+}
+
+}  // namespace pw::plan::testing

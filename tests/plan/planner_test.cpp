@@ -1,0 +1,225 @@
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "plan/render.hpp"
+
+using namespace pw::plan;
+using namespace pw::plan::testing;
+
+namespace {
+
+Plan one(PolicyPlan p, std::string id = "x") {
+  Plan plan;
+  plan.id = std::move(id);
+  plan.policies.push_back(std::move(p));
+  return plan;
+}
+
+template <class T>
+const T* find_step(const PolicyPlan& p) {
+  for (const auto& s : p.steps) {
+    if (const auto* a = std::get_if<T>(&s.action)) return a;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> kinds(const PolicyPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& s : p.steps) out.push_back(s.kind());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the seed's fix plans queues, restart-free hot-plug, channels, fstab and verification in order") {
+  auto p = plan_policy(movies_policy(), seed_observation(), context());
+  INFO(render_plan(one(p)));
+  REQUIRE(p.state == PolicyState::changes);
+  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "change-fstab", "verify"});
+  const auto* nic = find_step<SetNic>(p);
+  REQUIRE(nic != nullptr);
+  CHECK(nic->hotplug);  // running VM, default hotplug includes network
+  CHECK(nic->from == "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1");
+  CHECK(nic->to == "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");  // MAC kept, key in print order
+  CHECK(nic->digest == "0123456789abcdef0123456789abcdef01234567");
+  const auto* fs = find_step<ChangeFstab>(p);
+  REQUIRE(fs != nullptr);
+  CHECK(fs->writes_file());
+  CHECK(fs->new_content.find("198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0") !=
+        std::string::npos);
+  CHECK(fs->new_content.find("vers=3 on purpose") != std::string::npos);
+  // Lines the policy does not own are kept byte for byte.
+  CHECK(fs->new_content.starts_with(kFstab));
+  REQUIRE(fs->activations.size() == 1);  // /mnt/tv is v4.2: another client, left alone
+  CHECK(fs->activations[0].path == "/mnt/movies");
+  REQUIRE(fs->inverse_activations.size() == 1);
+  CHECK_FALSE(fs->inverse_activations[0].mount);  // it was not mounted before: the inverse unmounts
+  const auto* v = find_step<VerifyPath>(p);
+  REQUIRE(v != nullptr);
+  CHECK(v->intended_mac == kNet1Mac);
+  CHECK(v->probe_file == "/mnt/movies/probe.bin");
+  CHECK(v->probe_bytes == 64ull << 20);
+  CHECK(p.warnings.empty());  // vers=3: no trunking
+}
+
+TEST_CASE("an NFSv4.2 move to the new address warns about trunking onto the old link") {
+  auto p = plan_policy(movies_policy("[vers=4.2, _netdev]"), seed_observation(), context());
+  REQUIRE(p.state == PolicyState::changes);
+  REQUIRE(p.warnings.size() == 1);
+  CHECK(p.warnings[0].find("192.0.2.2") != std::string::npos);
+}
+
+TEST_CASE("a converged guest plans nothing") {
+  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
+  auto policy = movies_policy();
+  auto fstab = o.guest->fstab;
+  REQUIRE(fstab.set_entry(desired_fstab_entry(policy), {policy.name, policy.mount.reason}).value());
+  o.guest->fstab_content = fstab.print();
+  o.guest->fstab = pw::guest::FstabFile::parse(o.guest->fstab_content);
+  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
+  o.guest->mounts.push_back(nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies",
+                                      "rw,vers=3,nconnect=8,addr=198.51.100.2,mountaddr=198.51.100.2"));
+  auto p = plan_policy(policy, o, context());
+  INFO(render_plan(one(p)));
+  CHECK(p.state == PolicyState::converged);
+  CHECK(p.steps.empty());
+  CHECK(p.blockers.empty());
+}
+
+TEST_CASE("a trunked mount (addr= of the old address) is not converged") {
+  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
+  auto policy = movies_policy("[vers=4.2, _netdev]");
+  auto fstab = o.guest->fstab;
+  REQUIRE(fstab.set_entry(desired_fstab_entry(policy), {policy.name, policy.mount.reason}).value());
+  o.guest->fstab_content = fstab.print();
+  o.guest->fstab = pw::guest::FstabFile::parse(o.guest->fstab_content);
+  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
+  // The device column says the new address; addr= tells the truth.
+  o.guest->mounts.push_back(nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies", "rw,vers=4.2,addr=192.0.2.2"));
+  auto p = plan_policy(policy, o, context());
+  REQUIRE(p.state == PolicyState::changes);
+  const auto* fs = find_step<ChangeFstab>(p);
+  REQUIRE(fs != nullptr);
+  CHECK_FALSE(fs->writes_file());
+  REQUIRE(fs->inverse_activations.size() == 1);
+  CHECK(fs->inverse_activations[0].mount);
+}
+
+TEST_CASE("disruptive steps need permission and the window") {
+  SECTION("restart not allowed") {
+    auto p = plan_policy(movies_policy("[vers=3, nconnect=8, _netdev]", false), seed_observation(), context());
+    REQUIRE(p.state == PolicyState::precondition_failed);
+    REQUIRE(p.blockers.size() == 1);
+    CHECK(p.blockers[0].find("spec.restart.allowed at movies.yaml:") != std::string::npos);
+    CHECK(p.steps.empty());
+  }
+  SECTION("outside the window") {
+    auto p = plan_policy(movies_policy("[vers=3]", true, "Sun 04:00-05:00"), seed_observation(), context());
+    REQUIRE(p.state == PolicyState::precondition_failed);
+    CHECK(p.blockers[0].find("outside the restart window 'Sun 04:00-05:00'") != std::string::npos);
+  }
+}
+
+TEST_CASE("hot-plug off: the queues change waits for a restart through the API") {
+  auto o = seed_observation();
+  o.vm->config.entries.push_back({"hotplug", "disk,usb"});
+  auto p = plan_policy(movies_policy(), o, context());
+  REQUIRE(p.state == PolicyState::changes);
+  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "restart-vm", "set-channels", "change-fstab", "verify"});
+  CHECK_FALSE(find_step<SetNic>(p)->hotplug);
+}
+
+TEST_CASE("pending changes") {
+  SECTION("our queues value already pending: only the restart is planned") {
+    auto o = seed_observation();
+    o.vm->pending.items = {{"net1", "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1",
+                            "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8", 0}};
+    auto p = plan_policy(movies_policy(), o, context());
+    REQUIRE(p.state == PolicyState::changes);
+    CHECK(kinds(p) == std::vector<std::string>{"restart-vm", "set-channels", "change-fstab", "verify"});
+  }
+  SECTION("someone else's pending change blocks") {
+    auto o = seed_observation();
+    o.vm->pending.items = {{"net1", "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1",
+                            "virtio=BC:24:11:00:00:02,bridge=vmbr2,firewall=1", 0}};
+    auto p = plan_policy(movies_policy(), o, context());
+    CHECK(p.state == PolicyState::precondition_failed);
+  }
+  SECTION("a restart would apply other pending keys: blocked") {
+    auto o = seed_observation();
+    o.vm->config.entries.push_back({"hotplug", "0"});
+    o.vm->pending.items = {{"memory", "2048", "4096", 0}};
+    auto p = plan_policy(movies_policy(), o, context());
+    REQUIRE(p.state == PolicyState::precondition_failed);
+    CHECK(p.blockers[0].find("memory") != std::string::npos);
+  }
+}
+
+TEST_CASE("preconditions") {
+  SECTION("locked VM") {
+    auto o = seed_observation();
+    o.vm->status.lock = "backup";
+    CHECK(plan_policy(movies_policy(), o, context()).blockers.at(0).find("locked (backup)") != std::string::npos);
+  }
+  SECTION("stopped VM") {
+    auto o = seed_observation();
+    o.vm->status.status = "stopped";
+    CHECK(plan_policy(movies_policy(), o, context()).state == PolicyState::precondition_failed);
+  }
+  SECTION("no guest interface with the NIC's MAC") {
+    auto o = seed_observation();
+    o.guest->interfaces.pop_back();
+    auto p = plan_policy(movies_policy(), o, context());
+    REQUIRE(p.state == PolicyState::precondition_failed);
+    CHECK(p.blockers.at(0).find("bc:24:11:00:00:02") != std::string::npos);
+  }
+  SECTION("non-virtio NIC cannot take queues") {
+    auto p = plan_policy(movies_policy(), seed_observation("e1000=BC:24:11:00:00:02,bridge=vmbr1"), context());
+    REQUIRE(p.state == PolicyState::precondition_failed);
+  }
+  SECTION("unreachable guest") {
+    auto o = seed_observation();
+    o.guest.reset();
+    o.guest_error = pw::Error{"unreachable: ssh timed out", "media-vm", {}};
+    auto p = plan_policy(movies_policy(), o, context());
+    REQUIRE(p.state == PolicyState::precondition_failed);
+    CHECK(p.blockers.at(0).find("ssh timed out") != std::string::npos);
+  }
+}
+
+TEST_CASE("changing nconnect re-makes every mount sharing the NFS client, the policy's first") {
+  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
+  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
+  o.guest->mounts.push_back(
+      nfs_mount("198.51.100.2:/srv/nas/music", "/mnt/music", "rw,vers=3,addr=198.51.100.2,mountaddr=198.51.100.2"));
+  auto p = plan_policy(movies_policy(), o, context());
+  const auto* fs = find_step<ChangeFstab>(p);
+  REQUIRE(fs != nullptr);
+  REQUIRE(fs->activations.size() == 2);
+  CHECK(fs->activations[0].path == "/mnt/movies");
+  CHECK(fs->activations[1].path == "/mnt/music");
+  CHECK(fs->activations[1].options == std::vector<std::string>{"vers=3"});
+}
+
+TEST_CASE("queues already right but the guest runs fewer channels: only ethtool") {
+  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
+  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 2, 8);
+  auto p = plan_policy(movies_policy(), o, context());
+  const auto* ch = find_step<SetChannels>(p);
+  REQUIRE(ch != nullptr);
+  CHECK(ch->from == 2);
+  CHECK(ch->to == 8);
+  CHECK(find_step<SetNic>(p) == nullptr);
+}
+
+TEST_CASE("the rendered plan shows the diff") {
+  auto p = plan_policy(movies_policy(), seed_observation(), context());
+  Plan plan = one(p, "abc");
+  const auto text = render_plan(plan);
+  CHECK(text.find("- net1: virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1") != std::string::npos);
+  CHECK(text.find("+ net1: virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8") != std::string::npos);
+  CHECK(text.find("+ 198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0") != std::string::npos);
+  CHECK(text.find("\033[") == std::string::npos);
+  CHECK(render_plan(plan, {.colour = true}).find("\033[") != std::string::npos);
+  CHECK(text.find("1 to change, 0 blocked, 0 converged") != std::string::npos);
+}
