@@ -131,6 +131,25 @@ TEST_CASE("lab: max_connect=2 splits the bytes across both links: wrong path, tr
   CHECK(mentions(r.diagnosis->evidence, "link2 (intended) received"));
 }
 
+TEST_CASE("traffic split across NICs: the intended share decides") {
+  struct Row { double link2_share; Verdict verdict; };
+  const Row rows[] = {
+      {1.004, Verdict::verified},    {0.95, Verdict::verified},     {0.92, Verdict::verified},
+      {0.85, Verdict::wrong_path},   {0.50, Verdict::wrong_path},   {0.0, Verdict::wrong_path},
+  };
+  const double p = static_cast<double>(lab::kProbe64MiB) * 1.004;  // NFS overhead on the wire
+  for (const auto& row : rows) {
+    INFO("link2 share " << row.link2_share);
+    const auto on2 = static_cast<std::uint64_t>(p * row.link2_share);
+    const auto on1 = static_cast<std::uint64_t>(p * 1.004) - on2;
+    const auto m = lab::measure({lab::link1(on1), lab::link2(on2), lab::mgmt()}, lab::kProbe64MiB);
+    const auto r = verify_path(lab::input(lab::movies_via_link2(), lab::clean_evidence(), m));
+    CHECK(r.verdict == row.verdict);
+    CHECK(*r.intended_share == Approx(row.link2_share * 1.004).epsilon(0.001));
+    CHECK(r.diagnosis.has_value() == (row.verdict == Verdict::wrong_path));
+  }
+}
+
 TEST_CASE("misrouted: addr= is right, but the route sends the connection out of link1") {
   auto e = lab::clean_evidence();
   // A /32 route for B's address through link1: the connection leaves from link1's address.
