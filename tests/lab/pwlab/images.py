@@ -1,0 +1,425 @@
+"""Lab images, built from Debian packages only and cached outside the repo.
+
+The cache key hashes this recipe (this file, the initramfs scripts, the values baked into the
+guest) and the versions of the packages taken from apt, so a changed recipe or a new kernel in the
+mirror builds a new set; a missing set is rebuilt. Layout of CACHE_ROOT/<key>/:
+  vmlinuz, initrd-boot.img (guest: storage drivers, then systemd from the disk),
+  initrd-nas.img (the knfsd NAS, whole system in RAM), guest-root.img (raw ext4, debootstrap),
+  ssh/id_ed25519{,.pub} (lab key), ssh/guest_host_ed25519.pub (pinned host key), manifest.json.
+"""
+import fcntl
+import glob
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import time
+
+from . import topology as topo
+from .common import LabError, log, output, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LAB_DIR = os.path.dirname(HERE)
+
+SUITE = "bookworm"
+GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",
+                  "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping")
+GUEST_MODULES = ("virtio_pci", "virtio_blk", "virtio_net", "ext4", "nfs", "nfsv3", "nfsv4",
+                 "button", "virtio_rng")
+BOOT_MODULES = ("virtio_pci", "virtio_blk", "ext4")
+NAS_MODULES = ("virtio_pci", "virtio_net", "nfsd")
+NAS_TOOLS = ("/usr/sbin/rpc.nfsd", "/usr/sbin/rpc.mountd", "/usr/sbin/exportfs")
+GUEST_DISK_SIZE = "2G"
+ARTIFACTS = ("vmlinuz", "initrd-boot.img", "initrd-nas.img", "guest-root.img",
+             "ssh/id_ed25519", "ssh/id_ed25519.pub", "ssh/guest_host_ed25519.pub", "manifest.json")
+
+
+class ImageSet:
+    def __init__(self, directory: str):
+        self.dir = directory
+        with open(os.path.join(directory, "manifest.json")) as f:
+            self.manifest = json.load(f)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir, name)
+
+    @property
+    def kernel(self): return self.path("vmlinuz")
+    @property
+    def initrd_boot(self): return self.path("initrd-boot.img")
+    @property
+    def initrd_nas(self): return self.path("initrd-nas.img")
+    @property
+    def guest_root(self): return self.path("guest-root.img")
+    @property
+    def ssh_key(self): return self.path("ssh/id_ed25519")
+
+    def guest_host_key(self) -> str:
+        with open(self.path("ssh/guest_host_ed25519.pub")) as f:
+            return " ".join(f.read().split()[:2])
+
+
+# ---------------------------------------------------------------------------------------------
+# What apt already uses
+
+def debian_mirror() -> str:
+    """The Debian mirror apt on this machine uses for SUITE (deb822 or one-line sources)."""
+    files = sorted(glob.glob("/etc/apt/sources.list.d/*.sources")) + \
+        sorted(glob.glob("/etc/apt/sources.list.d/*.list")) + ["/etc/apt/sources.list"]
+    for path in files:
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue
+        if path.endswith(".sources"):
+            for stanza in re.split(r"\n\s*\n", text):
+                fields = {}
+                for line in stanza.splitlines():
+                    m = re.match(r"^([A-Za-z-]+):\s*(.*)$", line)
+                    if m and not line.startswith("#"):
+                        fields[m.group(1).lower()] = m.group(2).split()
+                if (SUITE in fields.get("suites", []) and "main" in fields.get("components", [])
+                        and "deb" in fields.get("types", []) and fields.get("uris")
+                        and fields.get("enabled", ["yes"])[0] != "no"):
+                    return fields["uris"][0]
+        else:
+            for line in text.splitlines():
+                parts = re.sub(r"\[[^]]*\]", "", line.split("#", 1)[0]).split()
+                if len(parts) >= 4 and parts[0] == "deb" and parts[2] == SUITE and "main" in parts[3:]:
+                    return parts[1]
+    raise LabError(f"no apt source for Debian {SUITE} main in /etc/apt/sources.list(.d): "
+                   "the lab builds its images from the mirror apt uses")
+
+
+def _apt_cache(args: list) -> str:
+    return output(["apt-cache"] + args, check=False)
+
+
+def _ensure_apt_lists() -> None:
+    if not _apt_cache(["show", "--no-all-versions", "nfs-kernel-server"]).strip():
+        log("apt lists are empty: apt-get update")
+        run(["apt-get", "update", "-qq"], what="apt-get update")
+
+
+def _package_version(pkg: str) -> str:
+    text = _apt_cache(["show", "--no-all-versions", pkg])
+    m = re.search(r"^Version: (\S+)", text, re.M)
+    if not m:
+        raise LabError(f"apt knows no package {pkg}: run apt-get update")
+    return m.group(1)
+
+
+def _kernel_package() -> str:
+    text = _apt_cache(["depends", "linux-image-amd64"])
+    m = re.search(r"Depends: (linux-image-\S+-amd64)", text)
+    if not m:
+        raise LabError("apt cannot resolve linux-image-amd64 to a kernel package: run apt-get update")
+    return m.group(1)
+
+
+def package_pins() -> dict:
+    _ensure_apt_lists()
+    kernel = _kernel_package()
+    return {pkg: _package_version(pkg) for pkg in (kernel, "nfs-kernel-server", "busybox-static")} | \
+        {"_kernel": kernel}
+
+
+# ---------------------------------------------------------------------------------------------
+# The recipe key
+
+def _guest_files(kver: str) -> dict:
+    """Files written into the guest root (path -> content); part of the recipe key."""
+    files = {
+        "/etc/hostname": f"{topo.GUEST_HOSTNAME}\n",
+        "/etc/hosts": f"127.0.0.1\tlocalhost\n127.0.1.1\t{topo.GUEST_HOSTNAME}\n",
+        "/etc/fstab": "# <file system> <mount point> <type> <options> <dump> <pass>\n"
+                      "/dev/vda / ext4 errors=remount-ro 0 1\n",
+        "/etc/resolv.conf": "# the lab has no DNS\n",
+        "/etc/ssh/sshd_config.d/pwlab.conf":
+            "# pathwarden lab: key-only root login, one pinned host key, no DNS lookups\n"
+            "HostKey /etc/ssh/ssh_host_ed25519_key\nPermitRootLogin prohibit-password\n"
+            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUseDNS no\n",
+        "/etc/systemd/journald.conf.d/pwlab.conf": "[Journal]\nStorage=volatile\n",
+        # Scenario routes (proto static) must survive a NIC being re-plugged.
+        "/etc/systemd/networkd.conf.d/pwlab.conf":
+            "[Network]\nManageForeignRoutes=no\nManageForeignRoutingPolicyRules=no\n",
+    }
+    for name, mac in topo.GUEST_MACS.items():
+        files[f"/etc/systemd/network/10-{name}.link"] = \
+            f"[Match]\nMACAddress={mac.lower()}\n\n[Link]\nName={name}\n"
+    nets = [(link["name"], f"{link['guest']}/{link['prefix']}") for link in topo.LINKS]
+    nets.append(("mgmt", f"{topo.GUEST_MGMT_ADDR}/{topo.MGMT_PREFIX}"))
+    for name, addr in nets:
+        # No link-local, LLDP or IPv6: an idle link must show 0 bytes.
+        files[f"/etc/systemd/network/20-{name}.network"] = (
+            f"[Match]\nName={name}\n\n[Link]\nRequiredForOnline=no\n\n[Network]\nAddress={addr}\n"
+            "LinkLocalAddressing=no\nIPv6AcceptRA=no\nLLDP=no\nEmitLLDP=no\nConfigureWithoutCarrier=yes\n")
+    return files
+
+
+def recipe_key(pins: dict, mirror: str) -> str:
+    h = hashlib.sha256()
+    for path in [__file__] + sorted(glob.glob(os.path.join(LAB_DIR, "initramfs", "*"))):
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + b"\0" + f.read())
+    h.update(json.dumps({"pins": pins, "mirror": mirror, "suite": SUITE,
+                         "guest_files": _guest_files("KVER"), "packages": GUEST_PACKAGES},
+                        sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------------------------
+# Building
+
+def _apt_download(pkgs: list, dest: str) -> None:
+    cmd = ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root"] + pkgs
+    if run(cmd, cwd=dest, check=False, capture=True).returncode != 0:
+        log("apt-get download failed; apt-get update and retry")
+        run(["apt-get", "update", "-qq"], what="apt-get update")
+        run(cmd, cwd=dest, capture=True, what="apt-get download " + " ".join(pkgs))
+
+
+def _deb(dl: str, pkg: str) -> str:
+    found = glob.glob(os.path.join(dl, f"{pkg}_*.deb"))
+    if len(found) != 1:
+        raise LabError(f"expected one downloaded {pkg} package in {dl}, found {len(found)}")
+    return found[0]
+
+
+def _module_closure(kernel_root: str, kver: str, modules) -> list:
+    """insmod order (paths relative to kernel_root) for modules and their dependencies."""
+    order = []
+    for mod in modules:
+        text = output(["modprobe", "-d", kernel_root, "-S", kver, "--show-depends", mod],
+                      what=f"modprobe --show-depends {mod}")
+        for line in text.splitlines():
+            parts = line.split()
+            if parts and parts[0] == "insmod":
+                rel = os.path.relpath(parts[1], kernel_root)
+                if rel not in order:
+                    order.append(rel)
+    return order
+
+
+def _copy_modules(kernel_root: str, rels: list, dest_root: str) -> None:
+    for rel in rels:
+        dst = os.path.join(dest_root, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(os.path.join(kernel_root, rel), dst)
+
+
+def _busybox_tree(dl: str, tree: str) -> None:
+    bb = os.path.join(tree, "..", "busybox-pkg")
+    run(["dpkg", "-x", _deb(dl, "busybox-static"), bb])
+    os.makedirs(os.path.join(tree, "bin"), exist_ok=True)
+    shutil.copy2(os.path.join(bb, "bin", "busybox"), os.path.join(tree, "bin", "busybox"))
+    for d in ("dev", "proc", "sys", "run", "tmp", "etc"):
+        os.makedirs(os.path.join(tree, d), exist_ok=True)
+
+
+def _write_cpio(tree: str, out_path: str) -> None:
+    with open(out_path, "wb") as out:
+        find = subprocess.Popen(["find", ".", "-print0"], cwd=tree, stdout=subprocess.PIPE)
+        cpio = subprocess.Popen(["cpio", "--null", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
+                                cwd=tree, stdin=find.stdout, stdout=subprocess.PIPE)
+        gz = subprocess.Popen(["gzip", "-1"], stdin=cpio.stdout, stdout=out)
+        find.stdout.close()
+        cpio.stdout.close()
+        if gz.wait() or cpio.wait() or find.wait():
+            raise LabError(f"packing {out_path} failed")
+
+
+def _initramfs(kernel_root: str, kver: str, dl: str, work: str, name: str, init_script: str,
+               modules, extra=None) -> str:
+    tree = os.path.join(work, name + "-tree")
+    os.makedirs(tree)
+    _busybox_tree(dl, tree)
+    order = _module_closure(kernel_root, kver, modules)
+    _copy_modules(kernel_root, order, tree)
+    with open(os.path.join(tree, "modules.list"), "w") as f:
+        f.write("".join(rel + "\n" for rel in order))
+    shutil.copy2(os.path.join(LAB_DIR, "initramfs", init_script), os.path.join(tree, "init"))
+    os.chmod(os.path.join(tree, "init"), 0o755)
+    if extra:
+        extra(tree)
+    out = os.path.join(work, "out", name + ".img")
+    _write_cpio(tree, out)
+    return out
+
+
+def _nas_payload(root: str, dl: str, work: str):
+    """knfsd userspace from nfs-kernel-server, rpcbind and their libraries from the guest root."""
+    nks = os.path.join(work, "nfs-kernel-server")
+    run(["dpkg", "-x", _deb(dl, "nfs-kernel-server"), nks])
+
+    def extra(tree: str) -> None:
+        staging = os.path.join(root, "tmp", "pwlab-nas")
+        os.makedirs(staging, exist_ok=True)
+        bins = {os.path.join(nks, p.lstrip("/")): p for p in NAS_TOOLS}
+        bins[os.path.join(root, "usr/sbin/rpcbind")] = "/usr/sbin/rpcbind"
+        libs = set()
+        for src, dst in bins.items():
+            shutil.copy2(src, os.path.join(staging, os.path.basename(dst)))
+            text = output(["chroot", root, "ldd", "/tmp/pwlab-nas/" + os.path.basename(dst)],
+                          what=f"ldd {dst}")
+            if "not found" in text:
+                raise LabError(f"the NAS's {dst} needs a library the guest root lacks:\n{text}")
+            for m in re.finditer(r"(?:=>\s*)?(/\S+)\s+\(0x", text):
+                libs.add(m.group(1))
+            target = os.path.join(tree, dst.lstrip("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(src, target)
+        shutil.rmtree(staging)
+        for lib in libs:
+            target = os.path.join(tree, lib.lstrip("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(os.path.realpath(os.path.join(root, lib.lstrip("/"))), target)
+            os.chmod(target, 0o755)
+        for etc in ("netconfig", "services", "protocols", "rpc"):
+            shutil.copy2(os.path.join(root, "etc", etc), os.path.join(tree, "etc", etc))
+        files = {
+            "etc/passwd": "root:x:0:0:root:/root:/bin/sh\n_rpc:x:100:65534::/run/rpcbind:/bin/false\n"
+                          "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+            "etc/group": "root:x:0:\nnogroup:x:65534:\n",
+            "etc/nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+            "etc/hosts": f"127.0.0.1\tlocalhost\n127.0.1.1\t{topo.NAS_HOSTNAME}\n",
+        }
+        for rel, text in files.items():
+            with open(os.path.join(tree, rel), "w") as f:
+                f.write(text)
+    return extra
+
+
+def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) -> None:
+    for path, text in _guest_files(kver).items():
+        full = os.path.join(root, path.lstrip("/"))
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        if os.path.islink(full):
+            os.unlink(full)
+        with open(full, "w") as f:
+            f.write(text)
+    # A fixed machine-id: no first-boot presets re-enabling what the lab turned off.
+    with open(os.path.join(root, "etc/machine-id"), "w") as f:
+        f.write(secrets.token_hex(16) + "\n")
+    run(["chroot", root, "systemctl", "enable", "systemd-networkd.service"], what="enable networkd")
+    run(["chroot", root, "systemctl", "mask", "systemd-networkd-wait-online.service",
+         "apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer",
+         "getty@tty1.service"], what="mask units")
+    # Modules the guest loads itself (udev, mount.nfs): the closure of GUEST_MODULES.
+    mods_root = os.path.join(root, "usr/lib/modules", kver)
+    _copy_modules(kernel_root, _module_closure(kernel_root, kver, GUEST_MODULES), os.path.join(root, "usr"))
+    for meta in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
+        shutil.copy2(os.path.join(kernel_root, "lib/modules", kver, meta), os.path.join(mods_root, meta))
+    run(["depmod", "-b", os.path.join(root, "usr"), kver], what="depmod (guest)")
+    # SSH: the lab key may log in as root; one ed25519 host key, pinned by the controller.
+    for old in glob.glob(os.path.join(root, "etc/ssh/ssh_host_*")):
+        os.unlink(old)
+    host_key = os.path.join(root, "etc/ssh/ssh_host_ed25519_key")
+    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"root@{topo.GUEST_HOSTNAME}", "-f", host_key])
+    shutil.copy2(host_key + ".pub", os.path.join(ssh_dir, "guest_host_ed25519.pub"))
+    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pathwarden-lab",
+         "-f", os.path.join(ssh_dir, "id_ed25519")])
+    auth = os.path.join(root, "root/.ssh")
+    os.makedirs(auth, mode=0o700, exist_ok=True)
+    shutil.copy2(os.path.join(ssh_dir, "id_ed25519.pub"), os.path.join(auth, "authorized_keys"))
+    os.chmod(os.path.join(auth, "authorized_keys"), 0o600)
+
+
+def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
+    work = os.path.join(topo.CACHE_ROOT, f".build-{key}-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    out = os.path.join(work, "out")
+    dl = os.path.join(work, "dl")
+    for d in (out, dl, os.path.join(out, "ssh")):
+        os.makedirs(d)
+    os.chmod(os.path.join(out, "ssh"), 0o700)
+    timings = {}
+    t0 = time.monotonic()
+    try:
+        kernel_pkg = pins["_kernel"]
+        kver = kernel_pkg[len("linux-image-"):]
+        log(f"downloading {kernel_pkg}, nfs-kernel-server, busybox-static with apt-get download")
+        _apt_download([kernel_pkg, "nfs-kernel-server", "busybox-static"], dl)
+        kernel_root = os.path.join(work, "kernel")
+        run(["dpkg", "-x", _deb(dl, kernel_pkg), kernel_root], what=f"dpkg -x {kernel_pkg}")
+        # Merged /usr in bookworm: modules may sit under lib/ or usr/lib/.
+        if not os.path.isdir(os.path.join(kernel_root, "lib/modules", kver)):
+            os.symlink("usr/lib", os.path.join(kernel_root, "lib"))
+        run(["depmod", "-b", kernel_root, kver], what="depmod (kernel)")
+        shutil.copy2(os.path.join(kernel_root, "boot", f"vmlinuz-{kver}"), os.path.join(out, "vmlinuz"))
+        timings["kernel_s"] = round(time.monotonic() - t0, 1)
+
+        t1 = time.monotonic()
+        root = os.path.join(work, "root")
+        log(f"debootstrap {SUITE} from {mirror} (about a minute or two)")
+        proc = run(["debootstrap", "--variant=minbase", "--include=" + ",".join(GUEST_PACKAGES),
+                    SUITE, root, mirror], check=False, capture=True)
+        if proc.returncode != 0:
+            tail = ""
+            try:
+                with open(os.path.join(root, "debootstrap/debootstrap.log")) as f:
+                    tail = "".join(f.readlines()[-5:])
+            except OSError:
+                tail = proc.stderr[-800:]
+            raise LabError(f"debootstrap failed (exit {proc.returncode}):\n{tail}")
+        timings["debootstrap_s"] = round(time.monotonic() - t1, 1)
+
+        t2 = time.monotonic()
+        _configure_guest_root(root, kernel_root, kver, os.path.join(out, "ssh"))
+        _initramfs(kernel_root, kver, dl, work, "initrd-boot", "boot-init", BOOT_MODULES)
+        _initramfs(kernel_root, kver, dl, work, "initrd-nas", "nas-init", NAS_MODULES,
+                   _nas_payload(root, dl, work))
+        img = os.path.join(out, "guest-root.img")
+        run(["truncate", "-s", GUEST_DISK_SIZE, img])
+        run(["mkfs.ext4", "-q", "-F", "-L", "pwlab-root", "-d", root, img], what="mkfs.ext4 -d")
+        timings["images_s"] = round(time.monotonic() - t2, 1)
+        timings["total_s"] = round(time.monotonic() - t0, 1)
+        manifest = {"key": key, "kernel_release": kver, "packages": pins, "mirror": mirror,
+                    "suite": SUITE, "guest_packages": list(GUEST_PACKAGES),
+                    "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "timings": timings}
+        with open(os.path.join(out, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=2)
+        os.rename(out, final_dir)
+        log(f"images built in {timings['total_s']} s: {final_dir}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _complete(directory: str) -> bool:
+    return all(os.path.exists(os.path.join(directory, a)) for a in ARTIFACTS)
+
+
+def ensure_images(rebuild: bool = False) -> ImageSet:
+    """The image set for the current recipe, built when missing (serialised by a lock)."""
+    os.makedirs(topo.CACHE_ROOT, mode=0o700, exist_ok=True)
+    mirror = debian_mirror()
+    pins = package_pins()
+    key = recipe_key(pins, mirror)
+    final_dir = os.path.join(topo.CACHE_ROOT, key)
+    with open(os.path.join(topo.CACHE_ROOT, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if rebuild or not _complete(final_dir):
+            shutil.rmtree(final_dir, ignore_errors=True)
+            log(f"building lab images (recipe {key}) into {final_dir}")
+            _build(key, pins, mirror, final_dir)
+        os.utime(final_dir)
+        _prune(keep=final_dir)
+    return ImageSet(final_dir)
+
+
+def _prune(keep: str, max_age_days: float = 14) -> None:
+    """Removes image sets of other recipes unused for max_age_days (and stale build dirs)."""
+    now = time.time()
+    for d in glob.glob(os.path.join(topo.CACHE_ROOT, "*")) + glob.glob(os.path.join(topo.CACHE_ROOT, ".build-*")):
+        if d == keep or not os.path.isdir(d):
+            continue
+        if now - os.path.getmtime(d) > max_age_days * 86400 or os.path.basename(d).startswith(".build-"):
+            if os.path.basename(d).startswith(".build-"):
+                pid = d.rsplit("-", 1)[-1]
+                if pid.isdigit() and os.path.exists(f"/proc/{pid}"):
+                    continue
+            shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,347 @@
+"""Bringing the lab up and down, and talking to its guest."""
+import fcntl
+import glob
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from . import images, pvesim, topology as topo
+from .common import LabError, log, netns_cmd, output, pid_alive, pid_cmdline, run, wait_until
+from .qemu import Vm
+
+LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOOK = os.path.join(LAB_DIR, "vm-hook")
+GUEST_HELPER = os.path.join(LAB_DIR, "guest", "pwlab_guest.py")
+BOOT_TIMEOUT = float(os.environ.get("PW_LAB_BOOT_TIMEOUT", "600"))
+KVM_PROBE_TIMEOUT = 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Accelerator
+
+def _kvm_device_opens() -> bool:
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return fcntl.ioctl(fd, 0xAE00) == 12  # KVM_GET_API_VERSION
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def kvm_usable(kernel: str) -> bool:
+    """True when a KVM guest really runs: /dev/kvm can exist while guests never get past the
+    kernel decompressor (nested virtualisation without VMX), so boot the lab kernel with no root
+    and wait for its panic. The answer is cached per machine boot."""
+    if not _kvm_device_opens():
+        return False
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot_id = f.read().strip()
+    cache = os.path.join(topo.CACHE_ROOT, "kvm-probe.json")
+    try:
+        with open(cache) as f:
+            known = json.load(f)
+        if known.get("boot_id") == boot_id:
+            return known["usable"]
+    except (OSError, ValueError, KeyError):
+        pass
+    cmd = ["qemu-system-x86_64", "-accel", "kvm", "-cpu", "host", "-machine", "q35", "-m", "256",
+           "-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
+           "-kernel", kernel, "-append", "console=ttyS0 panic=-1 loglevel=1"]
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=KVM_PROBE_TIMEOUT)
+        usable = b"Kernel panic" in proc.stdout
+    except subprocess.TimeoutExpired:
+        usable = False
+    log(f"KVM probe: {'guests run' if usable else 'guests do not run'} ({time.monotonic() - t0:.1f} s)")
+    with open(cache, "w") as f:
+        json.dump({"boot_id": boot_id, "usable": usable}, f)
+    return usable
+
+
+def choose_accel(kernel: str) -> str:
+    forced = os.environ.get("PW_LAB_ACCEL", "")
+    if forced in ("kvm", "tcg"):
+        if forced == "kvm" and not kvm_usable(kernel):
+            raise LabError("PW_LAB_ACCEL=kvm but /dev/kvm is not usable here")
+        return forced
+    if forced:
+        raise LabError(f"PW_LAB_ACCEL={forced}: expected kvm or tcg")
+    return "kvm" if kvm_usable(kernel) else "tcg"
+
+
+# ---------------------------------------------------------------------------------------------
+# Network: the switch namespace
+
+def _link_exists(name: str, ns: str = None) -> bool:
+    cmd = ["ip"] + (["-n", ns] if ns else []) + ["link", "show", name]
+    return subprocess.run(cmd, capture_output=True).returncode == 0
+
+
+def netns_exists() -> bool:
+    return os.path.exists(f"/run/netns/{topo.NETNS}")
+
+
+def create_switch() -> None:
+    ns = topo.NETNS
+    run(["ip", "netns", "add", ns])
+    run(netns_cmd(ns, ["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                       "net.ipv6.conf.default.disable_ipv6=1"]), check=False)
+    run(["ip", "-n", ns, "link", "set", "lo", "up"])
+    for br in topo.BRIDGES:
+        run(["ip", "-n", ns, "link", "add", br, "type", "bridge", "stp_state", "0",
+             "forward_delay", "0", "mcast_snooping", "0"])
+        run(["ip", "-n", ns, "link", "set", br, "up"])
+    # The controller reaches the guest's management address through this veth (203.0.113.0/28 only).
+    run(["ip", "link", "add", topo.MGMT_VETH_HOST, "type", "veth", "peer", "name", topo.MGMT_VETH_SWITCH,
+         "netns", ns])
+    if os.path.exists(f"/proc/sys/net/ipv6/conf/{topo.MGMT_VETH_HOST}"):
+        run(["sysctl", "-q", "-w", f"net.ipv6.conf.{topo.MGMT_VETH_HOST}.disable_ipv6=1"])
+    run(["ip", "addr", "add", f"{topo.MGMT_HOST_ADDR}/{topo.MGMT_PREFIX}", "dev", topo.MGMT_VETH_HOST])
+    run(["ip", "link", "set", topo.MGMT_VETH_HOST, "up"])
+    run(["ip", "-n", ns, "link", "set", topo.MGMT_VETH_SWITCH, "master", topo.BRIDGE_MGMT, "up"])
+
+
+def delete_switch() -> None:
+    if netns_exists():
+        run(["ip", "netns", "del", topo.NETNS], check=False)
+    if _link_exists(topo.MGMT_VETH_HOST):
+        run(["ip", "link", "del", topo.MGMT_VETH_HOST], check=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Files the controller uses: SSH config, known_hosts, Ansible inventory
+
+def write_access_files(imgs: images.ImageSet) -> None:
+    ssh_dir = topo.run_path("ssh")
+    os.makedirs(ssh_dir, mode=0o700, exist_ok=True)
+    key = os.path.join(ssh_dir, "id_ed25519")
+    shutil.copy2(imgs.ssh_key, key)
+    os.chmod(key, 0o600)
+    known = os.path.join(ssh_dir, "known_hosts")
+    with open(known, "w") as f:
+        f.write(f"{topo.GUEST_NAME},{topo.GUEST_MGMT_ADDR} {imgs.guest_host_key()}\n")
+    opts = {"HostName": topo.GUEST_MGMT_ADDR, "User": "root", "IdentityFile": key,
+            "IdentitiesOnly": "yes", "UserKnownHostsFile": known, "GlobalKnownHostsFile": "/dev/null",
+            "StrictHostKeyChecking": "yes", "HostKeyAlias": topo.GUEST_NAME, "ConnectTimeout": "5",
+            "ServerAliveInterval": "5", "ServerAliveCountMax": "6", "BatchMode": "yes", "LogLevel": "ERROR"}
+    with open(os.path.join(ssh_dir, "config"), "w") as f:
+        f.write(f"Host {topo.GUEST_NAME}\n" + "".join(f"  {k} {v}\n" for k, v in opts.items()))
+    common = (f"-o UserKnownHostsFile={known} -o GlobalKnownHostsFile=/dev/null "
+              f"-o StrictHostKeyChecking=yes -o HostKeyAlias={topo.GUEST_NAME} -o IdentitiesOnly=yes")
+    with open(topo.run_path("inventory.ini"), "w") as f:
+        f.write("# The lab guest for ansible-playbook -i (written by tests/lab/lab up).\n[lab]\n"
+                f"{topo.GUEST_NAME} ansible_host={topo.GUEST_MGMT_ADDR} ansible_user=root "
+                f"ansible_ssh_private_key_file={key} ansible_python_interpreter=/usr/bin/python3 "
+                f"ansible_ssh_common_args='{common}'\n")
+
+
+def ssh_command(args: list) -> list:
+    return ["ssh", "-F", topo.run_path("ssh", "config"), topo.GUEST_NAME] + args
+
+
+class Guest:
+    """The lab guest over SSH (pinned host key, lab key)."""
+
+    def run(self, command: str, check=True, timeout=120, input=None) -> subprocess.CompletedProcess:
+        proc = subprocess.run(ssh_command([command]), text=True, capture_output=True, timeout=timeout,
+                              input=input)
+        if check and proc.returncode != 0:
+            raise LabError(f"guest: `{command}` failed (exit {proc.returncode}): "
+                           f"{proc.stderr.strip() or proc.stdout.strip()[-300:]}")
+        return proc
+
+    def helper(self, *args: str, timeout=300) -> dict:
+        with open(GUEST_HELPER) as f:
+            script = f.read()
+        quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
+        proc = self.run(f"python3 - {quoted}", check=False, timeout=timeout, input=script)
+        try:
+            doc = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            raise LabError(f"guest helper {args[0]}: no result (exit {proc.returncode}): "
+                           f"{proc.stderr.strip()[-400:]}")
+        if "error" in doc:
+            raise LabError(f"guest helper {args[0]}: {doc['error']}")
+        return doc
+
+    def reachable(self) -> bool:
+        try:
+            return self.run("true", check=False, timeout=20).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+
+# ---------------------------------------------------------------------------------------------
+# up / down / status
+
+def _state_path() -> str:
+    return topo.run_path("lab.json")
+
+
+def read_state():
+    try:
+        with open(_state_path()) as f:
+            return json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _write_state(state: dict) -> None:
+    tmp = _state_path() + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(state, f, indent=2)
+    os.replace(tmp, _state_path())
+
+
+def nas_config(imgs: images.ImageSet) -> dict:
+    links = " ".join(f"pwnas.link={link['name']},{topo.NAS_MACS[link['name']]},{link['nas']}/{link['prefix']}"
+                     for link in topo.LINKS)
+    exports = " ".join(f"pwnas.export={e}" for e in topo.NAS_EXPORTS)
+    append = (f"console=ttyS0 ipv6.disable=1 panic=-1 loglevel=4 {links} {exports} "
+              f"pwnas.probe_mib={topo.PROBE_BYTES // (1024 * 1024)}")
+    return {"name": topo.NAS_HOSTNAME, "machine": "q35", "memory": "640", "cores": "1",
+            "args": f"-kernel {imgs.kernel} -initrd {imgs.initrd_nas} -append '{append}'",
+            "net0": f"virtio={topo.NAS_MACS['link1']},bridge={topo.BRIDGE_LINK1}",
+            "net1": f"virtio={topo.NAS_MACS['link2']},bridge={topo.BRIDGE_LINK2}"}
+
+
+def _console_tail(vm: Vm, lines=15) -> str:
+    try:
+        with open(vm.console, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return "(no console log)"
+
+
+def _wait_console(vm: Vm, marker: str, fatal: tuple, timeout: float, what: str) -> None:
+    def seen():
+        if not vm.running():
+            raise LabError(f"{what} stopped while booting; console:\n{_console_tail(vm)}")
+        try:
+            with open(vm.console, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return False
+        for bad in fatal:
+            if bad in text:
+                raise LabError(f"{what}: '{bad}' on the console:\n{_console_tail(vm)}")
+        return marker in text
+    if not wait_until(seen, timeout, 1):
+        raise LabError(f"{what} not ready within {timeout:.0f} s; console:\n{_console_tail(vm)}")
+
+
+def _lab_running(state: dict) -> bool:
+    return bool(state) and netns_exists() and Vm(topo.NAS_VMID).running() and \
+        Vm(topo.GUEST_VMID).running() and pvesim.healthy(state)
+
+
+def up(rebuild=False) -> dict:
+    state = read_state()
+    if not rebuild and _lab_running(state) and Guest().reachable():
+        log(f"lab already up (accel {state['accel']}, guest {topo.GUEST_MGMT_ADDR})")
+        return state
+    if state or netns_exists() or glob.glob(topo.run_path("vms", "*")):
+        log("cleaning up a partial lab first")
+        down()
+    t0 = time.monotonic()
+    imgs = images.ensure_images(rebuild=rebuild)
+    t_images = time.monotonic() - t0
+    accel = choose_accel(imgs.kernel)
+    log(f"accelerator: {accel}" + ("" if accel == "kvm" else " (software emulation; /dev/kvm not usable)"))
+    os.makedirs(topo.RUN_DIR, mode=0o700, exist_ok=True)
+    disk_dir = os.path.join(topo.storage_root(), "images", str(topo.GUEST_VMID))
+    os.makedirs(disk_dir, exist_ok=True)
+    disk = os.path.join(disk_dir, f"vm-{topo.GUEST_VMID}-disk-0.qcow2")
+    run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", imgs.guest_root, disk])
+    state = {"accel": accel, "netns": topo.NETNS, "bridges": list(topo.BRIDGES), "images": imgs.dir,
+             "kernel": imgs.kernel, "initrd": imgs.initrd_boot,
+             "append": "root=/dev/vda console=ttyS0 ipv6.disable=1 panic=10 loglevel=4",
+             "guest": {"vmid": topo.GUEST_VMID, "node": topo.GUEST_NODE, "name": topo.GUEST_NAME,
+                       "mgmt": topo.GUEST_MGMT_ADDR},
+             "ssh_config": topo.run_path("ssh", "config"), "inventory": topo.run_path("inventory.ini"),
+             "timings": {"images_s": round(t_images, 1)}}
+    _write_state(state)
+    write_access_files(imgs)
+    create_switch()
+    t1 = time.monotonic()
+    nas = Vm(topo.NAS_VMID)
+    nas.start(nas_config(imgs))
+    state["pvesim"] = pvesim.start_and_boot_guest(HOOK)
+    _write_state(state)
+    _wait_console(nas, "PWLAB-NAS READY", ("nas-init:", "Kernel panic"), BOOT_TIMEOUT, "NAS VM")
+    guest = Guest()
+    guest_vm = Vm(topo.GUEST_VMID)
+    if not wait_until(lambda: guest_vm.running() and guest.reachable(), BOOT_TIMEOUT, 2):
+        raise LabError(f"guest not reachable over SSH within {BOOT_TIMEOUT:.0f} s; console:\n"
+                       f"{_console_tail(guest_vm)}")
+    guest.run("systemctl is-system-running --wait >/dev/null || true", timeout=300)
+    state["timings"]["boot_s"] = round(time.monotonic() - t1, 1)
+    _write_state(state)
+    log(f"lab up in {time.monotonic() - t0:.0f} s (images {t_images:.0f} s, boot {state['timings']['boot_s']:.0f} s, "
+        f"accel {accel}); guest {topo.GUEST_NAME} at {topo.GUEST_MGMT_ADDR}")
+    return state
+
+
+def _lab_qemu_pids() -> list:
+    """QEMU processes started for this lab (their command line names our runtime directory)."""
+    pids = []
+    marker = topo.run_path("vms") + "/"
+    for d in glob.glob("/proc/[0-9]*"):
+        args = pid_cmdline(int(d[6:]))
+        if args and "qemu-system" in os.path.basename(args[0]) and any(marker in a for a in args):
+            pids.append(int(d[6:]))
+    return pids
+
+
+def down() -> list:
+    """Stops everything the lab started; returns what is still left (empty when clean)."""
+    state = read_state() or {}
+    pvesim.stop(state)
+    for d in glob.glob(topo.run_path("vms", "*")):
+        name = os.path.basename(d)
+        if name.isdigit():
+            Vm(int(name)).stop()
+    for pid in _lab_qemu_pids():
+        log(f"stopping leftover lab QEMU {pid}")
+        os.kill(pid, 9)
+        wait_until(lambda: not pid_alive(pid), 10, 0.2)
+    delete_switch()
+    shutil.rmtree(topo.RUN_DIR, ignore_errors=True)
+    return leftovers()
+
+
+def leftovers() -> list:
+    left = []
+    if netns_exists():
+        left.append(f"network namespace {topo.NETNS}")
+    if _link_exists(topo.MGMT_VETH_HOST):
+        left.append(f"link {topo.MGMT_VETH_HOST}")
+    left += [f"QEMU process {pid}" for pid in _lab_qemu_pids()]
+    left += [f"pvesim process {pid}" for pid in pvesim.leftover_pids()]
+    if os.path.exists(topo.RUN_DIR):
+        left.append(f"directory {topo.RUN_DIR}")
+    return left
+
+
+def status() -> dict:
+    state = read_state()
+    if not state:
+        return {"up": False, "leftovers": leftovers()}
+    ns = topo.NETNS
+    vms = {}
+    for vmid in (topo.NAS_VMID, topo.GUEST_VMID):
+        vm = Vm(vmid)
+        vms[str(vmid)] = {"running": vm.running(), "pid": vm.pid(), "console": vm.console}
+    taps = output(["ip", "-n", ns, "-br", "link", "show", "type", "tun"], check=False).split() \
+        if netns_exists() else []
+    return {"up": _lab_running(state), "accel": state["accel"], "netns": ns, "vms": vms,
+            "taps": [t for t in taps if t.startswith("tap")], "pvesim": state.get("pvesim"),
+            "ssh_config": state["ssh_config"], "inventory": state["inventory"],
+            "images": state["images"], "timings": state.get("timings")}

@@ -1,0 +1,49 @@
+"""The seed's situations as lab scenarios: data that later tests (reconcile) reuse.
+
+Each scenario resets the guest (no NFS mounts, no lab fstab entries, no lab routes), then sets up
+routes, fstab entries (each under a `# pwlab scenario NAME` line) and mounts. `probe` says which
+mount to read, which link the operator intends, and which link the bytes really take.
+"""
+from . import topology as topo
+
+L1, L2 = topo.LINK1, topo.LINK2
+MOVIES, BACKUP = topo.NAS_EXPORTS
+
+
+def _mount(link, export, path, options):
+    return {"server": link["nas"], "export": export, "path": path, "options": options}
+
+
+SCENARIOS = {
+    "trunk-trap": {
+        "summary": "a v4.2 mount through link1 exists; /mnt/movies mounted through link2's address "
+                   "rides link1 (NFSv4.1+ trunking reuses the known server's transport)",
+        "routes": [],
+        "mounts": [_mount(L1, BACKUP, "/mnt/backup", "vers=4.2"),
+                   _mount(L2, MOVIES, "/mnt/movies", "vers=4.2")],
+        "probe": {"path": "/mnt/movies", "intended_link": "link2", "actual_link": "link1",
+                  "mount_addr": L1["nas"]},
+    },
+    "clean-link2": {
+        "summary": "only /mnt/movies, through link2's address: the bytes take link2",
+        "routes": [],
+        "mounts": [_mount(L2, MOVIES, "/mnt/movies", "vers=4.2")],
+        "probe": {"path": "/mnt/movies", "intended_link": "link2", "actual_link": "link2",
+                  "mount_addr": L2["nas"]},
+    },
+    "misrouted-link2": {
+        "summary": "a host route sends link2's NAS address through link1: vers=3 mount of "
+                   "link2's address, every byte on link1",
+        "routes": [f"{L2['nas']}/32 dev link1 src {L1['guest']}"],
+        "mounts": [_mount(L2, MOVIES, "/mnt/movies", "vers=3")],
+        "probe": {"path": "/mnt/movies", "intended_link": "link2", "actual_link": "link1",
+                  "mount_addr": L2["nas"]},
+    },
+}
+
+
+def scenario(name: str) -> dict:
+    from .common import LabError
+    if name not in SCENARIOS:
+        raise LabError(f"unknown scenario '{name}' (one of: {', '.join(SCENARIOS)})")
+    return {"name": name} | SCENARIOS[name]

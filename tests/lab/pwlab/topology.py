@@ -1,0 +1,80 @@
+"""Names, addresses and MACs of the lab: the one place they are defined.
+
+Addresses come only from the documentation ranges and exist only inside the lab's namespace and
+VMs, except the controller's management address (see README.md, "Management access").
+"""
+import os
+
+CACHE_ROOT = os.environ.get("PW_LAB_CACHE", "/var/cache/pathwarden-lab")
+RUN_DIR = os.environ.get("PW_LAB_RUN", "/run/pathwarden-lab")
+
+NETNS = "pwlab-sw"
+MGMT_VETH_HOST = "pwlab-mgmt"   # in the root namespace
+MGMT_VETH_SWITCH = "mgmt-uplink"  # its peer, in the switch namespace
+
+# Proxmox-style bridges inside the switch namespace.
+BRIDGE_MGMT = "vmbr0"
+BRIDGE_LINK1 = "vmbr1"
+BRIDGE_LINK2 = "vmbr2"
+BRIDGES = (BRIDGE_MGMT, BRIDGE_LINK1, BRIDGE_LINK2)
+
+MGMT_PREFIX = 28
+MGMT_HOST_ADDR = "203.0.113.1"
+MGMT_NET = "203.0.113.0/28"
+
+LINK1 = {"name": "link1", "bridge": BRIDGE_LINK1, "prefix": 24,
+         "nas": "192.0.2.2", "guest": "192.0.2.10", "label": "old 1 GbE"}
+LINK2 = {"name": "link2", "bridge": BRIDGE_LINK2, "prefix": 24,
+         "nas": "198.51.100.2", "guest": "198.51.100.10", "label": "new 10 GbE"}
+LINKS = (LINK1, LINK2)
+
+# The guest, as registered in pvesim (same identity as the seed policy: vmid 101 on pve1).
+GUEST_VMID = 101
+GUEST_NODE = "pve1"
+GUEST_NAME = "media-vm"          # also its Ansible inventory name
+GUEST_MGMT_ADDR = "203.0.113.10"
+GUEST_HOSTNAME = "media-vm"
+GUEST_MACS = {"link1": "BC:24:11:A1:01:01", "link2": "BC:24:11:A1:01:02", "mgmt": "BC:24:11:A1:01:00"}
+# "old 1 GbE" link1 is rate limited the way Proxmox does it (netN rate=, MB/s).
+LINK1_RATE_MBPS = 30
+GUEST_DISK_VOLUME = f"local:{GUEST_VMID}/vm-{GUEST_VMID}-disk-0.qcow2"
+
+
+def guest_vm_config() -> dict:
+    """The guest's Proxmox VM config (net0 = old link1, net1 = new link2, net2 = management)."""
+    return {
+        "name": GUEST_NAME,
+        "ostype": "l26",
+        "machine": "q35",
+        "memory": "1024",
+        "cores": "2",
+        "sockets": "1",
+        "boot": "order=virtio0",
+        "virtio0": f"{GUEST_DISK_VOLUME},size=2G",
+        "net0": f"virtio={GUEST_MACS['link1']},bridge={BRIDGE_LINK1},rate={LINK1_RATE_MBPS}",
+        "net1": f"virtio={GUEST_MACS['link2']},bridge={BRIDGE_LINK2}",
+        "net2": f"virtio={GUEST_MACS['mgmt']},bridge={BRIDGE_MGMT}",
+        "hotplug": "network,disk,usb",
+    }
+
+
+# The NAS is not a Proxmox guest; the lab launches it with the same QEMU builder.
+NAS_VMID = 900
+NAS_HOSTNAME = "pwlab-nas"
+NAS_MACS = {"link1": "BC:24:11:A9:00:01", "link2": "BC:24:11:A9:00:02"}
+NAS_EXPORTS = ("/volume1/movies", "/volume1/backup")
+PROBE_FILE = "probe-64m"
+PROBE_BYTES = 64 * 1024 * 1024
+
+
+def run_path(*parts: str) -> str:
+    return os.path.join(RUN_DIR, *parts)
+
+
+def vm_dir(vmid: int) -> str:
+    return run_path("vms", str(vmid))
+
+
+def storage_root() -> str:
+    """Where the lab's "local" directory storage keeps disk images (images/<vmid>/<volume>)."""
+    return run_path("storage")
