@@ -41,6 +41,7 @@ class Session : public std::enable_shared_from_this<Session> {
       : stream_(std::move(socket), ctx), timer_(stream_.get_executor()), workers_(workers), sim_(sim) {}
 
   void start() {
+    sim_.note_connection();
     asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->handshake(); });
   }
 

@@ -1425,12 +1425,14 @@ struct Handlers {
                                       {"api_requests", sim.api_requests_},
                                       {"injected_errors", sim.injected_errors_},
                                       {"injected_drops", sim.injected_drops_},
-                                      {"concurrent_edits", sim.concurrent_edits_done_}});
+                                      {"concurrent_edits", sim.concurrent_edits_done_},
+                                      {"connections", sim.connections_.load()}});
     }
     if (m == "POST" && is({"pvesim", "stats", "reset"})) {
       std::lock_guard lock(sim.mutex_);
       sim.request_counts_.clear();
       sim.api_requests_ = sim.injected_errors_ = sim.injected_drops_ = 0;
+      sim.connections_ = 0;
       return data_response(nullptr);
     }
     if (m == "GET" && is({"pvesim", "tasks"})) {

@@ -2,6 +2,7 @@
 // The Proxmox VE API semantics pvesim serves, independent of HTTP plumbing: request in, response
 // out. Handlers may block (config lock, hooks); the server calls them off its I/O threads.
 #include <boost/json/value.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -79,6 +80,8 @@ class Simulator {
   ApiResponse handle(const ApiRequest& request);
 
   boost::json::value state_json();
+  // Counts accepted TLS connections (shown in /pvesim/stats): clients' pooling is visible there.
+  void note_connection() { ++connections_; }
   // Joins task threads (reboots may still be starting their VM).
   void wait_for_tasks();
 
@@ -123,6 +126,7 @@ class Simulator {
   int injected_drops_ = 0;
   int concurrent_edits_done_ = 0;
   std::int64_t next_pid_ = 0;
+  std::atomic<int> connections_{0};
 
   std::mutex threads_mutex_;
   std::vector<std::thread> threads_;

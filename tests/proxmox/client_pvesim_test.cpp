@@ -1,0 +1,606 @@
+// The Proxmox client against tests/pvesim over real HTTPS on loopback: every operation and every
+// error kind the client promises. Each test case runs its own pvesim.
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "proxmox/client.hpp"
+#include "pvesim_process.hpp"
+
+using namespace pw::proxmox;
+using pw::proxmox::testing::PvesimProcess;
+using pw::proxmox::testing::default_pvesim_args;
+
+namespace {
+
+namespace bj = boost::json;
+
+// The fleet pvesim generates with --vms: guest 100+i lives on node pve(1 + i % 3).
+VmRef vm(int vmid) { return VmRef{"pve" + std::to_string(1 + (vmid - 100) % 3), vmid}; }
+
+std::vector<std::string> fleet_args(int vms, std::vector<std::string> extra = {}) {
+  auto args = default_pvesim_args();
+  args.insert(args.end(), {"--vms", std::to_string(vms)});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::unique_ptr<Client> make_client(const ClientOptions& options) {
+  auto c = Client::create(options);
+  if (!c) FAIL(c.error().to_string());
+  return std::move(*c);
+}
+
+const WaitOptions kWait{std::chrono::seconds(60), std::chrono::milliseconds(10), std::chrono::milliseconds(100)};
+
+NetDeviceSpec nic(const VmConfig& config, const std::string& key) {
+  auto text = config.get(key);
+  REQUIRE(text);
+  auto spec = NetDeviceSpec::parse(*text);
+  REQUIRE(spec);
+  return *spec;
+}
+
+VmConfig read(Client& client, const VmRef& ref, ConfigView view = ConfigView::current) {
+  auto c = client.read_config(ref, view);
+  if (!c) FAIL(c.error().to_string());
+  return *c;
+}
+
+// Sets a config directly in pvesim (as if an admin edited the file), so tests do not depend on the
+// generated fleet's details.
+void set_config(PvesimProcess& sim, int vmid, const std::string& json) {
+  sim.admin("PUT", "/pvesim/vms/" + std::to_string(vmid) + "/config", json);
+}
+
+std::vector<std::string> lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// The config JSON a hook was given, from a recorded "EVENT VMID EXTRA {json}" line.
+bj::object hook_config(const std::string& line) {
+  return bj::parse(line.substr(line.find('{'))).as_object().at("config").as_object();
+}
+
+}  // namespace
+
+TEST_CASE("lists guests (QEMU and LXC), nodes and the version") {
+  PvesimProcess sim(fleet_args(20));
+  auto client = make_client(sim.client_options());
+
+  auto version = client->version();
+  REQUIRE(version);
+  CHECK(version->starts_with("9."));
+
+  auto nodes = client->list_nodes();
+  REQUIRE(nodes);
+  REQUIRE(nodes->size() == 3);
+  CHECK((*nodes)[0].ssl_fingerprint == sim.fingerprint());
+
+  auto guests = client->list_guests();
+  REQUIRE(guests);
+  CHECK(guests->size() == 20);
+  const auto lxc = std::ranges::count_if(*guests, [](const GuestSummary& g) { return g.type == GuestType::lxc; });
+  CHECK(lxc == 2);
+  auto g101 = std::ranges::find_if(*guests, [](const GuestSummary& g) { return g.ref.vmid == 101; });
+  REQUIRE(g101 != guests->end());
+  CHECK(g101->ref.node == "pve2");
+  CHECK(g101->status == "running");
+  CHECK(g101->name == "vm-101");
+}
+
+TEST_CASE("config reads: current=1 shows what is in effect, the default folds pending values in") {
+  PvesimProcess sim(fleet_args(6));
+  auto client = make_client(sim.client_options());
+  // Running, with network hot-plug off: a queues change must wait for a restart.
+  set_config(sim, 104, R"({"cores":"2","hotplug":"disk,usb","net1":"virtio=BC:24:11:00:01:04,bridge=vmbr1,queues=4"})");
+  const VmRef ref = vm(104);
+
+  VmConfig before = read(*client, ref);
+  CHECK(before.get("cores") == "2");  // sent as a JSON number, read as text
+  NetDeviceSpec net1 = nic(before, "net1");
+  REQUIRE(net1.set("queues", "8"));
+  auto written = client->update_nic(ref, "net1", net1, before.digest);
+  REQUIRE(written);
+  CHECK_FALSE(written->has_value());  // PUT answers null
+
+  VmConfig current = read(*client, ref, ConfigView::current);
+  VmConfig folded = read(*client, ref, ConfigView::with_pending);
+  CHECK(nic(current, "net1").queues() == 4);
+  CHECK(nic(folded, "net1").queues() == 8);
+  CHECK(current.digest != before.digest);  // the [PENDING] section is part of the file
+
+  auto pending = client->read_pending(ref);
+  REQUIRE(pending);
+  CHECK(pending->digest == current.digest);
+  CHECK(pending->changed_keys() == std::vector<std::string>{"net1"});
+  const PendingItem* item = pending->find("net1");
+  REQUIRE(item);
+  CHECK(item->value == "virtio=BC:24:11:00:01:04,bridge=vmbr1,queues=4");
+  CHECK(item->pending == "virtio=BC:24:11:00:01:04,bridge=vmbr1,queues=8");
+
+  // A reboot through the API applies pending changes; the task ends before the VM is back.
+  auto up = client->reboot_and_wait(ref, kWait);
+  REQUIRE(up);
+  CHECK(up->status == "running");
+  CHECK(nic(read(*client, ref), "net1").queues() == 8);
+  auto after = client->read_pending(ref);
+  REQUIRE(after);
+  CHECK(after->changed_keys().empty());
+}
+
+TEST_CASE("a queues change on a running VM with network hot-plug re-plugs the NIC through the hook") {
+  PvesimProcess sim(fleet_args(3));
+  const std::string log = sim.dir() + "/events.log";
+  const std::string hook = testing::write_recording_hook(sim.dir(), log, sim.dir() + "/fail");
+  sim.admin("PUT", "/pvesim/vms/100/hook", R"({"hook":")" + hook + R"("})");
+  set_config(sim, 100, R"({"net1":"virtio=BC:24:11:00:01:00,bridge=vmbr1,firewall=1,queues=8"})");
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+
+  VmConfig before = read(*client, ref);
+  NetDeviceSpec net1 = nic(before, "net1");
+  REQUIRE(net1.set("queues", "4"));
+  REQUIRE(client->update_nic(ref, "net1", net1, before.digest));
+
+  VmConfig after = read(*client, ref);
+  CHECK(after.get("net1") == "virtio=BC:24:11:00:01:00,bridge=vmbr1,firewall=1,queues=4");
+  auto pending = client->read_pending(ref);
+  REQUIRE(pending);
+  CHECK(pending->changed_keys().empty());
+  auto events = lines(log);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].starts_with("hotplug-nic 100 net1 "));
+  CHECK(std::string(hook_config(events[0]).at("net1").as_string()).ends_with("queues=4"));
+}
+
+TEST_CASE("a stopped VM takes a change at once, and start applies nothing else") {
+  PvesimProcess sim(fleet_args(4));
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(103);  // generated stopped
+  set_config(sim, 103, R"({"net1":"virtio=BC:24:11:00:01:03,bridge=vmbr1"})");
+  VmConfig before = read(*client, ref);
+  NetDeviceSpec net1 = nic(before, "net1");
+  REQUIRE(net1.set("queues", "6"));
+  REQUIRE(client->update_nic(ref, "net1", net1, before.digest));
+  CHECK(read(*client, ref).get("net1") == "virtio=BC:24:11:00:01:03,bridge=vmbr1,queues=6");
+}
+
+TEST_CASE("writes without the MAC or without the digest are refused before anything is sent") {
+  PvesimProcess sim(fleet_args(3));
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+  VmConfig cfg = read(*client, ref);
+  const std::string put = "PUT /nodes/{node}/qemu/{vmid}/config";
+
+  auto no_mac = NetDeviceSpec::parse("virtio,bridge=vmbr1,queues=4");
+  REQUIRE(no_mac);
+  auto r = client->update_nic(ref, "net1", *no_mac, cfg.digest);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::invalid_request);
+  CHECK_THAT(r.error().message, Catch::Contains("no MAC address"));
+
+  NetDeviceSpec net0 = nic(cfg, "net0");
+  auto no_digest = client->update_nic(ref, "net0", net0, "");
+  REQUIRE_FALSE(no_digest);
+  CHECK(no_digest.error().kind == ApiErrorKind::invalid_request);
+  CHECK(sim.request_count(put) == 0);
+  CHECK(read(*client, ref).digest == cfg.digest);
+}
+
+TEST_CASE("a concurrent edit between read and write is a digest conflict; re-reading resolves it") {
+  PvesimProcess sim(fleet_args(3, {"--concurrent-edit", "100"}));
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+
+  VmConfig first = read(*client, ref);  // pvesim edits the config right after this read
+  NetDeviceSpec net1 = nic(first, "net1");
+  REQUIRE(net1.set("queues", "2"));
+  auto conflict = client->update_nic(ref, "net1", net1, first.digest);
+  REQUIRE_FALSE(conflict);
+  CHECK(conflict.error().kind == ApiErrorKind::digest_conflict);
+  CHECK(conflict.error().http_status == 500);
+  CHECK(conflict.error().attempts == 1);
+  CHECK_THAT(conflict.error().to_string(), Catch::Contains("checksum mismatch"));
+
+  VmConfig second = read(*client, ref);
+  CHECK(second.digest != first.digest);
+  CHECK_THAT(second.get("description").value_or(""), Catch::Contains("another admin"));
+  CHECK(nic(second, "net1").queues() == nic(first, "net1").queues());  // nothing was overwritten
+  NetDeviceSpec again = nic(second, "net1");
+  REQUIRE(again.set("queues", "2"));
+  REQUIRE(client->update_nic(ref, "net1", again, second.digest));
+  CHECK(nic(read(*client, ref), "net1").queues() == 2);
+  CHECK(sim.request_count("PUT /nodes/{node}/qemu/{vmid}/config") == 2);
+}
+
+TEST_CASE("a VM locked by a backup refuses writes and power tasks with a typed error") {
+  PvesimProcess sim(fleet_args(4, {"--lock", "101=backup", "--lock", "103=backup"}));
+  auto client = make_client(sim.client_options());
+  VmConfig cfg = read(*client, vm(101));
+  CHECK(cfg.get("lock") == "backup");
+  auto r = client->update_nic(vm(101), "net0", nic(cfg, "net0"), cfg.digest);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::locked);
+  CHECK(r.error().lock == "backup");
+  CHECK(r.error().http_status == 500);
+
+  auto upid = client->start(vm(103));  // the lock is checked inside the task
+  REQUIRE(upid);
+  auto task = client->wait_task(*upid, kWait);
+  REQUIRE_FALSE(task);
+  CHECK(task.error().kind == ApiErrorKind::task_failed);
+  CHECK(task.error().lock == "backup");
+  CHECK(task.error().task_exitstatus == "VM is locked (backup)");
+
+  auto guests = client->list_guests();
+  REQUIRE(guests);
+  auto g = std::ranges::find_if(*guests, [](const GuestSummary& s) { return s.ref.vmid == 101; });
+  REQUIRE(g != guests->end());
+  CHECK(g->lock == "backup");
+}
+
+TEST_CASE("missing privileges are refused and named") {
+  PvesimProcess sim(fleet_args(3, {"--token", "ops@pve!audit=a1:VM.Audit,VM.PowerMgmt", "--token",
+                                   "ops@pve!nosdn=a2:VM.Audit,VM.Config.Network"}));
+  auto audit = make_client(sim.client_options("ops@pve!audit", "a1"));
+  VmConfig cfg = read(*audit, vm(100));
+  NetDeviceSpec net1 = nic(cfg, "net1");
+  REQUIRE(net1.set("queues", "3"));
+  auto r = audit->update_nic(vm(100), "net1", net1, cfg.digest);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::permission);
+  CHECK(r.error().http_status == 403);
+  CHECK(r.error().missing_privilege == "VM.Config.Network");
+  CHECK(r.error().permission_path == "/vms/100");
+  CHECK_THAT(r.error().hint, Catch::Contains("VM.Config.Network"));
+
+  // A NIC on a bridge also needs SDN.Use on the bridge's zone path.
+  auto nosdn = make_client(sim.client_options("ops@pve!nosdn", "a2"));
+  auto r2 = nosdn->update_nic(vm(100), "net1", net1, cfg.digest);
+  REQUIRE_FALSE(r2);
+  CHECK(r2.error().missing_privilege == "SDN.Use");
+  CHECK(r2.error().permission_path == "/sdn/zones/localnetwork/vmbr1");
+  CHECK(nic(read(*audit, vm(100)), "net1").queues() == nic(cfg, "net1").queues());
+}
+
+TEST_CASE("bad credentials are auth errors that never show the secret") {
+  PvesimProcess sim(fleet_args(2));
+  auto wrong = make_client(sim.client_options("root@pam!pw", "not-the-secret"));
+  auto r = wrong->list_guests();
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::auth);
+  CHECK(r.error().http_status == 401);
+  CHECK(r.error().reason == "invalid token value!");
+  CHECK(r.error().attempts == 1);  // not retried
+  CHECK_THAT(r.error().to_string(), !Catch::Contains("not-the-secret"));
+
+  auto unknown = make_client(sim.client_options("root@pam!nope", "s3cret"));
+  auto r2 = unknown->version();
+  REQUIRE_FALSE(r2);
+  CHECK(r2.error().kind == ApiErrorKind::auth);
+
+  ClientOptions o = sim.client_options();
+  o.token_id.clear();
+  o.user = "root@pam";
+  o.password = Secret("wrong password");
+  auto ticket = make_client(o);
+  auto r3 = ticket->list_guests();
+  REQUIRE_FALSE(r3);
+  CHECK(r3.error().kind == ApiErrorKind::auth);
+  CHECK_THAT(r3.error().message, Catch::Contains("login as root@pam failed"));
+  CHECK_THAT(r3.error().to_string(), !Catch::Contains("wrong password"));
+}
+
+TEST_CASE("ticket auth: one login, cookie on reads, CSRF token on writes") {
+  PvesimProcess sim(fleet_args(3));
+  ClientOptions o = sim.client_options();
+  o.token_id.clear();
+  o.user = "root@pam";
+  o.password = Secret("hunter2");
+  auto client = make_client(o);
+  const VmRef ref = vm(102);
+  VmConfig cfg = read(*client, ref);
+  NetDeviceSpec net0 = nic(cfg, "net0");
+  REQUIRE(net0.set("queues", "2"));
+  REQUIRE(client->update_nic(ref, "net0", net0, cfg.digest));
+  auto upid = client->shutdown(ref);
+  REQUIRE(upid);
+  CHECK(upid->user == "root@pam");
+  REQUIRE(client->wait_task(*upid, kWait));
+  CHECK(nic(read(*client, ref), "net0").queues() == 2);
+  CHECK(sim.request_count("POST /access/ticket") == 1);
+}
+
+TEST_CASE("TLS: pinned fingerprint, wrong pin, CA file, untrusted certificate, verification off") {
+  PvesimProcess sim(fleet_args(1));
+  ClientOptions pinned = sim.client_options();
+  pinned.ca_file.clear();
+  pinned.fingerprint = sim.fingerprint();
+  REQUIRE(make_client(pinned)->version());
+
+  // Lower case without colons is the same pin.
+  std::string bare;
+  for (char ch : sim.fingerprint()) {
+    if (ch != ':') bare += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  pinned.fingerprint = bare;
+  REQUIRE(make_client(pinned)->version());
+
+  ClientOptions wrong = pinned;
+  wrong.fingerprint = std::string(95, 'A');
+  for (std::size_t i = 2; i < wrong.fingerprint.size(); i += 3) wrong.fingerprint[i] = ':';
+  auto r = make_client(wrong)->version();
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::tls);
+  CHECK(r.error().expected_fingerprint == wrong.fingerprint);
+  CHECK(r.error().seen_fingerprint == sim.fingerprint());
+  CHECK_THAT(r.error().message, Catch::Contains(sim.fingerprint()) && Catch::Contains(wrong.fingerprint));
+  CHECK(r.error().attempts == 1);
+
+  REQUIRE(make_client(sim.client_options())->version());  // CA file
+
+  ClientOptions untrusted = sim.client_options();
+  untrusted.ca_file.clear();  // the system store does not know pvesim's certificate
+  auto r2 = make_client(untrusted)->version();
+  REQUIRE_FALSE(r2);
+  CHECK(r2.error().kind == ApiErrorKind::tls);
+  CHECK_THAT(r2.error().message, Catch::Contains("not trusted"));
+  CHECK_THAT(r2.error().hint, Catch::Contains(sim.fingerprint()));
+
+  ClientOptions insecure = sim.client_options();
+  insecure.ca_file.clear();
+  insecure.insecure_skip_verify = true;
+  REQUIRE(make_client(insecure)->version());
+
+  ClientOptions contradictory = pinned;
+  contradictory.insecure_skip_verify = true;
+  CHECK_FALSE(Client::create(contradictory));
+}
+
+TEST_CASE("5xx answers: reads are retried with backoff, writes are sent once") {
+  PvesimProcess sim(fleet_args(3));
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+  const std::string get = "GET /nodes/{node}/qemu/{vmid}/config";
+  const std::string put = "PUT /nodes/{node}/qemu/{vmid}/config";
+
+  sim.admin("PUT", "/pvesim/faults", R"({"fail_next":2})");
+  int before = sim.request_count(get);
+  VmConfig cfg = read(*client, ref);
+  CHECK(sim.request_count(get) - before == 3);
+
+  sim.admin("PUT", "/pvesim/faults", R"({"fail_next":10})");
+  before = sim.request_count(get);
+  auto exhausted = client->read_config(ref);
+  REQUIRE_FALSE(exhausted);
+  CHECK(exhausted.error().kind == ApiErrorKind::http);
+  CHECK(exhausted.error().http_status == 503);
+  CHECK(exhausted.error().attempts == 4);
+  CHECK(sim.request_count(get) - before == 4);
+
+  sim.admin("PUT", "/pvesim/faults", R"({"fail_next":1})");
+  NetDeviceSpec net1 = nic(cfg, "net1");
+  REQUIRE(net1.set("queues", "5"));
+  auto write = client->update_nic(ref, "net1", net1, cfg.digest);
+  REQUIRE_FALSE(write);
+  CHECK(write.error().http_status == 503);
+  CHECK(write.error().attempts == 1);
+  CHECK(sim.request_count(put) == 1);
+  sim.admin("PUT", "/pvesim/faults", R"({"fail_next":0})");
+  CHECK(read(*client, ref).digest == cfg.digest);
+}
+
+TEST_CASE("dropped connections: reads recover, a lost write says it may have been applied") {
+  PvesimProcess sim(fleet_args(3));
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+  VmConfig cfg = read(*client, ref);
+
+  sim.admin("PUT", "/pvesim/faults", R"({"drop_next":1})");
+  const int before = sim.request_count("GET /nodes/{node}/qemu/{vmid}/config");
+  REQUIRE(client->read_config(ref));
+  CHECK(sim.request_count("GET /nodes/{node}/qemu/{vmid}/config") - before == 2);
+
+  sim.admin("PUT", "/pvesim/faults", R"({"drop_next":1})");
+  NetDeviceSpec net1 = nic(cfg, "net1");
+  REQUIRE(net1.set("queues", "7"));
+  auto write = client->update_nic(ref, "net1", net1, cfg.digest);
+  REQUIRE_FALSE(write);
+  CHECK(write.error().kind == ApiErrorKind::transport);
+  CHECK(write.error().may_have_applied);
+  CHECK_THAT(write.error().hint, Catch::Contains("re-read"));
+  CHECK(sim.request_count("PUT /nodes/{node}/qemu/{vmid}/config") == 1);
+}
+
+TEST_CASE("timeouts are typed, for requests and for tasks") {
+  PvesimProcess sim(fleet_args(4, {"--task-duration-ms", "3000"}));
+  ClientOptions o = sim.client_options();
+  o.timeout = std::chrono::milliseconds(300);
+  o.retry.max_attempts = 2;
+  auto client = make_client(o);
+  const VmRef ref = vm(100);
+  VmConfig cfg = read(*client, ref);
+
+  sim.admin("PUT", "/pvesim/faults", R"({"latency_ms":2500})");
+  auto r = client->read_config(ref);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::timeout);
+  CHECK(r.error().attempts == 2);
+  auto w = client->update_nic(ref, "net0", nic(cfg, "net0"), cfg.digest);
+  REQUIRE_FALSE(w);
+  CHECK(w.error().kind == ApiErrorKind::timeout);
+  CHECK(w.error().may_have_applied);
+  sim.admin("PUT", "/pvesim/faults", R"({"latency_ms":0})");
+
+  auto upid = client->start(vm(103));
+  REQUIRE(upid);
+  auto waited = client->wait_task(*upid, WaitOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20),
+                                                     std::chrono::milliseconds(50)});
+  REQUIRE_FALSE(waited);
+  CHECK(waited.error().kind == ApiErrorKind::timeout);
+  CHECK_THAT(waited.error().message, Catch::Contains("still running"));
+}
+
+TEST_CASE("tasks: start, shutdown, stop, a failing task, WARNINGS as success") {
+  PvesimProcess sim(fleet_args(4));
+  auto client = make_client(sim.client_options());
+  const VmRef stopped = vm(103);
+
+  auto start = client->start(stopped);
+  REQUIRE(start);
+  CHECK(start->type == "qmstart");
+  CHECK(start->id == "103");
+  CHECK(start->node == "pve1");
+  CHECK(start->user == "root@pam!pw");
+  REQUIRE(client->wait_task(*start, kWait));
+  auto status = client->vm_status(stopped);
+  REQUIRE(status);
+  CHECK(status->status == "running");
+  CHECK(status->pid.has_value());
+
+  auto again = client->start(stopped);
+  REQUIRE(again);
+  auto already = client->wait_task(*again, kWait);
+  REQUIRE_FALSE(already);
+  CHECK(already.error().task_exitstatus == "VM 103 already running");
+
+  auto down = client->shutdown(stopped, 30);
+  REQUIRE(down);
+  REQUIRE(client->wait_task(*down, kWait));
+  REQUIRE(client->wait_vm_status(stopped, "stopped", kWait));
+
+  auto reboot_stopped = client->reboot(stopped);
+  REQUIRE_FALSE(reboot_stopped);
+  CHECK_THAT(reboot_stopped.error().message, Catch::Contains("not running"));
+
+  const VmRef running = vm(100);
+  auto stop = client->stop(running);
+  REQUIRE(stop);
+  REQUIRE(client->wait_task(*stop, kWait));
+  CHECK(client->vm_status(running)->status == "stopped");
+
+  sim.admin("PUT", "/pvesim/faults",
+            R"({"task_failures":[{"type":"qmstart","vmid":100,"message":"start failed: QEMU exited with code 1"}]})");
+  auto failing = client->start(running);
+  REQUIRE(failing);
+  auto failed = client->wait_task(*failing, kWait);
+  REQUIRE_FALSE(failed);
+  CHECK(failed.error().kind == ApiErrorKind::task_failed);
+  CHECK(failed.error().task_exitstatus == "start failed: QEMU exited with code 1");
+  CHECK(client->vm_status(running)->status == "stopped");
+
+  // Deleting a key that is not set only warns; the task still counts as success.
+  VmConfig cfg = read(*client, vm(101));
+  auto upid = client->update_config(vm(101), ConfigChange{{}, {"net9"}, cfg.digest}, WriteMode::task_post);
+  REQUIRE(upid);
+  REQUIRE(upid->has_value());
+  auto warned = client->wait_task(**upid, kWait);
+  REQUIRE(warned);
+  CHECK(warned->exitstatus == "WARNINGS: 1");
+  CHECK(warned->warnings() == 1);
+}
+
+TEST_CASE("a failing hot-plug: 400 with the field's error, the value stays pending until a reboot") {
+  PvesimProcess sim(fleet_args(3));
+  const std::string log = sim.dir() + "/events.log";
+  const std::string fail_flag = sim.dir() + "/fail";
+  const std::string hook = testing::write_recording_hook(sim.dir(), log, fail_flag);
+  sim.admin("PUT", "/pvesim/vms/100/hook", R"({"hook":")" + hook + R"("})");
+  set_config(sim, 100, R"({"net1":"virtio=BC:24:11:00:01:00,bridge=vmbr1,queues=8"})");
+  std::ofstream(fail_flag) << "error on hot-unplugging device 'net1' - still busy in guest?\n";
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+
+  VmConfig cfg = read(*client, ref);
+  NetDeviceSpec net1 = nic(cfg, "net1");
+  REQUIRE(net1.set("queues", "2"));
+  auto r = client->update_nic(ref, "net1", net1, cfg.digest);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::parameter);
+  CHECK(r.error().http_status == 400);
+  REQUIRE(r.error().field_errors.contains("net1"));
+  CHECK(r.error().field_errors.at("net1") ==
+        "hotplug problem - error on hot-unplugging device 'net1' - still busy in guest?");
+
+  auto pending = client->read_pending(ref);
+  REQUIRE(pending);
+  REQUIRE(pending->find("net1"));
+  CHECK(pending->find("net1")->pending == "virtio=BC:24:11:00:01:00,bridge=vmbr1,queues=2");
+  CHECK(nic(read(*client, ref), "net1").queues() == 8);
+
+  std::filesystem::remove(fail_flag);
+  REQUIRE(client->reboot_and_wait(ref, kWait));
+  CHECK(nic(read(*client, ref), "net1").queues() == 2);
+  auto events = lines(log);
+  REQUIRE(events.size() == 3);
+  CHECK(events[0].starts_with("hotplug-nic 100 net1 "));
+  CHECK(events[1].starts_with("shutdown 100 "));
+  CHECK(std::string(hook_config(events[1]).at("net1").as_string()).ends_with("queues=8"));
+  CHECK(events[2].starts_with("start 100 "));
+  CHECK(std::string(hook_config(events[2]).at("net1").as_string()).ends_with("queues=2"));
+}
+
+TEST_CASE("many reads at once: one result per VM, over a bounded pool of connections") {
+  PvesimProcess sim(fleet_args(300, {"--latency-ms", "2"}));
+  ClientOptions o = sim.client_options();
+  o.max_in_flight = 4;
+  auto client = make_client(o);
+  sim.admin("POST", "/pvesim/stats/reset");
+
+  auto guests = client->list_guests();
+  REQUIRE(guests);
+  std::vector<VmRef> refs;
+  for (const auto& g : *guests) {
+    if (g.type == GuestType::qemu) refs.push_back(g.ref);
+  }
+  REQUIRE(refs.size() == 270);
+  refs.insert(refs.begin() + 10, VmRef{"pve1", 99999});  // does not exist
+
+  auto configs = client->read_configs(refs);
+  REQUIRE(configs.size() == refs.size());
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    if (i == 10) {
+      REQUIRE_FALSE(configs[i]);
+      CHECK(configs[i].error().kind == ApiErrorKind::not_found);
+    } else {
+      REQUIRE(configs[i]);
+      CHECK(configs[i]->ref == refs[i]);
+      CHECK(configs[i]->get("name") == "vm-" + std::to_string(refs[i].vmid));
+    }
+  }
+  auto statuses = client->vm_statuses(std::span(refs).subspan(0, 10));
+  CHECK(std::ranges::all_of(statuses, [](const auto& s) { return s.has_value(); }));
+  auto pendings = client->read_pendings(std::span(refs).subspan(11, 20));
+  CHECK(std::ranges::all_of(pendings, [](const auto& p) { return p.has_value() && !p->digest.empty(); }));
+
+  auto stats = sim.admin("GET", "/pvesim/stats").as_object();
+  // 302 requests over at most max_in_flight connections, plus the one this stats request came on.
+  CHECK(stats.at("connections").to_number<int>() <= o.max_in_flight + 1);
+  CHECK(stats.at("api_requests").to_number<int>() == 1 + 271 + 10 + 20);
+}
+
+TEST_CASE("Proxmox's own refusals: parameter errors per field, missing VMs") {
+  PvesimProcess sim(fleet_args(3));
+  auto client = make_client(sim.client_options());
+  VmConfig cfg = read(*client, vm(100));
+  auto r = client->update_config(vm(100), ConfigChange{{{"onboot", "True"}}, {}, cfg.digest});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::parameter);
+  CHECK(r.error().field_errors.at("onboot") == "type check ('boolean') failed - got 'True'");
+  CHECK_THAT(r.error().to_string(), Catch::Contains("onboot: type check"));
+
+  auto missing = client->read_config(VmRef{"pve1", 99999});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().kind == ApiErrorKind::not_found);
+  CHECK(missing.error().attempts == 1);
+  auto wrong_node = client->read_config(VmRef{"pve2", 100});
+  REQUIRE_FALSE(wrong_node);
+  CHECK(wrong_node.error().kind == ApiErrorKind::not_found);
+  CHECK_THAT(wrong_node.error().message, Catch::Contains("does not exist"));
+}

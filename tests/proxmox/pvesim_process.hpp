@@ -1,0 +1,56 @@
+#pragma once
+// Runs tests/pvesim as a child process on a free loopback port for one test, and talks to its
+// admin API (/pvesim/...) to inject faults and read what it saw.
+#include <sys/types.h>
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include "proxmox/client.hpp"
+
+namespace pw::proxmox::testing {
+
+class PvesimProcess {
+ public:
+  // Starts pvesim with the given extra arguments and waits until it listens.
+  explicit PvesimProcess(std::vector<std::string> args);
+  ~PvesimProcess();
+  PvesimProcess(const PvesimProcess&) = delete;
+  PvesimProcess& operator=(const PvesimProcess&) = delete;
+
+  const std::string& url() const { return url_; }
+  const std::string& fingerprint() const { return fingerprint_; }
+  const std::string& ca_file() const { return ca_file_; }
+  const std::string& dir() const { return dir_; }
+
+  // Options for a client with the default test token (root@pam!pw=s3cret unless args say otherwise),
+  // verifying TLS with pvesim's certificate, fast retries.
+  ClientOptions client_options(std::string token_id = "root@pam!pw", std::string secret = "s3cret") const;
+
+  // Admin API: JSON in, the "data" member out. Throws on failure (test setup errors).
+  boost::json::value admin(const std::string& method, const std::string& path, const std::string& body = "");
+  // How many requests matching "METHOD /pattern" pvesim has seen, e.g. "PUT /nodes/{node}/qemu/{vmid}/config".
+  int request_count(const std::string& key);
+  boost::json::value guest_state(int vmid);
+
+  void stop();
+
+ private:
+  pid_t pid_ = -1;
+  std::string dir_;
+  std::string url_;
+  std::string fingerprint_;
+  std::string ca_file_;
+};
+
+// Default arguments most tests use: a token with every privilege, a user, no auth delay, short tasks.
+std::vector<std::string> default_pvesim_args();
+
+// A hook script that appends "EVENT VMID EXTRA CONFIG_JSON" lines to `log`, and fails when the file
+// `fail_flag` exists (printing its content to stderr). Returns the script's path.
+std::string write_recording_hook(const std::string& dir, const std::string& log, const std::string& fail_flag);
+
+std::string read_file(const std::string& path);
+
+}  // namespace pw::proxmox::testing
