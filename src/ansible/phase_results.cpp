@@ -1,0 +1,179 @@
+#include "ansible/phase_results.hpp"
+
+#include <charconv>
+
+#include "ansible/playbooks.hpp"
+
+namespace pw::ansible {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string string_at(const json::object& o, std::string_view key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::optional<double> number(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+Result<const TaskOutcome*> finished_task(const HostReport& host, const char* name) {
+  if (host.outcome != HostOutcome::ok && host.outcome != HostOutcome::changed) {
+    return fail(describe_outcome(host), host.host);
+  }
+  const auto* t = host.task(name);
+  if (!t) return fail(std::string("no result for task '") + name + "'", host.host, "was the right playbook run?");
+  return t;
+}
+
+}  // namespace
+
+std::string describe_outcome(const HostReport& host) {
+  switch (host.outcome) {
+    case HostOutcome::ok:
+    case HostOutcome::changed:
+      return std::string(to_string(host.outcome));
+    case HostOutcome::unreachable: {
+      const auto* f = host.failure();
+      return "unreachable: " + (f ? f->message : std::string("no SSH connection"));
+    }
+    case HostOutcome::failed: {
+      const auto* f = host.failure();
+      return "failed in '" + (f ? f->task : std::string("?")) + "': " + (f ? f->message : std::string());
+    }
+    case HostOutcome::timed_out:
+      return "timed out" + (host.pending_task.empty() ? std::string() : " in '" + host.pending_task + "'");
+    case HostOutcome::not_run:
+      return "not run (is the guest in the inventory?)";
+  }
+  return "?";
+}
+
+std::optional<std::string> decode_base64(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  std::size_t padding = 0;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') continue;
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    if (padding > 0) return std::nullopt;  // data after padding
+    int v = value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
+    }
+  }
+  if (padding > 2) return std::nullopt;
+  return out;
+}
+
+std::optional<double> timestamp_seconds(std::string_view stamp) {
+  // "YYYY-MM-DD HH:MM:SS.ffffff"
+  if (stamp.size() < 19 || stamp[4] != '-' || stamp[7] != '-' || stamp[10] != ' ' || stamp[13] != ':' ||
+      stamp[16] != ':') {
+    return std::nullopt;
+  }
+  auto part = [&](std::size_t at, std::size_t len) { return number(stamp.substr(at, len)); };
+  auto y = part(0, 4), mo = part(5, 2), d = part(8, 2), h = part(11, 2), mi = part(14, 2);
+  auto s = number(stamp.substr(17));
+  if (!y || !mo || !d || !h || !mi || !s) return std::nullopt;
+  auto days = days_from_civil(static_cast<long long>(*y), static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
+  return static_cast<double>(days) * 86400.0 + *h * 3600.0 + *mi * 60.0 + *s;
+}
+
+std::optional<double> delta_seconds(std::string_view delta) {
+  // "H:MM:SS.ffffff"
+  auto first = delta.find(':');
+  auto second = delta.find(':', first == std::string_view::npos ? first : first + 1);
+  if (first == std::string_view::npos || second == std::string_view::npos) return std::nullopt;
+  auto h = number(delta.substr(0, first));
+  auto m = number(delta.substr(first + 1, second - first - 1));
+  auto s = number(delta.substr(second + 1));
+  if (!h || !m || !s) return std::nullopt;
+  return *h * 3600.0 + *m * 60.0 + *s;
+}
+
+std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const RunReport& report) {
+  std::map<std::string, Result<guest::GuestFacts>> out;
+  for (const auto& [name, host] : report.hosts) {
+    auto fstab_task = finished_task(host, task::read_fstab);
+    auto report_task = finished_task(host, task::report);
+    if (!fstab_task || !report_task) {
+      out.emplace(name, std::unexpected(fstab_task ? report_task.error() : fstab_task.error()));
+      continue;
+    }
+    auto content = decode_base64(string_at((*fstab_task)->result, "content"));
+    if (!content) {
+      out.emplace(name, fail("the fstab came back in a form that is not base64", name));
+      continue;
+    }
+    out.emplace(name, guest::parse_guest_report(string_at((*report_task)->result, "stdout"), std::move(*content), name));
+  }
+  return out;
+}
+
+std::map<std::string, Result<ProbeObservation>> probe_observations_from(const RunReport& report) {
+  std::map<std::string, Result<ProbeObservation>> out;
+  for (const auto& [name, host] : report.hosts) {
+    auto before = finished_task(host, task::counters_before);
+    auto probe = finished_task(host, task::probe);
+    auto after = finished_task(host, task::counters_after);
+    if (!before || !probe || !after) {
+      out.emplace(name, std::unexpected(!before ? before.error() : !probe ? probe.error() : after.error()));
+      continue;
+    }
+    ProbeObservation obs;
+    obs.host = name;
+    auto counters_before = guest::parse_proc_net_dev(string_at((*before)->result, "stdout"), name + ":/proc/net/dev");
+    auto counters_after = guest::parse_proc_net_dev(string_at((*after)->result, "stdout"), name + ":/proc/net/dev");
+    if (!counters_before || !counters_after) {
+      out.emplace(name, std::unexpected(!counters_before ? counters_before.error() : counters_after.error()));
+      continue;
+    }
+    obs.before = std::move(*counters_before);
+    obs.after = std::move(*counters_after);
+    obs.probe_seconds = delta_seconds(string_at((*probe)->result, "delta")).value_or(0);
+    auto window_start = timestamp_seconds(string_at((*before)->result, "end"));
+    auto window_end = timestamp_seconds(string_at((*after)->result, "start"));
+    if (!window_start || !window_end) {
+      out.emplace(name, fail("the probe's timestamps are missing or unreadable", name));
+      continue;
+    }
+    obs.window_seconds = *window_end - *window_start;
+    obs.dd = guest::parse_dd_summary(string_at((*probe)->result, "stderr"));
+    out.emplace(name, std::move(obs));
+  }
+  return out;
+}
+
+}  // namespace pw::ansible

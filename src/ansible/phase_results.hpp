@@ -1,0 +1,40 @@
+#pragma once
+// Turning a run's per-guest task results into what the engine needs: GuestFacts from the facts
+// run, counter snapshots and timings from the probe run.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ansible/run_report.hpp"
+#include "diagnostics/error.hpp"
+#include "guest/counters.hpp"
+#include "guest/dd_summary.hpp"
+#include "guest/facts.hpp"
+
+namespace pw::ansible {
+
+// Per guest of the run: its facts, or why there are none (unreachable, failed task, bad output).
+std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const RunReport& report);
+
+struct ProbeObservation {
+  std::string host;
+  std::vector<guest::InterfaceCounters> before;
+  std::vector<guest::InterfaceCounters> after;
+  double probe_seconds = 0;    // the dd command's own run time
+  double window_seconds = 0;   // from the end of the first counter read to the start of the second
+  std::optional<guest::DdSummary> dd;  // bytes dd reports it moved
+};
+
+std::map<std::string, Result<ProbeObservation>> probe_observations_from(const RunReport& report);
+
+// Why a guest did not finish a phase, as one line: "unreachable: ...", "failed in 'TASK': ...".
+std::string describe_outcome(const HostReport& host);
+
+// Exposed for tests: Ansible's command timestamps ("2026-11-30 02:12:41.379591") and deltas
+// ("0:00:01.234567") in seconds.
+std::optional<double> timestamp_seconds(std::string_view stamp);
+std::optional<double> delta_seconds(std::string_view delta);
+std::optional<std::string> decode_base64(std::string_view text);
+
+}  // namespace pw::ansible

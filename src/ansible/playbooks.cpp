@@ -1,0 +1,398 @@
+#include "ansible/playbooks.hpp"
+
+#include <boost/json.hpp>
+#include <fstream>
+#include <set>
+
+#include "ansible/yaml_tree.hpp"
+#include "guest/facts.hpp"
+#include "guest/sha256.hpp"
+
+namespace pw::ansible {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* kHostVar = "{{ pathwarden_hosts[inventory_hostname] }}";
+
+// Ansible never templates a string wrapped like this (AnsibleJSONDecoder turns it into unsafe text).
+json::object unsafe(const std::string& s) { return json::object{{"__ansible_unsafe", s}}; }
+
+json::array unsafe_list(const std::vector<std::string>& items) {
+  json::array out;
+  for (const auto& s : items) out.push_back(unsafe(s));
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, char sep) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out.push_back(sep);
+    out += s;
+  }
+  return out;
+}
+
+bool is_hex_sha256(std::string_view s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+Status require_absolute(const std::string& path, std::string_view what, const std::string& host) {
+  if (path.empty() || path.front() != '/') {
+    return fail(std::string(what) + " '" + path + "' is not an absolute path", host, "give the full path from /");
+  }
+  if (path.find('\0') != std::string::npos) return fail(std::string(what) + " contains a NUL byte", host);
+  return {};
+}
+
+Status require_sha256(const std::string& value, std::string_view what, const std::string& host) {
+  if (!is_hex_sha256(value)) {
+    return fail(std::string(what) + " '" + value + "' is not a lower-case hex SHA-256", host,
+                "use the hash from the guest's facts (GuestFacts::fstab_sha256)");
+  }
+  return {};
+}
+
+// A value from our own configuration that appears in the YAML itself: kept to a plain charset.
+Status validate_fstab_path(const std::string& path) {
+  if (path.empty() || path.front() != '/' ||
+      path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") !=
+          std::string::npos) {
+    return fail("fstab path '" + path + "' must be absolute and use only letters, digits and / . _ -");
+  }
+  return {};
+}
+
+template <class Request>
+Result<std::vector<std::string>> hosts_of(std::span<const Request> requests, std::string_view phase) {
+  std::vector<std::string> hosts;
+  std::set<std::string> seen;
+  if (requests.empty()) return fail(std::string(phase) + " playbook without any guest", {}, "nothing to run");
+  for (const auto& r : requests) {
+    if (auto s = validate_host_name(r.host); !s) return std::unexpected(s.error());
+    if (!seen.insert(r.host).second) {
+      return fail("guest appears twice in one " + std::string(phase) + " run", r.host,
+                  "merge its changes into one request");
+    }
+    hosts.push_back(r.host);
+  }
+  return hosts;
+}
+
+YamlList host_list(const std::vector<std::string>& hosts) {
+  YamlList out;
+  for (const auto& h : hosts) out.emplace_back(h);
+  return out;
+}
+
+YamlMap make_task(const char* name, const char* module, YamlMap args, YamlMap keywords, const PlaybookOptions& options) {
+  YamlMap t{{"name", name}, {module, std::move(args)}};
+  for (auto& k : keywords) t.push_back(std::move(k));
+  t.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
+  return t;
+}
+
+Yaml play(const std::string& name, const std::vector<std::string>& hosts, const std::string& vars_file,
+          YamlList tasks) {
+  YamlMap p{{"name", name}, {"hosts", host_list(hosts)}, {"gather_facts", false}};
+  if (!vars_file.empty()) {
+    p.emplace_back("vars_files", YamlList{vars_file});
+    p.emplace_back("vars", YamlMap{{"pathwarden_host", kHostVar}});
+  }
+  p.emplace_back("tasks", std::move(tasks));
+  return YamlList{Yaml(std::move(p))};
+}
+
+std::string vars_document(json::object per_host) {
+  json::object root;
+  root["pathwarden_hosts"] = std::move(per_host);
+  return json::serialize(root) + "\n";
+}
+
+Status validate_activations(const std::vector<MountActivation>& activations, const std::string& host) {
+  for (const auto& a : activations) {
+    if (auto s = require_absolute(a.path, "mount point", host); !s) return s;
+    if (a.mount && (a.source.empty() || a.fstype.empty())) {
+      return fail("mount of " + a.path + " needs a source and a filesystem type", host);
+    }
+    for (const auto& o : a.options) {
+      if (o.empty() || o.find(',') != std::string::npos) {
+        return fail("mount option '" + o + "' for " + a.path + " is empty or holds a comma", host,
+                    "give each option separately");
+      }
+    }
+  }
+  return {};
+}
+
+// Unmount in reverse order (inner mounts first), mount in the given order.
+void add_activations(json::object& data, const std::vector<MountActivation>& activations) {
+  json::array unmount, mount;
+  for (auto it = activations.rbegin(); it != activations.rend(); ++it) {
+    unmount.push_back(json::object{{"path", unsafe(it->path)}});
+  }
+  for (const auto& a : activations) {
+    if (!a.mount) continue;
+    mount.push_back(json::object{{"path", unsafe(a.path)},
+                                 {"source", unsafe(a.source)},
+                                 {"fstype", unsafe(a.fstype)},
+                                 {"options", unsafe(a.options.empty() ? "defaults" : join(a.options, ','))}});
+  }
+  data["unmount"] = std::move(unmount);
+  data["mount"] = std::move(mount);
+}
+
+YamlList activation_tasks(const PlaybookOptions& options) {
+  return {
+      make_task(task::unmount, "ansible.posix.mount", {{"path", "{{ item.path }}"}, {"state", "unmounted"}},
+           {{"loop", "{{ pathwarden_host.unmount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
+           options),
+      // state ephemeral mounts with exactly these values and leaves fstab alone (it was written
+      // above, byte for byte); on a path unmounted just before, it never falls back to remount.
+      make_task(task::mount, "ansible.posix.mount",
+           {{"path", "{{ item.path }}"},
+            {"src", "{{ item.source }}"},
+            {"fstype", "{{ item.fstype }}"},
+            {"opts", "{{ item.options }}"},
+            {"state", "ephemeral"}},
+           {{"loop", "{{ pathwarden_host.mount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
+           options),
+  };
+}
+
+YamlMap stat_fstab(const char* name, const char* path_expr, const char* register_as, const PlaybookOptions& options) {
+  return make_task(name, "ansible.builtin.stat",
+              {{"path", path_expr}, {"get_checksum", true}, {"checksum_algorithm", "sha256"}},
+              {{"register", register_as}}, options);
+}
+
+Playbook finish(std::string name, std::vector<std::string> hosts, Yaml root, std::string vars_json) {
+  Playbook p;
+  p.name = std::move(name);
+  p.yaml = emit_yaml_document(root);
+  p.vars_json = std::move(vars_json);
+  p.hosts = std::move(hosts);
+  return p;
+}
+
+}  // namespace
+
+Status validate_host_name(std::string_view host) {
+  constexpr std::string_view allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+  if (host.empty() || host.size() > 253 || host.find_first_not_of(allowed) != std::string_view::npos ||
+      host.front() == '-' || host.front() == '.') {
+    return fail("guest name '" + std::string(host) + "' cannot be used in a playbook", std::string(host),
+                "inventory names may hold letters, digits, '.', '_' and '-' and start with a letter or digit");
+  }
+  return {};
+}
+
+Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options) {
+  if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& h : hosts) {
+    if (auto s = validate_host_name(h); !s) return std::unexpected(s.error());
+    if (seen.insert(h).second) names.push_back(h);
+  }
+  if (names.empty()) return fail("facts playbook without any guest", {}, "nothing to gather");
+  YamlList tasks{
+      make_task(task::read_fstab, "ansible.builtin.slurp", {{"src", options.fstab_path}},
+           {{"register", "pathwarden_fstab"}}, options),
+      make_task(task::report, "ansible.builtin.command",
+           {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::guest_report_script())}}}},
+           {{"changed_when", false}, {"register", "pathwarden_report"}}, options),
+  };
+  return finish("facts", names, play("Gather guest facts for pathwarden", names, "", std::move(tasks)), "");
+}
+
+Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const PlaybookOptions& options) {
+  if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
+  auto hosts = hosts_of(changes, "apply");
+  if (!hosts) return std::unexpected(hosts.error());
+  json::object per_host;
+  for (const auto& c : changes) {
+    if (auto s = require_sha256(c.observed_sha256, "observed fstab hash", c.host); !s) return std::unexpected(s.error());
+    if (auto s = require_absolute(c.backup_path, "backup path", c.host); !s) return std::unexpected(s.error());
+    if (auto s = validate_activations(c.activations, c.host); !s) return std::unexpected(s.error());
+    auto slash = c.backup_path.find_last_of('/');
+    if (slash == 0 || slash + 1 == c.backup_path.size()) {
+      return fail("backup path '" + c.backup_path + "' must name a file inside a directory", c.host);
+    }
+    json::object data{{"observed_sha256", unsafe(c.observed_sha256)},
+                      {"new_sha256", unsafe(guest::sha256_hex(c.new_content))},
+                      {"new_content", unsafe(c.new_content)},
+                      {"backup_path", unsafe(c.backup_path)},
+                      {"backup_dir", unsafe(c.backup_path.substr(0, slash))}};
+    add_activations(data, c.activations);
+    per_host[c.host] = std::move(data);
+  }
+  const auto& fstab = options.fstab_path;
+  YamlList tasks{
+      stat_fstab(task::fstab_now, fstab.c_str(), "pathwarden_fstab_now", options),
+      make_task(task::refuse_changed, "ansible.builtin.assert",
+           {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
+                              "pathwarden_fstab_now.stat.checksum in [pathwarden_host.observed_sha256, "
+                              "pathwarden_host.new_sha256]"}},
+            {"fail_msg", "the fstab changed since pathwarden observed it; gather facts and plan again"},
+            {"quiet", true}},
+           {}, options),
+      make_task("Make the backup directory", "ansible.builtin.file",
+           {{"path", "{{ pathwarden_host.backup_dir }}"}, {"state", "directory"}, {"mode", "0700"}}, {}, options),
+      make_task("Keep a backup of the fstab as observed", "ansible.builtin.copy",
+           {{"src", fstab}, {"remote_src", true}, {"dest", "{{ pathwarden_host.backup_path }}"}, {"mode", "0600"}},
+           {{"when", "pathwarden_fstab_now.stat.checksum == pathwarden_host.observed_sha256"}}, options),
+      stat_fstab("Read the backup", "{{ pathwarden_host.backup_path }}", "pathwarden_backup", options),
+      make_task("Refuse to write without a backup of the observed fstab", "ansible.builtin.assert",
+           {{"that", YamlList{"pathwarden_backup.stat.exists",
+                              "pathwarden_backup.stat.checksum == pathwarden_host.observed_sha256"}},
+            {"fail_msg", "the backup does not hold the fstab as observed (it changed while it was copied?)"},
+            {"quiet", true}},
+           {}, options),
+      make_task(task::write_fstab, "ansible.builtin.copy",
+           {{"content", "{{ pathwarden_host.new_content }}"},
+            {"dest", fstab},
+            {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
+           {}, options),
+      stat_fstab("Read the fstab as written", fstab.c_str(), "pathwarden_fstab_written", options),
+      make_task("Check the fstab holds exactly what was written", "ansible.builtin.assert",
+           {{"that", YamlList{"pathwarden_fstab_written.stat.checksum == pathwarden_host.new_sha256"}},
+            {"fail_msg", "the fstab does not hold what pathwarden wrote"},
+            {"quiet", true}},
+           {}, options),
+  };
+  for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
+  return finish("apply", *hosts, play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks)),
+                vars_document(std::move(per_host)));
+}
+
+Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const PlaybookOptions& options) {
+  if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
+  auto hosts = hosts_of(restores, "rollback");
+  if (!hosts) return std::unexpected(hosts.error());
+  json::object per_host;
+  for (const auto& r : restores) {
+    if (auto s = require_sha256(r.backup_sha256, "backup hash", r.host); !s) return std::unexpected(s.error());
+    if (auto s = require_sha256(r.written_sha256, "written fstab hash", r.host); !s) return std::unexpected(s.error());
+    if (auto s = require_absolute(r.backup_path, "backup path", r.host); !s) return std::unexpected(s.error());
+    if (auto s = validate_activations(r.activations, r.host); !s) return std::unexpected(s.error());
+    json::object data{{"backup_path", unsafe(r.backup_path)},
+                      {"backup_sha256", unsafe(r.backup_sha256)},
+                      {"written_sha256", unsafe(r.written_sha256)}};
+    add_activations(data, r.activations);
+    per_host[r.host] = std::move(data);
+  }
+  const auto& fstab = options.fstab_path;
+  YamlList tasks{
+      stat_fstab(task::fstab_now, fstab.c_str(), "pathwarden_fstab_now", options),
+      make_task("Refuse to restore over someone else's edit", "ansible.builtin.assert",
+           {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
+                              "pathwarden_fstab_now.stat.checksum in [pathwarden_host.written_sha256, "
+                              "pathwarden_host.backup_sha256]"}},
+            {"fail_msg", "the fstab changed since pathwarden wrote it; restore the backup by hand if still wanted"},
+            {"quiet", true}},
+           {}, options),
+      stat_fstab("Read the backup", "{{ pathwarden_host.backup_path }}", "pathwarden_backup", options),
+      make_task("Check the backup is the fstab as observed before the change", "ansible.builtin.assert",
+           {{"that", YamlList{"pathwarden_backup.stat.exists",
+                              "pathwarden_backup.stat.checksum == pathwarden_host.backup_sha256"}},
+            {"fail_msg", "the backup is missing or not the fstab pathwarden saved"},
+            {"quiet", true}},
+           {}, options),
+      make_task(task::restore, "ansible.builtin.copy",
+           {{"src", "{{ pathwarden_host.backup_path }}"},
+            {"remote_src", true},
+            {"dest", fstab},
+            {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
+           {{"when", "pathwarden_fstab_now.stat.checksum != pathwarden_host.backup_sha256"}}, options),
+  };
+  for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
+  return finish("rollback", *hosts,
+                play("Roll back fstab changes for pathwarden", *hosts, "rollback.vars.json", std::move(tasks)),
+                vars_document(std::move(per_host)));
+}
+
+Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const PlaybookOptions& options) {
+  auto hosts = hosts_of(probes, "probe");
+  if (!hosts) return std::unexpected(hosts.error());
+  json::object per_host;
+  for (const auto& p : probes) {
+    if (auto s = require_absolute(p.path, "probe file", p.host); !s) return std::unexpected(s.error());
+    if (p.bytes == 0) return fail("probe of 0 bytes", p.host, "give probe_bytes > 0");
+    if (p.block_size == 0 || p.block_size % 4096 != 0) {
+      return fail("probe block size must be a positive multiple of 4096 (O_DIRECT alignment)", p.host);
+    }
+    auto count = std::to_string((p.bytes + p.block_size - 1) / p.block_size);
+    auto bs = "bs=" + std::to_string(p.block_size);
+    std::vector<std::string> argv =
+        p.direction == ProbeDirection::read
+            ? std::vector<std::string>{"dd", "if=" + p.path, "of=/dev/null", bs, "count=" + count, "iflag=direct"}
+            : std::vector<std::string>{"dd", "if=/dev/zero", "of=" + p.path, bs, "count=" + count, "oflag=direct",
+                                       "conv=fsync"};
+    per_host[p.host] = json::object{{"dd_argv", unsafe_list(argv)},
+                                    {"path", unsafe(p.path)},
+                                    {"remove_after", p.direction == ProbeDirection::write}};
+  }
+  auto counters = [&](const char* name, const char* register_as) {
+    return make_task(name, "ansible.builtin.command", {{"argv", YamlList{"cat", "/proc/net/dev"}}},
+                {{"changed_when", false}, {"register", register_as}}, options);
+  };
+  YamlList tasks{
+      counters(task::counters_before, "pathwarden_counters_before"),
+      make_task(task::probe, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.dd_argv }}"}},
+           {{"changed_when", false}, {"register", "pathwarden_probe"}}, options),
+      counters(task::counters_after, "pathwarden_counters_after"),
+      make_task("Remove the probe file written", "ansible.builtin.file",
+           {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}}, {{"when", "pathwarden_host.remove_after"}},
+           options),
+  };
+  return finish("probe", *hosts, play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks)),
+                vars_document(std::move(per_host)));
+}
+
+Result<Playbook> channels_playbook(std::span<const ChannelsRequest> requests, const PlaybookOptions& options) {
+  auto hosts = hosts_of(requests, "channels");
+  if (!hosts) return std::unexpected(hosts.error());
+  json::object per_host;
+  for (const auto& r : requests) {
+    if (r.interface.empty() || r.interface.size() > 15 || r.interface.find_first_of("/: \t\n") != std::string::npos) {
+      return fail("'" + r.interface + "' is not a network interface name", r.host,
+                  "use the name the guest's facts report for the NIC's MAC address");
+    }
+    if (r.combined < 1 || r.combined > 1024) {
+      return fail("combined queue count " + std::to_string(r.combined) + " is out of range", r.host, "use 1..1024");
+    }
+    per_host[r.host] = json::object{
+        {"ethtool_argv", unsafe_list({"ethtool", "-L", r.interface, "combined", std::to_string(r.combined)})}};
+  }
+  YamlList tasks{
+      make_task(task::set_channels, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.ethtool_argv }}"}},
+           {{"changed_when", true}, {"register", "pathwarden_channels"}}, options),
+  };
+  return finish("channels", *hosts,
+                play("Set NIC queue counts for pathwarden", *hosts, "channels.vars.json", std::move(tasks)),
+                vars_document(std::move(per_host)));
+}
+
+Status write_playbooks(std::span<const Playbook> playbooks, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail("cannot create directory: " + ec.message(), dir.string(), "check the path and permissions");
+  auto write = [&](const std::filesystem::path& path, const std::string& text) -> Status {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return fail("cannot write the file", path.string(), "check free space and permissions");
+    return {};
+  };
+  for (const auto& p : playbooks) {
+    if (auto s = write(dir / p.yaml_file(), p.yaml); !s) return s;
+    if (!p.vars_json.empty()) {
+      if (auto s = write(dir / p.vars_file(), p.vars_json); !s) return s;
+    }
+  }
+  return {};
+}
+
+}  // namespace pw::ansible

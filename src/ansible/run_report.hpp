@@ -1,0 +1,66 @@
+#pragma once
+// What one ansible-playbook run did, per guest and task, read from the ansible.posix.jsonl
+// stdout callback (one JSON event per line, so a run cut short still tells what happened).
+#include <boost/json.hpp>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::ansible {
+
+enum class TaskStatus { ok, changed, failed, skipped, unreachable };
+
+struct TaskOutcome {
+  std::string task;
+  TaskStatus status = TaskStatus::ok;
+  std::string message;          // msg of a failure or an unreachable host
+  boost::json::object result;   // the module result as Ansible reported it
+};
+
+enum class HostOutcome {
+  ok,           // every task ran, nothing changed
+  changed,      // every task ran, something changed
+  failed,       // a task failed (see failure())
+  unreachable,  // SSH could not reach it or log in
+  timed_out,    // the run was stopped before this guest finished
+  not_run,      // no task ran for it (e.g. not in the inventory)
+};
+
+struct HostReport {
+  std::string host;
+  HostOutcome outcome = HostOutcome::not_run;
+  std::vector<TaskOutcome> tasks;
+  std::string pending_task;  // for timed_out: the task it was in
+
+  const TaskOutcome* failure() const;
+  const TaskOutcome* task(std::string_view name) const;
+};
+
+struct RunReport {
+  std::string phase;
+  int exit_code = 0;
+  bool timed_out = false;
+  bool complete = false;  // the final stats event arrived
+  std::map<std::string, HostReport> hosts;
+  std::string stderr_text;
+  std::vector<std::string> other_output;  // stdout lines that were not callback events
+
+  const HostReport* host(std::string_view name) const;
+  // Guests whose outcome is ok or changed.
+  std::vector<std::string> succeeded() const;
+};
+
+// Reads the jsonl stdout of a run for `hosts`. A run that never got going (a bad playbook,
+// inventory or option: exit 1, 4 or 5 without events) is an error carrying ansible's message.
+Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text,
+                           int exit_code, bool timed_out, std::span<const std::string> hosts);
+
+std::string_view to_string(HostOutcome outcome);
+std::string_view to_string(TaskStatus status);
+
+}  // namespace pw::ansible

@@ -1,0 +1,442 @@
+// Real ansible-playbook over real SSH against light guests (tests/lab/light/guests), brought up
+// by the CTest fixture light_guests. Every phase is one ansible-playbook run for all guests.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "ansible/child_process.hpp"
+#include "ansible/phase_results.hpp"
+#include "ansible/playbooks.hpp"
+#include "ansible/runner.hpp"
+#include "guest/fstab.hpp"
+#include "guest/sha256.hpp"
+
+namespace fs = std::filesystem;
+using namespace pw::ansible;
+using pw::guest::FstabFile;
+using pw::guest::GuestFacts;
+using pw::guest::sha256_hex;
+
+namespace {
+
+const fs::path kGuests = fs::path(PW_SOURCE_DIR) / "tests" / "lab" / "light" / "guests";
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+struct Lab {
+  std::string name;
+  std::string state;
+  std::string inventory;
+  std::string config;
+  std::string controller_namespace;
+  int guests = 0;
+};
+
+ChildProcessResult run(std::vector<std::string> argv) {
+  ChildProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.timeout = std::chrono::minutes(2);
+  auto r = run_child_process(spec);
+  if (!r) FAIL(r.error().to_string());
+  return *r;
+}
+
+const Lab& lab() {
+  static Lab lab = [] {
+    Lab l;
+    l.name = env_or("PW_LIGHT_LAB", "light");
+    auto r = run({kGuests.string(), "--lab", l.name, "env"});
+    if (r.exit_code != 0) FAIL("light guests are not up (the light_guests fixture brings them up): " + r.err);
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto eq = line.find('=');
+      auto key = line.substr(0, eq), value = line.substr(eq + 1);
+      if (key == "LAB_STATE") l.state = value;
+      if (key == "LAB_INVENTORY") l.inventory = value;
+      if (key == "LAB_CONFIG") l.config = value;
+      if (key == "LAB_NAMESPACE") l.controller_namespace = value;
+      if (key == "LAB_GUESTS") l.guests = std::stoi(value);
+    }
+    return l;
+  }();
+  return lab;
+}
+
+std::string guest_name(int i) { return "guest" + std::to_string(i); }
+
+std::vector<std::string> all_guests() {
+  std::vector<std::string> out;
+  for (int i = 1; i <= lab().guests; ++i) out.push_back(guest_name(i));
+  return out;
+}
+
+// Runs argv inside guest i (its network and mount namespaces); values stay argv items.
+ChildProcessResult in_guest(int i, std::vector<std::string> argv) {
+  std::vector<std::string> full{kGuests.string(), "--lab", lab().name, "exec", std::to_string(i)};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return run(full);
+}
+
+std::string guest_file(int i, const std::string& path) {
+  auto r = in_guest(i, {"cat", "--", path});
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
+bool guest_has(int i, const std::string& path) { return in_guest(i, {"test", "-e", path}).exit_code == 0; }
+
+void set_guest_file(int i, const std::string& path, const std::string& content) {
+  auto r = in_guest(i, {"sh", "-c", "printf '%s' \"$1\" > \"$2\"", "sh", content, path});
+  REQUIRE(r.exit_code == 0);
+}
+
+AnsiblePlaybookRunner runner(const std::string& tag) {
+  AnsibleSettings s;
+  s.command_prefix = {"ip", "netns", "exec", lab().controller_namespace};
+  s.work_dir = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / tag;
+  s.environment = {{"ANSIBLE_CONFIG", lab().config}};
+  if (const char* rec = std::getenv("PW_RECORD_DIR")) s.record_dir = fs::path(rec) / tag;
+  return AnsiblePlaybookRunner(s);
+}
+
+RunReport run_phase(const std::string& tag, const std::string& phase, pw::Result<Playbook> playbook,
+                    std::vector<fs::path> extra_inventories = {}, std::chrono::seconds timeout = std::chrono::minutes(5)) {
+  if (!playbook) FAIL(playbook.error().to_string());
+  RunRequest request{phase, std::move(*playbook), {lab().inventory}, 10, timeout};
+  for (auto& i : extra_inventories) request.inventories.push_back(i);
+  auto r = runner(tag);
+  auto report = r.run(request);
+  if (!report) FAIL(report.error().to_string());
+  for (const auto& [name, host] : report->hosts) {
+    UNSCOPED_INFO(phase << " " << name << ": " << describe_outcome(host));
+  }
+  return *report;
+}
+
+std::map<std::string, GuestFacts> gather(const std::string& tag, std::vector<std::string> hosts = all_guests()) {
+  auto report = run_phase(tag, "facts", facts_playbook(hosts));
+  std::map<std::string, GuestFacts> out;
+  for (auto& [name, facts] : guest_facts_from(report)) {
+    if (!facts) FAIL(facts.error().to_string());
+    out.emplace(name, std::move(*facts));
+  }
+  return out;
+}
+
+const pw::guest::MountInfo* mount_at(const GuestFacts& facts, const std::string& path) {
+  const pw::guest::MountInfo* found = nullptr;
+  for (const auto& m : facts.mounts) {
+    if (m.mount_point == path) found = &m;  // the last one is the visible one
+  }
+  return found;
+}
+
+const pw::guest::EntryOwner kOwner{"light-test", "size pinned on purpose: the test checks it is re-made"};
+
+// The lines of `before` and `after` must match except for the entry of `mount_point` and its
+// owner comment: checked by removing the owned entry and comparing the rest byte for byte.
+void check_only_owned_entry_changed(const std::string& before, const std::string& after, const std::string& mount_point) {
+  auto a = FstabFile::parse(after);
+  auto b = FstabFile::parse(before);
+  REQUIRE(a.remove_entry(mount_point));
+  if (b.entry_for(mount_point)) REQUIRE(b.remove_entry(mount_point));
+  auto rest_after = a.print(), rest_before = b.print();
+  // A file without a final newline gains one when an entry is appended.
+  if (!rest_before.empty() && rest_before.back() != '\n') rest_before.push_back('\n');
+  CHECK(rest_after == rest_before);
+}
+
+}  // namespace
+
+TEST_CASE("facts from every light guest in one run") {
+  REQUIRE(lab().guests >= 3);
+  auto report = run_phase("facts", "facts", facts_playbook(all_guests()));
+  CHECK(report.exit_code == 0);
+  CHECK(report.complete);
+  auto facts = guest_facts_from(report);
+  REQUIRE(facts.size() == static_cast<std::size_t>(lab().guests));
+  for (int i = 1; i <= lab().guests; ++i) {
+    INFO(guest_name(i));
+    auto& f = facts.at(guest_name(i));
+    if (!f) FAIL(f.error().to_string());
+    auto fstab = guest_file(i, "/etc/fstab");
+    CHECK(f->fstab_content == fstab);
+    CHECK(f->fstab_sha256 == sha256_hex(fstab));
+    CHECK(f->fstab.print() == fstab);
+    CHECK(f->fstab.entry_for("/mnt/scratch").has_value());
+    CHECK_FALSE(f->boot_id.empty());
+    auto mac = in_guest(i, {"cat", "/sys/class/net/eth0/address"}).out;
+    mac.pop_back();
+    const auto* eth0 = pw::guest::find_interface_by_mac(f->interfaces, mac);
+    REQUIRE(eth0);
+    CHECK(eth0->name == "eth0");
+    CHECK(eth0->rx_queues >= 1);
+    REQUIRE(eth0->channels);  // veth answers ethtool -l with RX/TX
+    CHECK(eth0->channels->maximum.rx.has_value());
+    const auto* counters = pw::guest::find_counters(f->counters, "eth0");
+    REQUIRE(counters);
+    CHECK(counters->rx_bytes > 0);  // at least this run's SSH traffic
+    const auto* etc = mount_at(*f, "/etc");
+    REQUIRE(etc);  // the guest's own /etc
+    CHECK(f->nfs_connections.empty());
+    CHECK(f->nfs_servers.empty());
+  }
+}
+
+TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mount; rollback restores") {
+  const std::string path = "/mnt/pw-act";
+  for (int i = 1; i <= lab().guests; ++i) {
+    auto r = in_guest(i, {"sh", "-c", "mkdir -p \"$1\" && mount -t tmpfs -o size=1m \"$2\" \"$1\" && touch \"$1/marker\"",
+                          "sh", path, "pwtest-" + std::to_string(i)});
+    REQUIRE(r.exit_code == 0);
+  }
+  auto before = gather("apply-facts");
+  std::vector<FstabChange> changes;
+  std::map<std::string, std::string> written;
+  for (auto& [host, f] : before) {
+    auto file = f.fstab;
+    auto changed = file.set_entry({"pwtest-" + host.substr(5), path, "tmpfs", {"size=2m", "mode=0750"}, 0, 0}, kOwner);
+    REQUIRE(changed);
+    REQUIRE(*changed);
+    written[host] = file.print();
+    changes.push_back({host, f.fstab_sha256, written[host], "/var/backups/pathwarden/fstab.light-apply",
+                       {{path, "pwtest-" + host.substr(5), "tmpfs", {"size=2m", "mode=0750"}, true}}});
+  }
+  auto report = run_phase("apply", "apply", apply_playbook(changes));
+  CHECK(report.exit_code == 0);
+  for (int i = 1; i <= lab().guests; ++i) {
+    auto host = guest_name(i);
+    INFO(host);
+    CHECK(report.host(host)->outcome == HostOutcome::changed);
+    auto now = guest_file(i, "/etc/fstab");
+    CHECK(now == written[host]);
+    check_only_owned_entry_changed(before.at(host).fstab_content, now, path);
+    CHECK(FstabFile::parse(now).owner_of(path) == kOwner);
+    CHECK(guest_file(i, "/var/backups/pathwarden/fstab.light-apply") == before.at(host).fstab_content);
+    CHECK_FALSE(guest_has(i, path + "/marker"));  // a new tmpfs: unmounted and mounted, not remounted
+  }
+  auto after = gather("apply-facts");
+  for (auto& [host, f] : after) {
+    INFO(host);
+    const auto* m = mount_at(f, path);
+    REQUIRE(m);
+    CHECK(m->option("size") == "2048k");
+    CHECK(m->option("mode") == "750");
+  }
+
+  std::vector<FstabRestore> restores;
+  for (auto& [host, f] : before) {
+    restores.push_back({host, "/var/backups/pathwarden/fstab.light-apply", f.fstab_sha256, sha256_hex(written[host]),
+                        {{path, "pwtest-" + host.substr(5), "tmpfs", {"size=1m"}, true}}});
+  }
+  auto rollback = run_phase("rollback", "rollback", rollback_playbook(restores));
+  CHECK(rollback.exit_code == 0);
+  auto restored = gather("apply-facts");
+  for (int i = 1; i <= lab().guests; ++i) {
+    auto host = guest_name(i);
+    INFO(host);
+    CHECK(rollback.host(host)->outcome == HostOutcome::changed);
+    CHECK(guest_file(i, "/etc/fstab") == before.at(host).fstab_content);
+    const auto* m = mount_at(restored.at(host), path);
+    REQUIRE(m);
+    CHECK(m->option("size") == "1024k");
+    REQUIRE(in_guest(i, {"umount", path}).exit_code == 0);
+  }
+}
+
+TEST_CASE("apply refuses a guest whose fstab changed since it was observed; the others go on") {
+  auto before = gather("cas-facts");
+  const std::string edited = before.at("guest2").fstab_content + "# edited by hand after pathwarden looked\n";
+  set_guest_file(2, "/etc/fstab", edited);
+
+  std::vector<FstabChange> changes;
+  std::map<std::string, std::string> written;
+  for (auto& [host, f] : before) {
+    auto file = f.fstab;
+    REQUIRE(file.set_entry({"nas:/export", "/mnt/pw-cas", "nfs", {"vers=3", "nconnect=8"}, 0, 0}, kOwner));
+    written[host] = file.print();
+    changes.push_back({host, f.fstab_sha256, written[host], "/var/backups/pathwarden/fstab.light-cas", {}});
+  }
+  auto report = run_phase("cas", "apply", apply_playbook(changes));
+  CHECK(report.exit_code == 2);
+  const auto& g2 = *report.host("guest2");
+  CHECK(g2.outcome == HostOutcome::failed);
+  REQUIRE(g2.failure());
+  CHECK(g2.failure()->task == task::refuse_changed);
+  CHECK(g2.failure()->message.find("changed since pathwarden observed it") != std::string::npos);
+  CHECK(guest_file(2, "/etc/fstab") == edited);
+  CHECK_FALSE(guest_has(2, "/var/backups/pathwarden/fstab.light-cas"));
+  for (int i : {1, 3}) {
+    auto host = guest_name(i);
+    INFO(host);
+    CHECK(report.host(host)->outcome == HostOutcome::changed);
+    CHECK(guest_file(i, "/etc/fstab") == written[host]);
+  }
+
+  SECTION("rollback refuses to overwrite an edit made after the write") {
+    const std::string edited1 = written["guest1"] + "# edited after pathwarden wrote\n";
+    set_guest_file(1, "/etc/fstab", edited1);
+    std::vector<FstabRestore> restores;
+    for (int i : {1, 3}) {
+      auto host = guest_name(i);
+      restores.push_back({host, "/var/backups/pathwarden/fstab.light-cas", before.at(host).fstab_sha256,
+                          sha256_hex(written[host]), {}});
+    }
+    auto rollback = run_phase("cas", "rollback", rollback_playbook(restores));
+    CHECK(rollback.exit_code == 2);
+    CHECK(rollback.host("guest1")->outcome == HostOutcome::failed);
+    CHECK(guest_file(1, "/etc/fstab") == edited1);
+    CHECK(rollback.host("guest3")->outcome == HostOutcome::changed);
+    CHECK(guest_file(3, "/etc/fstab") == before.at("guest3").fstab_content);
+  }
+  for (int i = 1; i <= lab().guests; ++i) set_guest_file(i, "/etc/fstab", before.at(guest_name(i)).fstab_content);
+}
+
+TEST_CASE("an unreachable guest is reported for that guest only") {
+  auto ghost_inventory = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "ghost-inventory.ini";
+  fs::create_directories(ghost_inventory.parent_path());
+  // An address on the lab bridge where no guest lives: SSH gets no answer.
+  std::ofstream(ghost_inventory) << "ghost ansible_host=203.0.113.250 ansible_user=root ansible_ssh_private_key_file="
+                                 << lab().state << "/id_ed25519 ansible_ssh_common_args='-o UserKnownHostsFile="
+                                 << lab().state << "/known_hosts -o StrictHostKeyChecking=yes -o ConnectTimeout=5'\n";
+  auto hosts = all_guests();
+  hosts.push_back("ghost");
+  auto report = run_phase("unreachable", "facts", facts_playbook(hosts), {ghost_inventory});
+  CHECK(report.exit_code == 4);
+  const auto& ghost = *report.host("ghost");
+  CHECK(ghost.outcome == HostOutcome::unreachable);
+  CHECK_FALSE(ghost.failure()->message.empty());
+  auto facts = guest_facts_from(report);
+  CHECK_FALSE(facts.at("ghost"));
+  CHECK(facts.at("ghost").error().what.starts_with("unreachable: "));
+  for (const auto& h : all_guests()) {
+    INFO(h);
+    CHECK(report.host(h)->outcome == HostOutcome::ok);
+    CHECK(facts.at(h).has_value());
+  }
+}
+
+TEST_CASE("probes: counters around an O_DIRECT read; a failing probe is that guest's failure only") {
+  const std::string file = "/var/backups/pw-probe.bin";  // on disk: O_DIRECT needs more than old tmpfs
+  for (int i = 1; i <= 2; ++i) {
+    REQUIRE(in_guest(i, {"dd", "if=/dev/zero", "of=" + file, "bs=1M", "count=4", "status=none"}).exit_code == 0);
+  }
+  std::vector<ProbeRequest> probes;
+  for (const auto& h : all_guests()) probes.push_back({h, file, 4u << 20, ProbeDirection::read, 1u << 20});
+  auto report = run_phase("probe", "probe", probe_playbook(probes));
+  CHECK(report.exit_code == 2);
+  auto observations = probe_observations_from(report);
+  for (int i = 1; i <= 2; ++i) {
+    INFO(guest_name(i));
+    auto& obs = observations.at(guest_name(i));
+    if (!obs) FAIL(obs.error().to_string());
+    REQUIRE(obs->dd);
+    CHECK(obs->dd->bytes == 4u << 20);
+    CHECK(obs->window_seconds >= obs->probe_seconds);
+    const auto* rx_before = pw::guest::find_counters(obs->before, "eth0");
+    const auto* rx_after = pw::guest::find_counters(obs->after, "eth0");
+    REQUIRE(rx_before);
+    REQUIRE(rx_after);
+    CHECK(rx_after->rx_bytes > rx_before->rx_bytes);  // the SSH traffic of the probe task itself
+  }
+  const auto& g3 = *report.host("guest3");
+  CHECK(g3.outcome == HostOutcome::failed);
+  CHECK(g3.failure()->task == task::probe);
+  CHECK(g3.failure()->message.find("No such file or directory") != std::string::npos);
+  CHECK_FALSE(observations.at("guest3"));
+
+  SECTION("a write probe removes its file") {
+    std::vector<ProbeRequest> write{{"guest1", "/var/backups/pw-write.bin", 2u << 20, ProbeDirection::write, 1u << 20}};
+    auto w = run_phase("probe-write", "probe", probe_playbook(write));
+    CHECK(w.exit_code == 0);
+    auto obs = probe_observations_from(w);
+    REQUIRE(obs.at("guest1"));
+    CHECK(obs.at("guest1")->dd->bytes == 2u << 20);
+    CHECK_FALSE(guest_has(1, "/var/backups/pw-write.bin"));
+  }
+}
+
+TEST_CASE("values from policies cannot change what runs") {
+  // Quotes, shell syntax, Jinja, a newline: if any of it were interpreted, a marker file appears
+  // (in the guest's /tmp or the controller's) or the text written differs.
+  const std::string marker = "/tmp/pw-injected-" + lab().name;
+  const std::string hostile = "q' \" ; touch " + marker + "-a; $(touch " + marker + "-b) `touch " + marker +
+                              "-c` {{ lookup('pipe', 'touch " + marker + "-d') }} {% if true %}x{% endif %} {# c #}";
+  const std::string mount_point = "/mnt/pw " + hostile;
+  const std::string source = "src " + hostile;
+  const std::string probe_file = "/var/backups/pw probe " + hostile + "\nline2";
+  REQUIRE(in_guest(1, {"sh", "-c", "mkdir -p \"$(dirname \"$1\")\" && dd if=/dev/zero of=\"$1\" bs=1M count=1 status=none",
+                       "sh", probe_file})
+              .exit_code == 0);
+
+  auto before = gather("inject-facts", {"guest1"});
+  auto file = before.at("guest1").fstab;
+  REQUIRE(file.set_entry({source, mount_point, "tmpfs", {"size=1m", "x-note=" + hostile.substr(0, 40)}, 0, 0},
+                         {"policy " + hostile, "reason " + hostile + "\nsecond line"}));
+  auto content = file.print();
+  std::vector<FstabChange> changes{{"guest1", before.at("guest1").fstab_sha256, content,
+                                    "/var/backups/pathwarden/fstab.inject " + hostile,
+                                    {{mount_point, source, "tmpfs", {"size=1m"}, true}}}};
+  auto apply = run_phase("inject", "apply", apply_playbook(changes));
+  CHECK(apply.exit_code == 0);
+  CHECK(guest_file(1, "/etc/fstab") == content);
+
+  std::vector<ProbeRequest> probes{{"guest1", probe_file, 1u << 20, ProbeDirection::read, 1u << 20}};
+  auto probe = run_phase("inject", "probe", probe_playbook(probes));
+  CHECK(probe.exit_code == 0);
+  auto obs = probe_observations_from(probe);
+  REQUIRE(obs.at("guest1"));
+  CHECK(obs.at("guest1")->dd->bytes == 1u << 20);  // it read exactly that file
+
+  auto after = gather("inject-facts", {"guest1"});
+  const auto* m = mount_at(after.at("guest1"), mount_point);
+  REQUIRE(m);
+  CHECK(m->device == source);
+  CHECK(m->fstype == "tmpfs");
+
+  std::vector<FstabRestore> restores{{"guest1", "/var/backups/pathwarden/fstab.inject " + hostile,
+                                      before.at("guest1").fstab_sha256, sha256_hex(content),
+                                      {{mount_point, "", "", {}, false}}}};
+  auto rollback = run_phase("inject", "rollback", rollback_playbook(restores));
+  CHECK(rollback.exit_code == 0);
+  CHECK(guest_file(1, "/etc/fstab") == before.at("guest1").fstab_content);
+  CHECK(mount_at(gather("inject-facts", {"guest1"}).at("guest1"), mount_point) == nullptr);
+
+  for (const char* suffix : {"-a", "-b", "-c", "-d"}) {
+    INFO(suffix);
+    CHECK_FALSE(guest_has(1, marker + suffix));
+    CHECK_FALSE(fs::exists(marker + suffix));  // the controller shares this machine's /tmp
+  }
+}
+
+TEST_CASE("a run cut short by its timeout: guests reported as timed out, its processes ended") {
+  const std::string fifo = "/var/backups/pw-probe.fifo";
+  REQUIRE(in_guest(1, {"sh", "-c", "rm -f \"$1\" && mkfifo \"$1\"", "sh", fifo}).exit_code == 0);
+  std::vector<ProbeRequest> probes{{"guest1", fifo, 1u << 20, ProbeDirection::read, 1u << 20},
+                                   {"guest2", "/etc/fstab", 4096, ProbeDirection::read, 4096}};
+  // dd blocks opening a FIFO nobody writes: only the run's timeout ends it.
+  auto report = run_phase("timeout", "probe", probe_playbook(probes), {}, std::chrono::seconds(20));
+  CHECK(report.timed_out);
+  CHECK_FALSE(report.complete);
+  CHECK(report.host("guest1")->outcome == HostOutcome::timed_out);
+  CHECK(report.host("guest2")->outcome != HostOutcome::ok);  // the run as a whole did not finish
+  // Nothing of that ansible-playbook run is left: no process still names its playbook.
+  auto playbook = (fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "timeout" / "probe" / "probe.yml").string();
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find(playbook) != std::string::npos) left.push_back(entry.path().filename().string());
+  }
+  CHECK(left.empty());
+  // Opening a FIFO read-write never blocks; it lets a dd still waiting in open() see EOF.
+  in_guest(1, {"sh", "-c", "exec 3<>\"$1\"; exec 3>&-; rm -f \"$1\"", "sh", fifo});
+}

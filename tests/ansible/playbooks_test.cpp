@@ -1,0 +1,243 @@
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <yaml-cpp/yaml.h>
+
+#include "ansible/playbooks.hpp"
+#include "example_requests.hpp"
+#include "guest/facts.hpp"
+
+using namespace pw::ansible;
+namespace json = boost::json;
+
+namespace {
+
+template <class T>
+T value_of(pw::Result<T> r) {
+  if (!r) FAIL(r.error().to_string());
+  return std::move(*r);
+}
+
+std::vector<Playbook> all_playbooks() {
+  auto hosts = examples::hosts();
+  auto changes = examples::fstab_changes();
+  auto restores = examples::fstab_restores();
+  auto probes = examples::probes();
+  auto channels = examples::channels();
+  return {value_of(facts_playbook(hosts)), value_of(apply_playbook(changes)), value_of(rollback_playbook(restores)),
+          value_of(probe_playbook(probes)), value_of(channels_playbook(channels))};
+}
+
+// Every string of the vars file must be wrapped as {"__ansible_unsafe": "..."}.
+void check_all_strings_unsafe(const json::value& v, const std::string& path) {
+  INFO(path);
+  if (v.is_string()) FAIL("bare string at " + path + ": " + std::string(v.as_string()));
+  if (v.is_array()) {
+    for (std::size_t i = 0; i < v.as_array().size(); ++i) check_all_strings_unsafe(v.as_array()[i], path + "[]");
+  }
+  if (v.is_object()) {
+    const auto& o = v.as_object();
+    if (o.contains("__ansible_unsafe")) {
+      CHECK(o.size() == 1);
+      CHECK(o.at("__ansible_unsafe").is_string());
+      return;
+    }
+    for (const auto& [k, item] : o) check_all_strings_unsafe(item, path + "." + std::string(k));
+  }
+}
+
+std::vector<std::string> module_names(const YAML::Node& play) {
+  std::vector<std::string> out;
+  for (const auto& task : play["tasks"]) {
+    for (const auto& kv : task) {
+      auto key = kv.first.as<std::string>();
+      if (key.find('.') != std::string::npos) out.push_back(key);
+    }
+  }
+  return out;
+}
+
+std::string unwrap(const json::value& v) { return std::string(v.at("__ansible_unsafe").as_string()); }
+
+}  // namespace
+
+TEST_CASE("playbooks are one play for all their guests, using only builtin and posix modules") {
+  for (const auto& p : all_playbooks()) {
+    INFO(p.name);
+    auto doc = YAML::Load(p.yaml);
+    REQUIRE(doc.IsSequence());
+    REQUIRE(doc.size() == 1);
+    auto play = doc[0];
+    CHECK(play["gather_facts"].as<bool>() == false);
+    std::vector<std::string> hosts;
+    for (const auto& h : play["hosts"]) hosts.push_back(h.as<std::string>());
+    CHECK(hosts == p.hosts);
+    for (const auto& m : module_names(play)) {
+      INFO(m);
+      CHECK((m.starts_with("ansible.builtin.") || m.starts_with("ansible.posix.")));
+      CHECK(m != "ansible.builtin.shell");
+      CHECK(m != "ansible.builtin.raw");
+    }
+    for (const auto& task : play["tasks"]) {
+      CHECK(task["name"].as<std::string>().size() > 0);
+      CHECK(task["timeout"].as<int>() == 300);
+      if (task["ansible.builtin.command"]) {
+        CHECK(task["ansible.builtin.command"]["argv"]);  // never a command line string
+        CHECK(task["changed_when"]);
+      }
+    }
+  }
+}
+
+TEST_CASE("policy values live only in the vars file, every string marked unsafe") {
+  for (const auto& p : all_playbooks()) {
+    INFO(p.name);
+    CHECK(p.yaml.find("touch /tmp/pw-injected") == std::string::npos);
+    CHECK(p.yaml.find("10.0.1.31") == std::string::npos);
+    if (p.name == "facts") {
+      CHECK(p.vars_json.empty());
+      continue;
+    }
+    auto play = YAML::Load(p.yaml)[0];
+    CHECK(play["vars_files"][0].as<std::string>() == p.vars_file());
+    CHECK(play["vars"]["pathwarden_host"].as<std::string>() == "{{ pathwarden_hosts[inventory_hostname] }}");
+    auto vars = json::parse(p.vars_json);
+    std::set<std::string> keys;
+    for (const auto& [host, data] : vars.at("pathwarden_hosts").as_object()) keys.insert(std::string(host));
+    CHECK(keys == std::set<std::string>(p.hosts.begin(), p.hosts.end()));
+    check_all_strings_unsafe(vars, "vars");
+  }
+}
+
+TEST_CASE("the apply data: hashes, exact content, backup, unmount in reverse then mount") {
+  auto changes = examples::fstab_changes();
+  auto p = value_of(apply_playbook(changes));
+  auto g1 = json::parse(p.vars_json).at("pathwarden_hosts").at("guest1");
+  CHECK(unwrap(g1.at("observed_sha256")) == changes[0].observed_sha256);
+  CHECK(unwrap(g1.at("new_content")) == changes[0].new_content);
+  CHECK(unwrap(g1.at("new_sha256")) == pw::guest::sha256_hex(changes[0].new_content));
+  CHECK(unwrap(g1.at("backup_dir")) == "/var/backups/pathwarden");
+  const auto& unmount = g1.at("unmount").as_array();
+  REQUIRE(unmount.size() == 2);
+  CHECK(unwrap(unmount[0].at("path")) == "/mnt/other");
+  CHECK(unwrap(unmount[1].at("path")) == "/mnt/movies");
+  const auto& mount = g1.at("mount").as_array();
+  REQUIRE(mount.size() == 2);
+  CHECK(unwrap(mount[0].at("path")) == "/mnt/movies");
+  CHECK(unwrap(mount[0].at("options")) == "vers=3,nconnect=8");
+  CHECK(unwrap(mount[1].at("options")) == "defaults");
+
+  auto play = YAML::Load(p.yaml)[0];
+  std::vector<std::string> order;
+  for (const auto& t : play["tasks"]) order.push_back(t["name"].as<std::string>());
+  auto at = [&](const char* name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  CHECK(at(task::fstab_now) < at(task::refuse_changed));
+  CHECK(at(task::refuse_changed) < at(task::write_fstab));
+  CHECK(at(task::write_fstab) < at(task::unmount));
+  CHECK(at(task::unmount) < at(task::mount));
+  for (const auto& t : play["tasks"]) {
+    if (t["ansible.posix.mount"]) {
+      auto state = t["ansible.posix.mount"]["state"].as<std::string>();
+      CHECK((state == "unmounted" || state == "ephemeral"));  // never remounted, never mounted (fstab edit)
+    }
+  }
+}
+
+TEST_CASE("the rollback data: only unmount entries that did not exist before") {
+  auto p = value_of(rollback_playbook(examples::fstab_restores()));
+  auto g1 = json::parse(p.vars_json).at("pathwarden_hosts").at("guest1");
+  CHECK(g1.at("unmount").as_array().size() == 2);
+  REQUIRE(g1.at("mount").as_array().size() == 1);
+  CHECK(unwrap(g1.at("mount").as_array()[0].at("path")) == "/mnt/other");
+}
+
+TEST_CASE("probe and channels commands are argv lists with the values as single arguments") {
+  auto probe = value_of(probe_playbook(examples::probes()));
+  auto hosts = json::parse(probe.vars_json).at("pathwarden_hosts");
+  std::vector<std::string> argv;
+  for (const auto& a : hosts.at("guest1").at("dd_argv").as_array()) argv.push_back(unwrap(a));
+  CHECK(argv == std::vector<std::string>{"dd", "if=/mnt/movies/probe.bin", "of=/dev/null", "bs=1048576", "count=256",
+                                         "iflag=direct"});
+  argv.clear();
+  for (const auto& a : hosts.at("guest2").at("dd_argv").as_array()) argv.push_back(unwrap(a));
+  CHECK(argv[2] == "of=/mnt/" + examples::kHostile);
+  CHECK(argv[5] == "oflag=direct");
+  CHECK(hosts.at("guest2").at("remove_after").as_bool());
+
+  auto channels = value_of(channels_playbook(examples::channels()));
+  auto channel_vars = json::parse(channels.vars_json);
+  argv.clear();
+  for (const auto& a : channel_vars.at("pathwarden_hosts").at("guest1").at("ethtool_argv").as_array()) {
+    argv.push_back(unwrap(a));
+  }
+  CHECK(argv == std::vector<std::string>{"ethtool", "-L", "ens19", "combined", "8"});
+}
+
+TEST_CASE("the facts playbook runs the guest report script") {
+  std::vector<std::string> hosts{"a", "b", "a"};
+  auto p = value_of(facts_playbook(hosts));
+  CHECK(p.hosts == std::vector<std::string>{"a", "b"});
+  auto play = YAML::Load(p.yaml)[0];
+  auto argv = play["tasks"][1]["ansible.builtin.command"]["argv"];
+  CHECK(argv[0].as<std::string>() == "/bin/sh");
+  CHECK(argv[2].as<std::string>() == std::string(pw::guest::guest_report_script()));
+  CHECK(play["tasks"][0]["ansible.builtin.slurp"]["src"].as<std::string>() == "/etc/fstab");
+}
+
+TEST_CASE("requests that cannot run safely are refused with the guest named") {
+  auto error_of = [](auto r) { return r ? std::string("no error") : r.error().to_string(); };
+  std::vector<std::string> bad_host{"web 1"};
+  CHECK(error_of(facts_playbook(bad_host)).starts_with("web 1: guest name 'web 1' cannot be used in a playbook"));
+  std::vector<std::string> pattern{"all:!db"};
+  CHECK_FALSE(facts_playbook(pattern));
+  std::vector<std::string> none;
+  CHECK_FALSE(facts_playbook(none));
+
+  auto changes = examples::fstab_changes();
+  changes[1].host = "guest1";
+  CHECK(error_of(apply_playbook(changes)) == "guest1: guest appears twice in one apply run (merge its changes into one request)");
+  changes = examples::fstab_changes();
+  changes[0].observed_sha256 = "abc";
+  CHECK(error_of(apply_playbook(changes)).find("is not a lower-case hex SHA-256") != std::string::npos);
+  changes = examples::fstab_changes();
+  changes[0].backup_path = "backups/fstab";
+  CHECK(error_of(apply_playbook(changes)).find("backup path 'backups/fstab' is not an absolute path") != std::string::npos);
+  changes = examples::fstab_changes();
+  changes[0].activations[0].options = {"vers=3,nconnect=8"};
+  CHECK(error_of(apply_playbook(changes)).find("holds a comma") != std::string::npos);
+  changes = examples::fstab_changes();
+  changes[0].activations[0].fstype.clear();
+  CHECK(error_of(apply_playbook(changes)).find("needs a source and a filesystem type") != std::string::npos);
+
+  std::vector<ProbeRequest> probes{{"g", "/mnt/x", 0}};
+  CHECK(error_of(probe_playbook(probes)) == "g: probe of 0 bytes (give probe_bytes > 0)");
+  probes = {{"g", "/mnt/x", 10, ProbeDirection::read, 1000}};
+  CHECK_FALSE(probe_playbook(probes));
+
+  std::vector<ChannelsRequest> channels{{"g", "eth0; reboot", 2}};
+  CHECK(error_of(channels_playbook(channels)).find("is not a network interface name") != std::string::npos);
+  channels = {{"g", "eth0", 0}};
+  CHECK_FALSE(channels_playbook(channels));
+
+  PlaybookOptions options;
+  options.fstab_path = "/etc/fstab; id";
+  std::vector<std::string> ok{"g"};
+  CHECK_FALSE(facts_playbook(ok, options));
+}
+
+TEST_CASE("playbooks are written as NAME.yml and NAME.vars.json") {
+  auto dir = std::filesystem::temp_directory_path() / ("pw-playbooks-" + std::to_string(::getpid()));
+  auto playbooks = all_playbooks();
+  REQUIRE(write_playbooks(playbooks, dir));
+  for (const auto& p : playbooks) {
+    std::ifstream in(dir / p.yaml_file());
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    CHECK(text == p.yaml);
+    CHECK(std::filesystem::exists(dir / p.vars_file()) == !p.vars_json.empty());
+  }
+  std::filesystem::remove_all(dir);
+  CHECK_FALSE(write_playbooks(playbooks, "/proc/pathwarden-cannot-write-here"));
+}

@@ -1,0 +1,196 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "ansible/phase_results.hpp"
+#include "ansible/run_report.hpp"
+#include "ansible/runner.hpp"
+#include "guest/sha256.hpp"
+
+using namespace pw::ansible;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Real runs against light guests, saved by test_ansible_light with PW_RECORD_DIR (see README).
+const fs::path kRecordings = fs::path(PW_TEST_DATA_DIR) / "ansible" / "recordings";
+
+RecordedRun recording(const std::string& dir, const std::string& phase) {
+  auto r = load_recorded_run(kRecordings / dir, phase);
+  if (!r) FAIL(r.error().to_string());
+  return *r;
+}
+
+RunReport replay(const std::string& dir, const std::string& phase, std::vector<std::string> hosts) {
+  auto run = recording(dir, phase);
+  auto report = read_run(phase, run.jsonl, run.stderr_text, run.exit_code, run.timed_out, hosts);
+  if (!report) FAIL(report.error().to_string());
+  return *report;
+}
+
+const std::vector<std::string> kGuests{"guest1", "guest2", "guest3"};
+
+}  // namespace
+
+TEST_CASE("a recorded facts run gives every guest's facts") {
+  auto report = replay("facts", "facts", kGuests);
+  CHECK(report.exit_code == 0);
+  CHECK(report.complete);
+  CHECK(report.succeeded() == kGuests);
+  CHECK(report.other_output.empty());
+  auto facts = guest_facts_from(report);
+  REQUIRE(facts.size() == 3);
+  for (const auto& g : kGuests) {
+    INFO(g);
+    auto& f = facts.at(g);
+    if (!f) FAIL(f.error().to_string());
+    CHECK(f->fstab_content.starts_with("# /etc/fstab of light guest " + g.substr(5) + " (pathwarden lab)\n"));
+    CHECK(f->fstab_sha256 == pw::guest::sha256_hex(f->fstab_content));
+    CHECK(f->fstab.print() == f->fstab_content);
+    CHECK(f->fstab.entry_for("/srv/data " + g.substr(5))->spec == "LABEL=data " + g.substr(5));
+    REQUIRE(pw::guest::find_interface(f->interfaces, "eth0"));
+    CHECK(pw::guest::find_interface(f->interfaces, "eth0")->mac.size() == 17);
+    CHECK(pw::guest::find_counters(f->counters, "eth0"));
+    CHECK_FALSE(f->mounts.empty());
+    CHECK_FALSE(f->mount_stats.empty());
+  }
+  // Guest 2's fstab has no final newline (the light guests vary their fstabs on purpose).
+  CHECK(facts.at("guest2")->fstab_content.back() != '\n');
+  CHECK(facts.at("guest1")->fstab_content.back() == '\n');
+}
+
+TEST_CASE("a recorded run with an unreachable guest") {
+  std::vector<std::string> hosts = kGuests;
+  hosts.push_back("ghost");
+  auto report = replay("unreachable", "facts", hosts);
+  CHECK(report.exit_code == 4);
+  const auto& ghost = *report.host("ghost");
+  CHECK(ghost.outcome == HostOutcome::unreachable);
+  CHECK(ghost.failure()->message.find("203.0.113.250") != std::string::npos);
+  CHECK(describe_outcome(ghost).starts_with("unreachable: "));
+  CHECK(report.succeeded() == kGuests);
+}
+
+TEST_CASE("a recorded apply where one guest's fstab had changed") {
+  auto report = replay("cas", "apply", kGuests);
+  CHECK(report.exit_code == 2);
+  const auto& g2 = *report.host("guest2");
+  CHECK(g2.outcome == HostOutcome::failed);
+  CHECK(g2.failure()->task == task::refuse_changed);
+  CHECK(describe_outcome(g2) ==
+        "failed in 'Refuse to write when the fstab changed since it was observed': the fstab changed since "
+        "pathwarden observed it; gather facts and plan again");
+  CHECK(g2.task(task::write_fstab) == nullptr);  // nothing after the refusal ran
+  for (const char* g : {"guest1", "guest3"}) {
+    const auto& h = *report.host(g);
+    CHECK(h.outcome == HostOutcome::changed);
+    REQUIRE(h.task(task::write_fstab));
+    CHECK(h.task(task::write_fstab)->status == TaskStatus::changed);
+  }
+}
+
+TEST_CASE("a recorded probe: observations, and the guest whose probe failed") {
+  auto report = replay("probe", "probe", kGuests);
+  CHECK(report.exit_code == 2);
+  auto obs = probe_observations_from(report);
+  for (const char* g : {"guest1", "guest2"}) {
+    INFO(g);
+    auto& o = obs.at(g);
+    if (!o) FAIL(o.error().to_string());
+    REQUIRE(o->dd);
+    CHECK(o->dd->bytes == 4u << 20);
+    CHECK(o->dd->seconds > 0);
+    CHECK(o->probe_seconds > 0);
+    CHECK(o->window_seconds >= o->probe_seconds);
+    CHECK(pw::guest::find_counters(o->before, "eth0"));
+    CHECK(pw::guest::find_counters(o->after, "eth0")->rx_bytes > pw::guest::find_counters(o->before, "eth0")->rx_bytes);
+  }
+  REQUIRE_FALSE(obs.at("guest3"));
+  CHECK(obs.at("guest3").error().what.find("No such file or directory") != std::string::npos);
+  CHECK(report.host("guest3")->failure()->task == task::probe);
+}
+
+TEST_CASE("a recorded run cut short by its timeout") {
+  auto report = replay("timeout", "probe", {"guest1", "guest2"});
+  CHECK(report.timed_out);
+  CHECK_FALSE(report.complete);
+  const auto& g1 = *report.host("guest1");
+  CHECK(g1.outcome == HostOutcome::timed_out);
+  CHECK(g1.pending_task == task::probe);
+  CHECK(describe_outcome(g1) == std::string("timed out in '") + task::probe + "'");
+  const auto& g2 = *report.host("guest2");
+  CHECK(g2.outcome == HostOutcome::timed_out);  // it finished the probe, not the run
+  CHECK(g2.pending_task.empty());
+  CHECK(report.succeeded().empty());
+  CHECK_FALSE(probe_observations_from(report).at("guest1"));
+}
+
+TEST_CASE("a run that never started is an error with ansible's words") {
+  std::vector<std::string> hosts{"g"};
+  auto r = read_run("apply", "", "ERROR! the playbook: x.yml could not be found\n", 1, false, hosts);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().to_string() ==
+        "apply playbook: ansible-playbook stopped before running anything (exit code 1): ERROR! the playbook: x.yml "
+        "could not be found (check the inventory and the playbook with ansible-playbook --syntax-check)");
+  auto noise = read_run("facts", "not json\n{\"no_event\":1}\n", "", 5, false, hosts);
+  REQUIRE_FALSE(noise);
+  CHECK(noise.error().hint == "an option given to ansible-playbook is wrong");
+}
+
+TEST_CASE("a guest the run never touched is 'not run'") {
+  std::vector<std::string> hosts{"guest1", "missing"};
+  auto run = recording("facts", "facts");
+  auto report = read_run("facts", run.jsonl, "", 0, false, hosts);
+  REQUIRE(report);
+  CHECK(report->host("missing")->outcome == HostOutcome::not_run);
+  CHECK_FALSE(guest_facts_from(*report).at("missing"));
+}
+
+TEST_CASE("the recorded runner replays in order and keeps the requests") {
+  RecordedPlaybookRunner runner({recording("facts", "facts"), recording("cas", "apply")});
+  std::vector<std::string> hosts = kGuests;
+  RunRequest facts{"facts", *facts_playbook(hosts), {}, 5, std::chrono::seconds(60)};
+  auto first = runner.run(facts);
+  REQUIRE(first);
+  CHECK(first->succeeded() == kGuests);
+  auto wrong = runner.run(facts);  // the next recording is an apply
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().what == "the next recorded run is for phase apply, not facts");
+  CHECK_FALSE(runner.run(facts));
+  CHECK(runner.requests().size() == 3);
+  CHECK(runner.requests()[0].playbook.name == "facts");
+}
+
+TEST_CASE("the real runner's command line: one process, all guests, machine-readable output") {
+  AnsibleSettings settings;
+  settings.command_prefix = {"ip", "netns", "exec", "lab"};
+  settings.environment = {{"ANSIBLE_CONFIG", "/x/ansible.cfg"}};
+  AnsiblePlaybookRunner runner(settings);
+  RunRequest request{"facts", *facts_playbook(kGuests), {"/inv/a.ini", "/inv/b.ini"}, 25, std::chrono::seconds(60)};
+  CHECK(runner.command_for(request, "/w/facts/facts.yml") ==
+        std::vector<std::string>{"ip", "netns", "exec", "lab", "ansible-playbook", "--inventory", "/inv/a.ini",
+                                 "--inventory", "/inv/b.ini", "--forks", "25", "/w/facts/facts.yml"});
+  auto env = runner.environment();
+  auto has = [&](const std::string& k, const std::string& v) {
+    return std::find(env.begin(), env.end(), std::pair{k, v}) != env.end();
+  };
+  CHECK(has("ANSIBLE_STDOUT_CALLBACK", "ansible.posix.jsonl"));
+  CHECK(has("ANSIBLE_HOST_KEY_CHECKING", "True"));
+  CHECK(has("ANSIBLE_CONFIG", "/x/ansible.cfg"));
+}
+
+TEST_CASE("timestamps, deltas and base64 as Ansible prints them") {
+  CHECK(timestamp_seconds("1970-01-01 00:00:01.500000") == Approx(1.5));
+  CHECK(*timestamp_seconds("2026-11-30 02:12:41.387515") - *timestamp_seconds("2026-11-30 02:12:41.379591") ==
+        Approx(0.007924));
+  CHECK(*timestamp_seconds("2024-03-01 00:00:00") - *timestamp_seconds("2024-02-28 00:00:00") == Approx(2 * 86400));
+  CHECK_FALSE(timestamp_seconds("yesterday"));
+  CHECK(delta_seconds("0:00:01.250000") == Approx(1.25));
+  CHECK(delta_seconds("1:02:03.5") == Approx(3723.5));
+  CHECK_FALSE(delta_seconds("soon"));
+  CHECK(decode_base64("aGVsbG8gd29ybGQK") == "hello world\n");
+  CHECK(decode_base64("YQ==") == "a");
+  CHECK(decode_base64("") == "");
+  CHECK_FALSE(decode_base64("a$b"));
+  CHECK_FALSE(decode_base64("YQ==YQ"));
+}
