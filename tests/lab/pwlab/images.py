@@ -28,7 +28,7 @@ SUITE = "bookworm"
 GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",
                   "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping")
 GUEST_MODULES = ("virtio_pci", "virtio_blk", "virtio_net", "ext4", "nfs", "nfsv3", "nfsv4",
-                 "button", "virtio_rng")
+                 "button", "evdev", "virtio_rng")
 BOOT_MODULES = ("virtio_pci", "virtio_blk", "ext4")
 NAS_MODULES = ("virtio_pci", "virtio_net", "nfsd")
 NAS_TOOLS = ("/usr/sbin/rpc.nfsd", "/usr/sbin/rpc.mountd", "/usr/sbin/exportfs")

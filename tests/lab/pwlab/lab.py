@@ -12,7 +12,6 @@ from .common import LabError, log, netns_cmd, output, pid_alive, pid_cmdline, ru
 from .qemu import Vm
 
 LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HOOK = os.path.join(LAB_DIR, "vm-hook")
 GUEST_HELPER = os.path.join(LAB_DIR, "guest", "pwlab_guest.py")
 BOOT_TIMEOUT = float(os.environ.get("PW_LAB_BOOT_TIMEOUT", "600"))
 KVM_PROBE_TIMEOUT = 20
@@ -273,7 +272,7 @@ def up(rebuild=False) -> dict:
     t1 = time.monotonic()
     nas = Vm(topo.NAS_VMID)
     nas.start(nas_config(imgs))
-    state["pvesim"] = pvesim.start_and_boot_guest(HOOK)
+    state["pvesim"] = pvesim.start_and_boot_guest()
     _write_state(state)
     _wait_console(nas, "PWLAB-NAS READY", ("nas-init:", "Kernel panic"), BOOT_TIMEOUT, "NAS VM")
     guest = Guest()

@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+"""Integration tests that prove the lab itself (CTest runs one per invocation, sharing the lab
+fixture): `test_lab.py NAME`. Each test sets up the guest state it needs through a scenario."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+LAB_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+sys.path.insert(0, LAB_DIR)
+from pwlab import topology as topo  # noqa: E402
+from pwlab import lab, pvesim, scenarios  # noqa: E402
+from pwlab.common import LabError  # noqa: E402
+
+PROBE = topo.PROBE_BYTES
+NOISE = PROBE // 100  # "≈ 0": under 1 % of the probe (ARP, a lease renewal)
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def show(doc) -> str:
+    return json.dumps(doc, indent=1)
+
+
+def apply(name: str) -> dict:
+    guest = lab.Guest()
+    return guest.helper("apply", json.dumps(scenarios.scenario(name)))
+
+
+def read(path: str) -> dict:
+    return lab.Guest().helper("read", path, topo.PROBE_FILE, str(PROBE))
+
+
+def mount_addr(line: str) -> str:
+    opts = line.split()[3].split(",")
+    return next((o[5:] for o in opts if o.startswith("addr=")), "")
+
+
+def expect_bytes_on(result: dict, link: str, other: str, direction="rx") -> None:
+    on, off = result["deltas"][link][direction], result["deltas"][other][direction]
+    check(PROBE <= on <= PROBE * 1.1,
+          f"{link} {direction} moved {on} B for a {PROBE} B read (expected ≈ the probe):\n{show(result)}")
+    check(off < NOISE, f"{other} {direction} moved {off} B (expected ≈ 0):\n{show(result)}")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def test_trunking_trap():
+    """(a) link2's address mounted while a link1 mount exists: bytes ride link1; vers=3 fixes it."""
+    applied = apply("trunk-trap")
+    movies = applied["mounts"]["/mnt/movies"]
+    check(movies.startswith(f"{topo.LINK2['nas']}:"), f"/mnt/movies device is not link2's address: {movies}")
+    check(mount_addr(movies) == topo.LINK1["nas"],
+          f"/proc/mounts should show addr={topo.LINK1['nas']} for the trunked mount: {movies}")
+    result = read("/mnt/movies")
+    expect_bytes_on(result, "link1", "link2")
+    check(all(f"{topo.LINK1['nas']}:2049" in c for c in result["connections"]),
+          f"trunked: every NFS connection should go to link1's address: {result['connections']}")
+
+    fixed = lab.Guest().helper("set-mount", "/mnt/movies", topo.LINK2["nas"], "/volume1/movies", "vers=3")
+    check(mount_addr(fixed["mount"]) == topo.LINK2["nas"], f"vers=3 mount: {fixed['mount']}")
+    result = read("/mnt/movies")
+    expect_bytes_on(result, "link2", "link1")
+
+
+def test_clean_link2():
+    """(b) only a link2 mount: bytes take link2."""
+    apply("clean-link2")
+    result = read("/mnt/movies")
+    check(mount_addr(result["mount"]) == topo.LINK2["nas"], f"mount: {result['mount']}")
+    expect_bytes_on(result, "link2", "link1")
+
+
+def test_misrouted_link2():
+    """(c) a host route through link1: the mount looks right, the counters do not."""
+    apply("misrouted-link2")
+    route = lab.Guest().run(f"ip route get {topo.LINK2['nas']}").stdout
+    check("dev link1" in route, f"the scenario's route is missing: {route}")
+    result = read("/mnt/movies")
+    check(mount_addr(result["mount"]) == topo.LINK2["nas"], f"mount: {result['mount']}")
+    expect_bytes_on(result, "link1", "link2")
+    check(result["deltas"]["link1"]["tx"] > 0 and result["deltas"]["link2"]["tx"] == 0,
+          f"requests should leave on link1 too:\n{show(result)}")
+
+
+def test_idle_links():
+    """No NFS traffic: link1 and link2 move exactly 0 bytes (no IPv6 or other noise)."""
+    guest = lab.Guest()
+    guest.helper("reset")
+    time.sleep(2)
+    before = guest.helper("counters")
+    time.sleep(10)
+    after = guest.helper("counters")
+    for link in ("link1", "link2"):
+        for d in ("rx", "tx"):
+            check(after[link][d] == before[link][d],
+                  f"idle {link} {d} moved {after[link][d] - before[link][d]} B in 10 s")
+
+
+def test_ansible_modules():
+    """Real ansible-playbook over SSH with the pinned host key: facts and ansible.posix.mount."""
+    state = lab.read_state()
+    check(state is not None, "lab state missing")
+    lab.Guest().helper("reset")
+    playbook = f"""
+- hosts: {topo.GUEST_NAME}
+  gather_facts: true
+  tasks:
+    - name: facts come from the lab guest
+      ansible.builtin.assert:
+        that: ["ansible_facts.hostname == '{topo.GUEST_HOSTNAME}'",
+               "'link2' in ansible_facts.interfaces"]
+    - name: mount through link2
+      ansible.posix.mount:
+        src: "{topo.LINK2['nas']}:/volume1/backup"
+        path: /mnt/ansible-probe
+        fstype: nfs
+        opts: vers=3,_netdev
+        state: mounted
+    - name: the probe file is there
+      ansible.builtin.stat:
+        path: /mnt/ansible-probe/{topo.PROBE_FILE}
+      register: probe
+    - ansible.builtin.assert:
+        that: ["probe.stat.exists", "probe.stat.size == {PROBE}"]
+    - name: and gone again
+      ansible.posix.mount:
+        path: /mnt/ansible-probe
+        state: absent
+"""
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
+        f.write(playbook)
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0")
+    try:
+        proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], f.name],
+                              text=True, capture_output=True, env=env, timeout=600)
+    finally:
+        os.unlink(f.name)
+    check(proc.returncode == 0, f"ansible-playbook failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-1000:]}")
+    fstab = lab.Guest().run("cat /etc/fstab").stdout
+    check("/mnt/ansible-probe" not in fstab, f"state=absent left the entry:\n{fstab}")
+
+
+def test_host_key_pinned():
+    """A wrong pinned host key makes SSH refuse the guest (host-key checking stays on)."""
+    with tempfile.TemporaryDirectory() as d:
+        key = os.path.join(d, "k")
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], check=True)
+        with open(os.path.join(d, "known_hosts"), "w") as f, open(key + ".pub") as pub:
+            f.write(f"{topo.GUEST_NAME} {' '.join(pub.read().split()[:2])}\n")
+        proc = subprocess.run(["ssh", "-F", topo.run_path("ssh", "config"),
+                               "-o", f"UserKnownHostsFile={os.path.join(d, 'known_hosts')}",
+                               topo.GUEST_NAME, "true"], capture_output=True, text=True, timeout=60)
+        check(proc.returncode != 0 and "HOST IDENTIFICATION HAS CHANGED" in proc.stderr,
+              f"ssh accepted a guest whose host key does not match the pin: {proc.returncode} {proc.stderr}")
+    check(lab.Guest().run("hostname").stdout.strip() == topo.GUEST_HOSTNAME, "the pinned key must work")
+
+
+def _combined(text: str) -> tuple:
+    nums = [line.split()[-1] for line in text.splitlines() if line.startswith("Combined:")]
+    check(len(nums) == 2, f"unexpected ethtool -l output:\n{text}")
+    return tuple(int(n) for n in nums)
+
+
+def test_queues_hotplug():
+    """A queues change on the running VM re-plugs net1 (device_del/device_add): the guest's
+    link2 then reports the new maximum Combined count; changing it back restores 1."""
+    guest = lab.Guest()
+    guest.helper("reset")
+    for queues, expected_max in ((4, 4), (0, 1)):
+        pvesim.set_net_queues("net1", queues, hotplug=True)
+        ok = False
+        for _ in range(60):
+            proc = guest.run("ethtool -l link2", check=False)
+            if proc.returncode == 0 and _combined(proc.stdout)[0] == expected_max:
+                ok = True
+                break
+            time.sleep(1)
+        check(ok, f"link2 never showed Combined max {expected_max} after queues={queues}")
+        current = _combined(guest.run("ethtool -l link2").stdout)[1]
+        check(current == min(expected_max, 2), f"current Combined {current}, expected min(queues, vCPUs)")
+        addr = guest.run("ip -4 -br addr show link2").stdout
+        check(topo.LINK2["guest"] in addr, f"link2 lost its address after the re-plug: {addr}")
+
+
+TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in TESTS:
+        print(f"usage: test_lab.py {{{'|'.join(TESTS)}}}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        TESTS[sys.argv[1]]()
+    except (Failure, LabError) as e:
+        print(f"FAIL {sys.argv[1]}: {e}", file=sys.stderr)
+        sys.exit(1)
+    print(f"PASS {sys.argv[1]}")
