@@ -233,6 +233,8 @@ json::value step_to_json(const Step& step) {
       o["min_share"] = s.min_share;
       o["write"] = s.write;
       o["baseline_ms"] = s.baseline_ms;
+      o["rollback_on_inconclusive"] = s.rollback_on_inconclusive;
+      o["verify_restored"] = s.verify_restored;
     }
   };
   std::visit(Fill{o}, step.action);
@@ -294,6 +296,8 @@ Result<Step> step_from_json(const json::value& v) {
     s.min_share = r.number("min_share");
     s.write = r.boolean("write");
     s.baseline_ms = static_cast<int>(r.integer("baseline_ms"));
+    s.rollback_on_inconclusive = r.boolean("rollback_on_inconclusive");
+    s.verify_restored = r.boolean("verify_restored");
     step.action = s;
   } else if (r.ok()) {
     return fail("unknown step kind '" + kind + "'", "plan file", "the plan was written by another pathwarden version");

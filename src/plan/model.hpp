@@ -76,6 +76,8 @@ struct VerifyPath {
   double min_share = 0.9;
   bool write = false;      // probe direction: tx instead of rx
   int baseline_ms = 2000;
+  bool rollback_on_inconclusive = true;
+  bool verify_restored = true;
 };
 
 using StepAction = std::variant<SetNic, RestartVm, SetChannels, ChangeFstab, VerifyPath>;

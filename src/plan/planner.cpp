@@ -334,6 +334,8 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     v.min_share = p.verify.min_share;
     v.write = p.verify.direction == policy::ProbeDirection::write;
     v.baseline_ms = static_cast<int>(p.verify.baseline.count());
+    v.rollback_on_inconclusive = p.rollback.on_inconclusive;
+    v.verify_restored = p.rollback.verify_restored;
     out.steps.push_back({v, false,
                          "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
                              (v.write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +

@@ -1,0 +1,160 @@
+#include <catch2/catch.hpp>
+
+#include "plan/render.hpp"
+#include "seed_world.hpp"
+
+using namespace pw;
+using namespace pw::testing;
+
+namespace {
+
+std::string text(const report::RunReport& r) { return report::render_text(r); }
+
+}  // namespace
+
+TEST_CASE("the trunking trap ends wrong-path and is rolled back to the byte") {
+  SeedWorld w;
+  const auto vm_before = w.vm().current;
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=4.2, _netdev]", false), false);
+  INFO(text(rep));
+  REQUIRE(rep.policies.size() == 1);
+  const auto& p = rep.policies[0];
+  CHECK(p.verdict == "rolled-back");
+  CHECK(p.cause == "wrong-path");
+  CHECK(report::exit_code(rep) == 4);
+  REQUIRE(p.verification);
+  // The probe's bytes crossed the old link (ens20), none the intended one (ens19).
+  const auto& ifs = p.verification->interfaces;
+  auto find = [&](const std::string& n) {
+    return std::find_if(ifs.begin(), ifs.end(), [&](const auto& i) { return i.name == n; });
+  };
+  REQUIRE(find("ens20") != ifs.end());
+  CHECK(find("ens20")->rx_bytes >= 64ull << 20);
+  CHECK(find("ens19")->rx_bytes == 0);
+  REQUIRE(p.verification->diagnosis);
+  CHECK(p.verification->diagnosis->find("trunk") != std::string::npos);
+  CHECK_FALSE(p.warnings.empty());  // the plan warned before applying
+  CHECK(w.guest().fstab == kSeedFstab);
+  REQUIRE(w.guest().mounts.size() == 1);
+  CHECK(w.guest().mounts[0].mount_point == "/mnt/tv");
+  CHECK(w.vm().current == vm_before);
+  CHECK(w.vm().pending.empty());
+}
+
+TEST_CASE("the seed's fix is verified, then a second run changes nothing") {
+  SeedWorld w;
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  REQUIRE(rep.policies.size() == 1);
+  CHECK(rep.policies[0].verdict == "verified");
+  CHECK(report::exit_code(rep) == 2);
+  CHECK(w.vm().current.at("net1") == std::string(kNet1) + ",queues=8");
+  CHECK(w.guests.nic_by_mac("media-vm", "bc:24:11:00:00:02")->channels == 8);
+  CHECK(w.guest().fstab.find("# Managed by pathwarden (policy movies-10g)") != std::string::npos);
+  CHECK(w.guest().fstab.find("198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0") !=
+        std::string::npos);
+
+  const auto writes = w.pve.writes;
+  const auto fstab = w.guest().fstab;
+  auto again = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(again));
+  CHECK(again.policies[0].verdict == "converged");
+  CHECK(report::exit_code(again) == 0);
+  CHECK(w.pve.writes == writes);
+  CHECK(w.guest().fstab == fstab);
+}
+
+TEST_CASE("a misrouted new address ends wrong-path and is rolled back") {
+  SeedWorld w;
+  w.guest().routes[kNewLink] = "ens20";  // a host route sends the new address over the old link
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, _netdev]", false), false);
+  INFO(text(rep));
+  CHECK(rep.policies[0].verdict == "rolled-back");
+  CHECK(rep.policies[0].cause == "wrong-path");
+  REQUIRE(rep.policies[0].verification->diagnosis);
+  CHECK(rep.policies[0].verification->diagnosis->find("misrouted") != std::string::npos);
+  CHECK(w.guest().fstab == kSeedFstab);
+}
+
+TEST_CASE("check mode finds drift and touches nothing") {
+  SeedWorld w;
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), true);
+  CHECK(rep.policies[0].verdict == "drift");
+  CHECK(report::exit_code(rep) == 3);
+  CHECK(w.pve.writes == 0);
+  CHECK(w.guest().fstab == kSeedFstab);
+  CHECK(w.journals.list().value().empty());
+}
+
+TEST_CASE("a concurrent Proxmox edit is re-read and re-planned, never overwritten") {
+  SeedWorld w;
+  w.pve.conflict_next_write = "edited by someone else";
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  CHECK(rep.policies[0].verdict == "verified");
+  CHECK(w.vm().current.at("description") == "edited by someone else");
+  CHECK(w.vm().current.at("net1") == std::string(kNet1) + ",queues=8");
+}
+
+TEST_CASE("an fstab edited between observe and write is re-observed, the edit kept") {
+  SeedWorld w;
+  w.guests.edit_fstab_before_apply = "tmpfs /scratch tmpfs defaults 0 0\n";
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  CHECK(rep.policies[0].verdict == "verified");
+  CHECK(w.guest().fstab.find("tmpfs /scratch tmpfs defaults 0 0") != std::string::npos);
+  CHECK(w.guest().fstab.find("/mnt/movies") != std::string::npos);
+  // Proxmox was changed in the first round, rolled back on the conflict, and changed again.
+  CHECK(w.vm().current.at("net1") == std::string(kNet1) + ",queues=8");
+}
+
+TEST_CASE("a failing mount rolls everything back, the NIC included") {
+  SeedWorld w;
+  w.guest().fail_mounts = true;
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  CHECK(rep.policies[0].verdict == "rolled-back");
+  CHECK(w.vm().current.at("net1") == kNet1);
+  CHECK(w.guest().fstab == kSeedFstab);
+  CHECK(report::exit_code(rep) == 4);
+}
+
+TEST_CASE("without permission to restart, a queues change is blocked and nothing happens") {
+  SeedWorld w;
+  auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");
+  policies[0].restart.allowed = false;
+  auto engine = w.engine();
+  auto rep = engine.reconcile(policies, false);
+  CHECK(rep.policies[0].verdict == "precondition-failed");
+  CHECK(report::exit_code(rep) == 3);
+  CHECK(w.pve.writes == 0);
+}
+
+TEST_CASE("a converged observation costs one list call and one config read per VM") {
+  SeedWorld w;
+  auto engine = w.engine();
+  (void)engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  w.pve.reads = 0;
+  w.guests.runs = 0;
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  CHECK(rep.policies[0].verdict == "converged");
+  CHECK(w.pve.reads == 2);
+  CHECK(w.guests.runs == 1);  // one facts run, no probe
+}
+
+TEST_CASE("status remembers the last verified time across a later failure") {
+  SeedWorld w;
+  auto engine = w.engine();
+  (void)engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  auto r = w.results.get("movies-10g").value();
+  REQUIRE(r);
+  CHECK(r->verdict == "verified");
+  CHECK(r->last_verified_at);
+}

@@ -1,0 +1,114 @@
+#pragma once
+// An in-memory Proxmox cluster and in-memory guests for the engine's unit tests: enough of the
+// real semantics (digest, pending vs current, hot-plug, fstab compare-and-swap, NFSv4.1 trunking,
+// routes, byte counters) that the engine's decisions can be checked without a lab. The real
+// behaviour is proven against pvesim, light guests and the QEMU lab in the integration tests.
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "guest/facts.hpp"
+#include "guest/fstab.hpp"
+#include "guest/sha256.hpp"
+#include "proxmox/api.hpp"
+#include "reconcile/guest_port.hpp"
+
+namespace pw::testing {
+
+class SimulatedProxmox final : public proxmox::Api {
+ public:
+  struct Vm {
+    proxmox::VmRef ref;
+    std::map<std::string, std::string> current;
+    std::map<std::string, std::string> pending;
+    std::string status = "running";
+    std::string lock;
+  };
+  std::map<int, Vm> vms;
+  // Called when a NIC is hot-plugged or the VM restarts, so the guest can follow.
+  std::function<void(int vmid, const std::string& key, const std::string& value)> on_nic_change;
+  std::function<void(int vmid)> on_restart;
+  int writes = 0;
+  int reads = 0;
+  std::optional<std::string> conflict_next_write;  // a concurrent edit lands first: this key/value
+  bool fail_next_write = false;
+
+  static std::string digest_of(const Vm& vm);
+
+  proxmox::ApiResult<std::vector<proxmox::GuestSummary>> list_guests() override;
+  proxmox::ApiResult<proxmox::VmConfig> read_config(const proxmox::VmRef& vm, proxmox::ConfigView view) override;
+  proxmox::ApiResult<proxmox::PendingConfig> read_pending(const proxmox::VmRef& vm) override;
+  proxmox::ApiResult<proxmox::VmStatus> vm_status(const proxmox::VmRef& vm) override;
+  std::vector<proxmox::ApiResult<proxmox::VmConfig>> read_configs(std::span<const proxmox::VmRef> v,
+                                                                   proxmox::ConfigView view) override;
+  std::vector<proxmox::ApiResult<proxmox::PendingConfig>> read_pendings(std::span<const proxmox::VmRef> v) override;
+  std::vector<proxmox::ApiResult<proxmox::VmStatus>> vm_statuses(std::span<const proxmox::VmRef> v) override;
+  proxmox::ApiResult<std::optional<proxmox::Upid>> update_config(const proxmox::VmRef& vm,
+                                                                 const proxmox::ConfigChange& change,
+                                                                 proxmox::WriteMode mode) override;
+  proxmox::ApiResult<proxmox::Upid> start(const proxmox::VmRef& vm) override;
+  proxmox::ApiResult<proxmox::Upid> shutdown(const proxmox::VmRef& vm, std::optional<int>) override;
+  proxmox::ApiResult<proxmox::Upid> stop(const proxmox::VmRef& vm) override;
+  proxmox::ApiResult<proxmox::Upid> reboot(const proxmox::VmRef& vm, std::optional<int>) override;
+  proxmox::ApiResult<proxmox::TaskStatus> task_status(const proxmox::Upid& upid) override;
+  proxmox::ApiResult<proxmox::TaskStatus> wait_task(const proxmox::Upid& upid, const proxmox::WaitOptions&) override;
+  proxmox::ApiResult<proxmox::VmStatus> wait_vm_status(const proxmox::VmRef& vm, std::string_view status,
+                                                       const proxmox::WaitOptions&) override;
+
+ private:
+  proxmox::ApiResult<Vm*> find(const proxmox::VmRef& ref);
+  proxmox::Upid task(const proxmox::VmRef& ref, std::string type);
+};
+
+// One guest: fstab, mounts, NICs; a NAS with addresses; routes; the kernel's NFSv4.1 trunking.
+class SimulatedGuests final : public reconcile::GuestPort {
+ public:
+  struct Nic {
+    std::string name;
+    std::string mac;
+    int channels = 1;
+    int max_channels = 1;
+    std::uint64_t rx = 0, tx = 0;
+    int ifindex = 2;
+  };
+  struct Mount {
+    std::string device, mount_point, vers, addr;
+    int nconnect = 1;
+  };
+  struct Guest {
+    std::string fstab;
+    std::map<std::string, std::string> files;  // backups
+    std::vector<Nic> nics;
+    std::vector<Mount> mounts;
+    std::map<std::string, std::string> routes;  // server address → interface name
+    std::set<std::string> nas_addresses;        // one NAS answering on all these (knfsd: one client id)
+    bool reachable = true;
+    bool fail_mounts = false;
+    std::uint64_t background_rx_per_probe = 0;  // noise on the first NIC
+  };
+  std::map<std::string, Guest> guests;
+  int runs = 0;  // "ansible-playbook processes"
+  std::optional<std::string> edit_fstab_before_apply;  // someone edits the fstab between observe and write
+
+  Nic* nic_by_mac(const std::string& host, const std::string& mac);
+  void mount(Guest& g, const std::string& device, const std::string& mount_point, const std::vector<std::string>& opts);
+
+  std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override;
+  std::map<std::string, reconcile::GuestResult<void>> apply_fstab(std::span<const ansible::FstabChange> changes) override;
+  std::map<std::string, reconcile::GuestResult<void>> restore_fstab(std::span<const ansible::FstabRestore> r) override;
+  std::map<std::string, reconcile::GuestResult<void>> set_channels(std::span<const ansible::ChannelsRequest> r) override;
+  std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> probe(
+      std::span<const reconcile::ProbeSpec> probes) override;
+  std::map<std::string, reconcile::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
+                                                                     std::chrono::seconds timeout) override;
+
+ private:
+  guest::GuestFacts facts_of(const std::string& host, const Guest& g) const;
+  verify::CounterSnapshot snapshot(const Guest& g, std::int64_t t) const;
+  reconcile::GuestResult<void> activate(Guest& g, const std::vector<ansible::MountActivation>& activations);
+};
+
+}  // namespace pw::testing
