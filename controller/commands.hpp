@@ -5,6 +5,7 @@
 namespace pw::cli {
 
 Command validate_command();
+Command proxmox_command();
 
 
 

@@ -18,6 +18,7 @@ using pw::cli::Command;
 std::vector<Command> all_commands() {
   return {
       pw::cli::validate_command(),
+      pw::cli::proxmox_command(),
 
   };
 }

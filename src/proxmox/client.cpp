@@ -221,8 +221,8 @@ ApiError Client::transport_error(const Call& call, const TransportError& error) 
         e.hint = "if the node's certificate was replaced on purpose, pin the new fingerprint (see 'pvenode cert "
                  "info' on the node); otherwise something is intercepting the connection: do not connect";
       } else if (!error.seen_fingerprint.empty()) {
-        e.hint = "set ca_file to the cluster CA (/etc/pve/pve-root-ca.pem), or pin the certificate: fingerprint " +
-                 error.seen_fingerprint + " after checking it on the node";
+        e.hint = "trust the cluster CA (ca_file, e.g. /etc/pve/pve-root-ca.pem) or pin the certificate "
+                 "(fingerprint " + error.seen_fingerprint + ") after checking it on the node";
       } else {
         e.hint = "check that the URL points at the Proxmox API (port 8006)";
       }
