@@ -5,6 +5,12 @@
 namespace pw::cli {
 
 Command validate_command();
+Command plan_command();
+Command apply_command();
+Command reconcile_command();
+Command verify_command();
+Command recover_command();
+Command status_command();
 Command proxmox_command();
 
 

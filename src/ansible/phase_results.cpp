@@ -170,6 +170,17 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Ru
       continue;
     }
     obs.window_seconds = *window_end - *window_start;
+    if (const auto* base = host.task(task::counters_baseline); base != nullptr && base->status != TaskStatus::skipped) {
+      auto counters_base = guest::parse_proc_net_dev(string_at(base->result, "stdout"), name + ":/proc/net/dev");
+      auto base_end = timestamp_seconds(string_at(base->result, "end"));
+      if (!counters_base || !base_end) {
+        out.emplace(name, std::unexpected(!counters_base ? counters_base.error()
+                                                         : Error{"the baseline's timestamps are unreadable", name, {}}));
+        continue;
+      }
+      obs.baseline = std::move(*counters_base);
+      obs.baseline_seconds = *window_start - *base_end;
+    }
     obs.dd = guest::parse_dd_summary(string_at((*probe)->result, "stderr"));
     out.emplace(name, std::move(obs));
   }

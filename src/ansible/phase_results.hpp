@@ -19,6 +19,8 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const RunRepor
 
 struct ProbeObservation {
   std::string host;
+  std::vector<guest::InterfaceCounters> baseline;  // empty without a baseline
+  double baseline_seconds = 0;                     // from the baseline read to the "before" read
   std::vector<guest::InterfaceCounters> before;
   std::vector<guest::InterfaceCounters> after;
   double probe_seconds = 0;    // the dd command's own run time

@@ -1,5 +1,7 @@
 #include "ansible/playbooks.hpp"
 
+#include <cstdio>
+
 #include <boost/json.hpp>
 #include <fstream>
 #include <set>
@@ -330,15 +332,24 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
             ? std::vector<std::string>{"dd", "if=" + p.path, "of=/dev/null", bs, "count=" + count, "iflag=direct"}
             : std::vector<std::string>{"dd", "if=/dev/zero", "of=" + p.path, bs, "count=" + count, "oflag=direct",
                                        "conv=fsync"};
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(p.baseline.count()) / 1000.0);
     per_host[p.host] = json::object{{"dd_argv", unsafe_list(argv)},
                                     {"path", unsafe(p.path)},
-                                    {"remove_after", p.direction == ProbeDirection::write}};
+                                    {"remove_after", p.direction == ProbeDirection::write},
+                                    {"baseline", p.baseline.count() > 0},
+                                    {"baseline_argv", unsafe_list({"sleep", seconds})}};
   }
   auto counters = [&](const char* name, const char* register_as) {
     return make_task(name, "ansible.builtin.command", {{"argv", YamlList{"cat", "/proc/net/dev"}}},
                 {{"changed_when", false}, {"register", register_as}}, options);
   };
   YamlList tasks{
+      make_task(task::counters_baseline, "ansible.builtin.command", {{"argv", YamlList{"cat", "/proc/net/dev"}}},
+           {{"changed_when", false}, {"register", "pathwarden_counters_baseline"}, {"when", "pathwarden_host.baseline"}},
+           options),
+      make_task(task::baseline_wait, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.baseline_argv }}"}},
+           {{"changed_when", false}, {"when", "pathwarden_host.baseline"}}, options),
       counters(task::counters_before, "pathwarden_counters_before"),
       make_task(task::probe, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.dd_argv }}"}},
            {{"changed_when", false}, {"register", "pathwarden_probe"}}, options),

@@ -65,6 +65,9 @@ struct ProbeRequest {
   std::uint64_t bytes = 0;      // rounded up to whole blocks
   ProbeDirection direction = ProbeDirection::read;
   std::uint64_t block_size = 1024 * 1024;
+  // Counters read this long before the probe's own "before" read, to learn background rates
+  // (zero: no baseline).
+  std::chrono::milliseconds baseline{0};
 };
 
 // Channels: `ethtool -L IF combined N` in the guest (virtio multiqueue after a Proxmox change).
@@ -95,6 +98,8 @@ inline constexpr const char* write_fstab = "Write the new fstab";
 inline constexpr const char* unmount = "Unmount the mounts to re-make";
 inline constexpr const char* mount = "Mount them again with the new options";
 inline constexpr const char* restore = "Put the backup back";
+inline constexpr const char* counters_baseline = "Read the interface counters for the background baseline";
+inline constexpr const char* baseline_wait = "Wait out the baseline window";
 inline constexpr const char* counters_before = "Read the interface counters before the probe";
 inline constexpr const char* probe = "Move the probe bytes bypassing the page cache";
 inline constexpr const char* counters_after = "Read the interface counters after the probe";

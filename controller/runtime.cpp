@@ -1,0 +1,143 @@
+#include "runtime.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "ansible/child_process.hpp"
+#include "policy/loader.hpp"
+#include "proxmox/client.hpp"
+#include "reconcile/ansible_guest_port.hpp"
+#include "settings.hpp"
+
+namespace pw::cli {
+
+namespace {
+
+Result<proxmox::ClientOptions> client_options(const policy::ProxmoxSettings& p) {
+  proxmox::ClientOptions o;
+  o.url = p.url;
+  o.token_id = p.token_id;
+  o.user = p.user;
+  o.ca_file = p.ca_file;
+  o.fingerprint = p.fingerprint;
+  o.insecure_skip_verify = p.insecure_skip_verify;
+  o.max_in_flight = p.max_in_flight;
+  o.timeout = p.timeout;
+  auto secret = [](const std::string& file, const std::string& env) -> Result<proxmox::Secret> {
+    if (!file.empty()) return proxmox::load_secret_file(file);
+    return proxmox::load_secret_env(env);
+  };
+  if (!p.token_id.empty()) {
+    auto s = secret(p.token_secret_file, p.token_secret_env);
+    if (!s) return std::unexpected(s.error());
+    o.token_secret = std::move(*s);
+  } else {
+    auto s = secret(p.password_file, p.password_env);
+    if (!s) return std::unexpected(s.error());
+    o.password = std::move(*s);
+  }
+  if (p.insecure_skip_verify) {
+    spdlog::warn("TLS verification of {} is OFF (insecure_skip_verify): anyone on the path can read the API token",
+                 p.url);
+  }
+  return o;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, RuntimeNeeds needs,
+                                              reconcile::EngineOptions engine_options,
+                                              reconcile::ProgressSink progress) {
+  auto rt = std::make_unique<Runtime>();
+  auto settings = load_settings(globals);
+  if (!settings) return std::unexpected(settings.error());
+  rt->settings = std::move(*settings);
+  const auto& s = rt->settings;
+
+  auto state = journal::StateDir::open(s.state_dir);
+  if (!state) return std::unexpected(state.error());
+  for (const auto& w : state->warnings()) spdlog::warn("{}", w);
+  rt->state = std::make_unique<journal::StateDir>(std::move(*state));
+  rt->journals = std::make_unique<journal::FileJournalStore>(*rt->state);
+  rt->locks = std::make_unique<journal::FlockGuestLocks>(*rt->state, rt->clock);
+  rt->results = std::make_unique<journal::FilePolicyResultStore>(*rt->state);
+
+  if (needs.proxmox) {
+    auto opts = client_options(s.proxmox);
+    if (!opts) return std::unexpected(opts.error().with_where("spec.proxmox in " + settings_file(globals).string()));
+    auto client = proxmox::Client::create(std::move(*opts));
+    if (!client) return std::unexpected(client.error());
+    rt->api = std::move(*client);
+  }
+  if (needs.guests) {
+    ansible::AnsibleSettings a;
+    a.ansible_playbook = s.ansible.playbook_command;
+    a.work_dir = rt->state->root() / "playbooks";
+    // Host keys are always checked; the settings may name the known_hosts file to use.
+    std::string ssh_args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
+    if (!s.ansible.known_hosts_file.empty()) ssh_args += " -o UserKnownHostsFile=" + s.ansible.known_hosts_file;
+    a.environment.emplace_back("ANSIBLE_HOST_KEY_CHECKING", "True");
+    a.environment.emplace_back("ANSIBLE_SSH_ARGS", ssh_args);
+    if (!s.ansible.private_key_file.empty()) a.environment.emplace_back("ANSIBLE_PRIVATE_KEY_FILE", s.ansible.private_key_file);
+    if (!s.ansible.remote_user.empty()) a.environment.emplace_back("ANSIBLE_REMOTE_USER", s.ansible.remote_user);
+    reconcile::AnsibleGuestPortOptions g;
+    g.inventories = {s.ansible.inventory};
+    g.forks = s.ansible.forks;
+    g.run_timeout = std::chrono::duration_cast<std::chrono::seconds>(s.ansible.timeout);
+    rt->guests = reconcile::make_ansible_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(a)), g);
+  }
+  if (rt->api && rt->guests) {
+    rt->engine = std::make_unique<reconcile::Engine>(
+        reconcile::Dependencies{*rt->api, *rt->guests, *rt->journals, *rt->locks, *rt->results, rt->clock,
+                                rt->sleeper, std::move(progress)},
+        std::move(engine_options));
+  }
+  return rt;
+}
+
+Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const GlobalOptions& globals,
+                                                       std::filesystem::path* policies_root) {
+  std::vector<std::filesystem::path> inputs;
+  for (const auto& p : args.positional()) inputs.emplace_back(p);
+  if (inputs.empty()) {
+    auto dir = default_policies_dir(globals);
+    if (!dir) return std::unexpected(dir.error());
+    inputs.push_back(*dir);
+  }
+  if (policies_root != nullptr) *policies_root = inputs.front();
+  auto loaded = policy::load_paths(inputs);
+  if (!loaded.ok()) {
+    for (const auto& d : loaded.diagnostics) std::cerr << d.to_string() << "\n";
+    return fail(std::to_string(loaded.diagnostics.size()) + " problem(s) in the policies", inputs.front().string(),
+                "fix them (pathwarden validate lists them all)");
+  }
+  auto wanted = args.values("policy");
+  std::vector<policy::StoragePath> out;
+  for (auto& p : loaded.paths) {
+    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), p.name) != wanted.end()) out.push_back(std::move(p));
+  }
+  for (const auto& name : wanted) {
+    if (std::none_of(out.begin(), out.end(), [&](const auto& p) { return p.name == name; })) {
+      return fail("no policy named '" + name + "'", inputs.front().string(), "pathwarden validate lists the policies");
+    }
+  }
+  return out;
+}
+
+std::optional<PolicyRevision> policy_revision(const std::filesystem::path& dir) {
+  const auto where = std::filesystem::is_directory(dir) ? dir : dir.parent_path();
+  ansible::ChildProcessSpec spec;
+  spec.argv = {"git", "-C", where.empty() ? "." : where.string(), "rev-parse", "HEAD"};
+  spec.timeout = std::chrono::seconds(10);
+  auto head = ansible::run_child_process(spec);
+  if (!head || head->exit_code != 0) return std::nullopt;
+  PolicyRevision rev;
+  rev.commit = head->out.substr(0, head->out.find_first_of("\r\n"));
+  spec.argv = {"git", "-C", where.empty() ? "." : where.string(), "status", "--porcelain", "--", "."};
+  auto status = ansible::run_child_process(spec);
+  rev.dirty = status && status->exit_code == 0 && !status->out.empty();
+  return rev;
+}
+
+}  // namespace pw::cli

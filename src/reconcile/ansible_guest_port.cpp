@@ -1,0 +1,238 @@
+#include "reconcile/ansible_guest_port.hpp"
+
+#include <thread>
+
+#include "ansible/phase_results.hpp"
+#include "guest/interfaces.hpp"
+
+namespace pw::reconcile {
+namespace {
+
+constexpr std::string_view kRefuseRestore = "Refuse to restore over someone else's edit";
+
+template <class T>
+using PerHost = std::map<std::string, GuestResult<T>>;
+
+GuestFailure failure_of(const ansible::RunReport& run, const std::string& host, std::string_view conflict_task) {
+  const auto* h = run.host(host);
+  if (h == nullptr) return {GuestFailure::Kind::failed, Error{"no result from ansible-playbook", host, {}}};
+  const std::string what = ansible::describe_outcome(*h);
+  switch (h->outcome) {
+    case ansible::HostOutcome::unreachable: return {GuestFailure::Kind::unreachable, Error{what, host, {}}};
+    case ansible::HostOutcome::timed_out: return {GuestFailure::Kind::timeout, Error{what, host, {}}};
+    case ansible::HostOutcome::failed: {
+      const auto* t = h->failure();
+      const bool conflict = t != nullptr && !conflict_task.empty() && t->task == conflict_task;
+      return {conflict ? GuestFailure::Kind::conflict : GuestFailure::Kind::failed, Error{what, host, {}}};
+    }
+    case ansible::HostOutcome::not_run:
+      return {GuestFailure::Kind::failed,
+              Error{"no task ran (is it in the inventory?)", host, "check spec.ansible.inventory"}};
+    default: return {GuestFailure::Kind::failed, Error{what, host, {}}};
+  }
+}
+
+bool succeeded(const ansible::RunReport& run, const std::string& host) {
+  const auto* h = run.host(host);
+  return h != nullptr && (h->outcome == ansible::HostOutcome::ok || h->outcome == ansible::HostOutcome::changed);
+}
+
+verify::CounterSnapshot snapshot(const std::vector<guest::InterfaceCounters>& counters,
+                                 const std::vector<guest::InterfaceInfo>& interfaces, double at_seconds) {
+  verify::CounterSnapshot s;
+  s.taken_at = std::chrono::nanoseconds(static_cast<std::int64_t>(at_seconds * 1e9));
+  for (const auto& c : counters) {
+    if (c.name == "lo") continue;
+    verify::InterfaceCounters ic;
+    ic.name = c.name;
+    ic.rx_bytes = c.rx_bytes;
+    ic.tx_bytes = c.tx_bytes;
+    if (const auto* i = guest::find_interface(interfaces, c.name)) {
+      ic.mac = i->mac;
+      ic.ifindex = i->ifindex;
+      if (i->speed_mbps && *i->speed_mbps > 0) ic.speed_mbps = static_cast<std::uint64_t>(*i->speed_mbps);
+    }
+    s.interfaces.push_back(std::move(ic));
+  }
+  return s;
+}
+
+class AnsibleGuestPort final : public GuestPort {
+ public:
+  AnsibleGuestPort(std::unique_ptr<ansible::PlaybookRunner> runner, AnsibleGuestPortOptions options)
+      : runner_(std::move(runner)), o_(std::move(options)) {}
+
+  PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts) override {
+    PerHost<guest::GuestFacts> out;
+    if (hosts.empty()) return out;
+    auto run = run_phase("facts", ansible::facts_playbook(hosts, o_.playbook), hosts);
+    if (!run) return all_failed<guest::GuestFacts>(hosts, run.error());
+    auto facts = ansible::guest_facts_from(*run);
+    for (const auto& h : hosts) {
+      if (!succeeded(*run, h)) {
+        out.emplace(h, std::unexpected(failure_of(*run, h, {})));
+        continue;
+      }
+      auto it = facts.find(h);
+      if (it == facts.end() || !it->second) {
+        out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed,
+                                                    it == facts.end() ? Error{"no facts", h, {}} : it->second.error()}));
+        continue;
+      }
+      out.emplace(h, std::move(*it->second));
+    }
+    return out;
+  }
+
+  PerHost<void> apply_fstab(std::span<const ansible::FstabChange> changes) override {
+    std::vector<std::string> hosts;
+    for (const auto& c : changes) hosts.push_back(c.host);
+    return simple("apply", ansible::apply_playbook(changes, o_.playbook), hosts, ansible::task::refuse_changed);
+  }
+
+  PerHost<void> restore_fstab(std::span<const ansible::FstabRestore> restores) override {
+    std::vector<std::string> hosts;
+    for (const auto& r : restores) hosts.push_back(r.host);
+    return simple("rollback", ansible::rollback_playbook(restores, o_.playbook), hosts, kRefuseRestore);
+  }
+
+  PerHost<void> set_channels(std::span<const ansible::ChannelsRequest> requests) override {
+    std::vector<std::string> hosts;
+    for (const auto& r : requests) hosts.push_back(r.host);
+    return simple("channels", ansible::channels_playbook(requests, o_.playbook), hosts, {});
+  }
+
+  PerHost<ProbeOutcome> probe(std::span<const ProbeSpec> probes) override {
+    PerHost<ProbeOutcome> out;
+    if (probes.empty()) return out;
+    std::vector<ansible::ProbeRequest> requests;
+    std::vector<std::string> hosts;
+    for (const auto& p : probes) {
+      ansible::ProbeRequest r;
+      r.host = p.host;
+      r.path = p.path;
+      r.bytes = p.bytes;
+      r.direction = p.direction == verify::ProbeDirection::write ? ansible::ProbeDirection::write
+                                                                 : ansible::ProbeDirection::read;
+      // Without a baseline window background traffic could not be told from the probe's bytes.
+      r.baseline = std::max(p.baseline, std::chrono::milliseconds(500));
+      requests.push_back(r);
+      hosts.push_back(p.host);
+    }
+    auto run = run_phase("probe", ansible::probe_playbook(requests, o_.playbook), hosts);
+    if (!run) return all_failed<ProbeOutcome>(hosts, run.error());
+    auto observations = ansible::probe_observations_from(*run);
+    // The NFS evidence right after the probe: mounts, connections, transports, interfaces.
+    std::vector<std::string> probed;
+    for (const auto& h : hosts) {
+      if (succeeded(*run, h)) probed.push_back(h);
+    }
+    auto after = gather_facts(probed);
+    for (const auto& p : probes) {
+      const auto& h = p.host;
+      if (!succeeded(*run, h)) {
+        out.emplace(h, std::unexpected(failure_of(*run, h, {})));
+        continue;
+      }
+      auto obs = observations.find(h);
+      if (obs == observations.end() || !obs->second) {
+        out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed,
+                                                    obs == observations.end() ? Error{"no probe result", h, {}}
+                                                                              : obs->second.error()}));
+        continue;
+      }
+      auto facts = after.find(h);
+      if (facts == after.end() || !facts->second) {
+        out.emplace(h, std::unexpected(facts == after.end()
+                                           ? GuestFailure{GuestFailure::Kind::failed, Error{"no facts after the probe", h, {}}}
+                                           : facts->second.error()));
+        continue;
+      }
+      const auto& o = *obs->second;
+      const auto& ifs = facts->second->interfaces;
+      ProbeOutcome po;
+      const double t_before = o.baseline.empty() ? 0.0 : o.baseline_seconds;
+      po.samples.baseline_start = snapshot(o.baseline.empty() ? o.before : o.baseline, ifs, 0.0);
+      po.samples.baseline_end = snapshot(o.before, ifs, t_before);
+      po.samples.before_probe = po.samples.baseline_end;
+      po.samples.after_probe = snapshot(o.after, ifs, t_before + o.window_seconds);
+      po.run.bytes = o.dd ? o.dd->bytes : p.bytes;
+      po.run.direction = p.direction;
+      po.run.wall_time = std::chrono::nanoseconds(static_cast<std::int64_t>(o.probe_seconds * 1e9));
+      po.after = std::move(*facts->second);
+      out.emplace(h, std::move(po));
+    }
+    return out;
+  }
+
+  PerHost<void> wait_reachable(std::span<const std::string> hosts, std::chrono::seconds timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::string> waiting(hosts.begin(), hosts.end());
+    PerHost<void> out;
+    while (!waiting.empty()) {
+      auto facts = gather_facts(waiting);
+      std::vector<std::string> still;
+      for (const auto& h : waiting) {
+        auto it = facts.find(h);
+        if (it != facts.end() && it->second) {
+          out.emplace(h, GuestResult<void>{});
+        } else if (std::chrono::steady_clock::now() >= deadline) {
+          out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::timeout,
+                                                      Error{"did not answer over SSH within " +
+                                                                std::to_string(timeout.count()) + " s",
+                                                            h, "check the guest's console"}}));
+        } else {
+          still.push_back(h);
+        }
+      }
+      waiting = std::move(still);
+      if (!waiting.empty()) std::this_thread::sleep_for(std::chrono::seconds(3));
+    }
+    return out;
+  }
+
+ private:
+  Result<ansible::RunReport> run_phase(const std::string& phase, Result<ansible::Playbook> book,
+                                       std::span<const std::string>) {
+    if (!book) return std::unexpected(book.error());
+    ansible::RunRequest request;
+    request.phase = phase;
+    request.playbook = std::move(*book);
+    request.inventories = o_.inventories;
+    request.forks = o_.forks;
+    request.timeout = o_.run_timeout;
+    return runner_->run(request);
+  }
+
+  template <class T>
+  static PerHost<T> all_failed(std::span<const std::string> hosts, const Error& e) {
+    PerHost<T> out;
+    for (const auto& h : hosts) out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed, e}));
+    return out;
+  }
+
+  PerHost<void> simple(const std::string& phase, Result<ansible::Playbook> book, const std::vector<std::string>& hosts,
+                       std::string_view conflict_task) {
+    PerHost<void> out;
+    if (hosts.empty()) return out;
+    auto run = run_phase(phase, std::move(book), hosts);
+    if (!run) return all_failed<void>(hosts, run.error());
+    for (const auto& h : hosts) {
+      if (succeeded(*run, h)) out.emplace(h, GuestResult<void>{});
+      else out.emplace(h, std::unexpected(failure_of(*run, h, conflict_task)));
+    }
+    return out;
+  }
+
+  std::unique_ptr<ansible::PlaybookRunner> runner_;
+  AnsibleGuestPortOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<GuestPort> make_ansible_guest_port(std::unique_ptr<ansible::PlaybookRunner> runner,
+                                                   AnsibleGuestPortOptions options) {
+  return std::make_unique<AnsibleGuestPort>(std::move(runner), std::move(options));
+}
+
+}  // namespace pw::reconcile
