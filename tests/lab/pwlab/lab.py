@@ -275,17 +275,23 @@ def up(rebuild=False) -> dict:
     state["pvesim"] = pvesim.start_and_boot_guest()
     _write_state(state)
     _wait_console(nas, "PWLAB-NAS READY", ("nas-init:", "Kernel panic"), BOOT_TIMEOUT, "NAS VM")
-    guest = Guest()
-    guest_vm = Vm(topo.GUEST_VMID)
-    if not wait_until(lambda: guest_vm.running() and guest.reachable(), BOOT_TIMEOUT, 2):
+    if not wait_for_guest():
         raise LabError(f"guest not reachable over SSH within {BOOT_TIMEOUT:.0f} s; console:\n"
-                       f"{_console_tail(guest_vm)}")
-    guest.run("systemctl is-system-running --wait >/dev/null || true", timeout=300)
+                       f"{_console_tail(Vm(topo.GUEST_VMID))}")
     state["timings"]["boot_s"] = round(time.monotonic() - t1, 1)
     _write_state(state)
     log(f"lab up in {time.monotonic() - t0:.0f} s (images {t_images:.0f} s, boot {state['timings']['boot_s']:.0f} s, "
         f"accel {accel}); guest {topo.GUEST_NAME} at {topo.GUEST_MGMT_ADDR}")
     return state
+
+
+def wait_for_guest(timeout: float = BOOT_TIMEOUT) -> bool:
+    """Waits until the guest VM runs, answers over SSH and systemd has finished booting."""
+    guest, vm = Guest(), Vm(topo.GUEST_VMID)
+    if not wait_until(lambda: vm.running() and guest.reachable(), timeout, 2):
+        return False
+    guest.run("systemctl is-system-running --wait >/dev/null || true", timeout=300)
+    return True
 
 
 def _lab_qemu_pids() -> list:
