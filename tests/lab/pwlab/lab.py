@@ -181,7 +181,7 @@ class Guest:
 # up / down / status
 
 def _state_path() -> str:
-    return topo.run_path("lab.json")
+    return topo.run_path("state.json")
 
 
 def read_state():

@@ -119,7 +119,7 @@ class LabState:
     """What `lab up` recorded for VM launches: namespace, accelerator, boot files."""
 
     def __init__(self):
-        path = topo.run_path("lab.json")
+        path = topo.run_path("state.json")
         try:
             with open(path) as f:
                 self.data = json.load(f)
