@@ -3,7 +3,7 @@
   counters                               byte counters of every interface
   read PATH FILE BYTES                   O_DIRECT read of FILE under PATH, counter deltas around it
   apply SCENARIO_JSON                    reset, then the scenario's routes, fstab entries, mounts
-  reset                                  unmount and forget everything a scenario set up
+  reset                                  unmount all NFS, drop NFS fstab entries and static routes
   set-mount PATH SERVER EXPORT OPTIONS   rewrite PATH's lab fstab entry and mount it anew
 """
 import json
@@ -91,6 +91,20 @@ def write_fstab(lines):
     os.replace(tmp, FSTAB)
 
 
+def without_nfs_entries(lines):
+    """fstab lines minus every NFS entry and the comment lines right above it (a scenario's
+    marker, or the reason a reconcile wrote): the lab guest's only NFS entries are test ones."""
+    out = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 3 and not line.lstrip().startswith("#") and fields[2] in ("nfs", "nfs4"):
+            while out and out[-1].lstrip().startswith("#") and not out[-1].startswith("# <file system>"):
+                out.pop()
+            continue
+        out.append(line)
+    return out
+
+
 def reset():
     with open("/proc/mounts") as f:
         nfs = [line.split()[1] for line in f if line.split()[2] in ("nfs", "nfs4")]
@@ -98,8 +112,8 @@ def reset():
         sh("umount", "-f", path, check=False)
         if mount_line(path):
             sh("umount", "-l", path, check=False)
-    keep, _ = lab_entries()
-    write_fstab(keep)
+    with open(FSTAB) as f:
+        write_fstab(without_nfs_entries(f.read().splitlines()))
     for line in sh("ip", "-4", "route", "show", "proto", "static").stdout.splitlines():
         sh("ip", "route", "del", *line.split(), check=False)
     return {"reset": True, "nfs_unmounted": nfs}

@@ -200,6 +200,8 @@ def test_queues_reboot():
     """Needs a fresh guest (reboots it). With network hot-plug off, a queues change stays
     pending; a reboot through the API applies it and the guest shows the new Combined count."""
     api = pvesim.api()
+    pvesim.set_net_queues("net1", 0)  # whatever an earlier test left
+    _wait_combined_max(1)
     hotplug = api.config().get("hotplug", "network,disk,usb")
     api.set_config({"hotplug": "disk,usb"})
     try:
