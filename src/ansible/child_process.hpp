@@ -12,15 +12,15 @@
 namespace pw::ansible {
 
 struct ChildProcessSpec {
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::vector<std::string> argv;                                 // argv[0] is looked up in PATH
   std::vector<std::pair<std::string, std::string>> environment;  // set on top of ours
-  std::filesystem::path working_directory;  // empty: ours
+  std::filesystem::path working_directory;                       // empty: ours
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   std::chrono::milliseconds kill_grace{std::chrono::seconds(10)};  // SIGTERM, then SIGKILL
 };
 
 struct ChildProcessResult {
-  int exit_code = -1;    // -1 when ended by a signal
+  int exit_code = -1;  // -1 when ended by a signal
   int signal = 0;
   bool timed_out = false;
   std::string out;

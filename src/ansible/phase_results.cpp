@@ -137,7 +137,8 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const RunRepor
       out.emplace(name, fail("the fstab came back in a form that is not base64", name));
       continue;
     }
-    out.emplace(name, guest::parse_guest_report(string_at((*report_task)->result, "stdout"), std::move(*content), name));
+    out.emplace(name,
+                guest::parse_guest_report(string_at((*report_task)->result, "stdout"), std::move(*content), name));
   }
   return out;
 }
@@ -174,8 +175,9 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Ru
       auto counters_base = guest::parse_proc_net_dev(string_at(base->result, "stdout"), name + ":/proc/net/dev");
       auto base_end = timestamp_seconds(string_at(base->result, "end"));
       if (!counters_base || !base_end) {
-        out.emplace(name, std::unexpected(!counters_base ? counters_base.error()
-                                                         : Error{"the baseline's timestamps are unreadable", name, {}}));
+        out.emplace(name,
+                    std::unexpected(!counters_base ? counters_base.error()
+                                                   : Error{"the baseline's timestamps are unreadable", name, {}}));
         continue;
       }
       obs.baseline = std::move(*counters_base);

@@ -23,8 +23,8 @@ struct ProbeObservation {
   double baseline_seconds = 0;                     // from the baseline read to the "before" read
   std::vector<guest::InterfaceCounters> before;
   std::vector<guest::InterfaceCounters> after;
-  double probe_seconds = 0;    // the dd command's own run time
-  double window_seconds = 0;   // from the end of the first counter read to the start of the second
+  double probe_seconds = 0;            // the dd command's own run time
+  double window_seconds = 0;           // from the end of the first counter read to the start of the second
   std::optional<guest::DdSummary> dd;  // bytes dd reports it moved
 };
 

@@ -1,8 +1,7 @@
 #include "ansible/playbooks.hpp"
 
-#include <cstdio>
-
 #include <boost/json.hpp>
+#include <cstdio>
 #include <fstream>
 #include <set>
 
@@ -19,7 +18,9 @@ namespace {
 constexpr const char* kHostVar = "{{ pathwarden_hosts[inventory_hostname] }}";
 
 // Ansible never templates a string wrapped like this (AnsibleJSONDecoder turns it into unsafe text).
-json::object unsafe(const std::string& s) { return json::object{{"__ansible_unsafe", s}}; }
+json::object unsafe(const std::string& s) {
+  return json::object{{"__ansible_unsafe", s}};
+}
 
 json::array unsafe_list(const std::vector<std::string>& items) {
   json::array out;
@@ -88,7 +89,8 @@ YamlList host_list(const std::vector<std::string>& hosts) {
   return out;
 }
 
-YamlMap make_task(const char* name, const char* module, YamlMap args, YamlMap keywords, const PlaybookOptions& options) {
+YamlMap make_task(const char* name, const char* module, YamlMap args, YamlMap keywords,
+                  const PlaybookOptions& options) {
   YamlMap t{{"name", name}, {module, std::move(args)}};
   for (auto& k : keywords) t.push_back(std::move(k));
   t.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
@@ -148,25 +150,25 @@ void add_activations(json::object& data, const std::vector<MountActivation>& act
 YamlList activation_tasks(const PlaybookOptions& options) {
   return {
       make_task(task::unmount, "ansible.posix.mount", {{"path", "{{ item.path }}"}, {"state", "unmounted"}},
-           {{"loop", "{{ pathwarden_host.unmount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
-           options),
+                {{"loop", "{{ pathwarden_host.unmount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
+                options),
       // state ephemeral mounts with exactly these values and leaves fstab alone (it was written
       // above, byte for byte); on a path unmounted just before, it never falls back to remount.
       make_task(task::mount, "ansible.posix.mount",
-           {{"path", "{{ item.path }}"},
-            {"src", "{{ item.source }}"},
-            {"fstype", "{{ item.fstype }}"},
-            {"opts", "{{ item.options }}"},
-            {"state", "ephemeral"}},
-           {{"loop", "{{ pathwarden_host.mount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
-           options),
+                {{"path", "{{ item.path }}"},
+                 {"src", "{{ item.source }}"},
+                 {"fstype", "{{ item.fstype }}"},
+                 {"opts", "{{ item.options }}"},
+                 {"state", "ephemeral"}},
+                {{"loop", "{{ pathwarden_host.mount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
+                options),
   };
 }
 
 YamlMap stat_fstab(const char* name, const char* path_expr, const char* register_as, const PlaybookOptions& options) {
   return make_task(name, "ansible.builtin.stat",
-              {{"path", path_expr}, {"get_checksum", true}, {"checksum_algorithm", "sha256"}},
-              {{"register", register_as}}, options);
+                   {{"path", path_expr}, {"get_checksum", true}, {"checksum_algorithm", "sha256"}},
+                   {{"register", register_as}}, options);
 }
 
 Playbook finish(std::string name, std::vector<std::string> hosts, Yaml root, std::string vars_json) {
@@ -201,10 +203,10 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
   if (names.empty()) return fail("facts playbook without any guest", {}, "nothing to gather");
   YamlList tasks{
       make_task(task::read_fstab, "ansible.builtin.slurp", {{"src", options.fstab_path}},
-           {{"register", "pathwarden_fstab"}}, options),
+                {{"register", "pathwarden_fstab"}}, options),
       make_task(task::report, "ansible.builtin.command",
-           {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::guest_report_script())}}}},
-           {{"changed_when", false}, {"register", "pathwarden_report"}}, options),
+                {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::guest_report_script())}}}},
+                {{"changed_when", false}, {"register", "pathwarden_report"}}, options),
   };
   return finish("facts", names, play("Gather guest facts for pathwarden", names, "", std::move(tasks)), "");
 }
@@ -215,7 +217,8 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
   if (!hosts) return std::unexpected(hosts.error());
   json::object per_host;
   for (const auto& c : changes) {
-    if (auto s = require_sha256(c.observed_sha256, "observed fstab hash", c.host); !s) return std::unexpected(s.error());
+    if (auto s = require_sha256(c.observed_sha256, "observed fstab hash", c.host); !s)
+      return std::unexpected(s.error());
     if (auto s = require_absolute(c.backup_path, "backup path", c.host); !s) return std::unexpected(s.error());
     if (auto s = validate_activations(c.activations, c.host); !s) return std::unexpected(s.error());
     auto slash = c.backup_path.find_last_of('/');
@@ -234,38 +237,39 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
   YamlList tasks{
       stat_fstab(task::fstab_now, fstab.c_str(), "pathwarden_fstab_now", options),
       make_task(task::refuse_changed, "ansible.builtin.assert",
-           {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
-                              "pathwarden_fstab_now.stat.checksum in [pathwarden_host.observed_sha256, "
-                              "pathwarden_host.new_sha256]"}},
-            {"fail_msg", "the fstab changed since pathwarden observed it; gather facts and plan again"},
-            {"quiet", true}},
-           {}, options),
+                {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
+                                   "pathwarden_fstab_now.stat.checksum in [pathwarden_host.observed_sha256, "
+                                   "pathwarden_host.new_sha256]"}},
+                 {"fail_msg", "the fstab changed since pathwarden observed it; gather facts and plan again"},
+                 {"quiet", true}},
+                {}, options),
       make_task("Make the backup directory", "ansible.builtin.file",
-           {{"path", "{{ pathwarden_host.backup_dir }}"}, {"state", "directory"}, {"mode", "0700"}}, {}, options),
+                {{"path", "{{ pathwarden_host.backup_dir }}"}, {"state", "directory"}, {"mode", "0700"}}, {}, options),
       make_task("Keep a backup of the fstab as observed", "ansible.builtin.copy",
-           {{"src", fstab}, {"remote_src", true}, {"dest", "{{ pathwarden_host.backup_path }}"}, {"mode", "0600"}},
-           {{"when", "pathwarden_fstab_now.stat.checksum == pathwarden_host.observed_sha256"}}, options),
+                {{"src", fstab}, {"remote_src", true}, {"dest", "{{ pathwarden_host.backup_path }}"}, {"mode", "0600"}},
+                {{"when", "pathwarden_fstab_now.stat.checksum == pathwarden_host.observed_sha256"}}, options),
       stat_fstab("Read the backup", "{{ pathwarden_host.backup_path }}", "pathwarden_backup", options),
       make_task("Refuse to write without a backup of the observed fstab", "ansible.builtin.assert",
-           {{"that", YamlList{"pathwarden_backup.stat.exists",
-                              "pathwarden_backup.stat.checksum == pathwarden_host.observed_sha256"}},
-            {"fail_msg", "the backup does not hold the fstab as observed (it changed while it was copied?)"},
-            {"quiet", true}},
-           {}, options),
+                {{"that", YamlList{"pathwarden_backup.stat.exists",
+                                   "pathwarden_backup.stat.checksum == pathwarden_host.observed_sha256"}},
+                 {"fail_msg", "the backup does not hold the fstab as observed (it changed while it was copied?)"},
+                 {"quiet", true}},
+                {}, options),
       make_task(task::write_fstab, "ansible.builtin.copy",
-           {{"content", "{{ pathwarden_host.new_content }}"},
-            {"dest", fstab},
-            {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
-           {}, options),
+                {{"content", "{{ pathwarden_host.new_content }}"},
+                 {"dest", fstab},
+                 {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
+                {}, options),
       stat_fstab("Read the fstab as written", fstab.c_str(), "pathwarden_fstab_written", options),
       make_task("Check the fstab holds exactly what was written", "ansible.builtin.assert",
-           {{"that", YamlList{"pathwarden_fstab_written.stat.checksum == pathwarden_host.new_sha256"}},
-            {"fail_msg", "the fstab does not hold what pathwarden wrote"},
-            {"quiet", true}},
-           {}, options),
+                {{"that", YamlList{"pathwarden_fstab_written.stat.checksum == pathwarden_host.new_sha256"}},
+                 {"fail_msg", "the fstab does not hold what pathwarden wrote"},
+                 {"quiet", true}},
+                {}, options),
   };
   for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
-  return finish("apply", *hosts, play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks)),
+  return finish("apply", *hosts,
+                play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks)),
                 vars_document(std::move(per_host)));
 }
 
@@ -288,26 +292,27 @@ Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const
   const auto& fstab = options.fstab_path;
   YamlList tasks{
       stat_fstab(task::fstab_now, fstab.c_str(), "pathwarden_fstab_now", options),
-      make_task("Refuse to restore over someone else's edit", "ansible.builtin.assert",
-           {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
-                              "pathwarden_fstab_now.stat.checksum in [pathwarden_host.written_sha256, "
-                              "pathwarden_host.backup_sha256]"}},
-            {"fail_msg", "the fstab changed since pathwarden wrote it; restore the backup by hand if still wanted"},
-            {"quiet", true}},
-           {}, options),
+      make_task(
+          "Refuse to restore over someone else's edit", "ansible.builtin.assert",
+          {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
+                             "pathwarden_fstab_now.stat.checksum in [pathwarden_host.written_sha256, "
+                             "pathwarden_host.backup_sha256]"}},
+           {"fail_msg", "the fstab changed since pathwarden wrote it; restore the backup by hand if still wanted"},
+           {"quiet", true}},
+          {}, options),
       stat_fstab("Read the backup", "{{ pathwarden_host.backup_path }}", "pathwarden_backup", options),
       make_task("Check the backup is the fstab as observed before the change", "ansible.builtin.assert",
-           {{"that", YamlList{"pathwarden_backup.stat.exists",
-                              "pathwarden_backup.stat.checksum == pathwarden_host.backup_sha256"}},
-            {"fail_msg", "the backup is missing or not the fstab pathwarden saved"},
-            {"quiet", true}},
-           {}, options),
+                {{"that", YamlList{"pathwarden_backup.stat.exists",
+                                   "pathwarden_backup.stat.checksum == pathwarden_host.backup_sha256"}},
+                 {"fail_msg", "the backup is missing or not the fstab pathwarden saved"},
+                 {"quiet", true}},
+                {}, options),
       make_task(task::restore, "ansible.builtin.copy",
-           {{"src", "{{ pathwarden_host.backup_path }}"},
-            {"remote_src", true},
-            {"dest", fstab},
-            {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
-           {{"when", "pathwarden_fstab_now.stat.checksum != pathwarden_host.backup_sha256"}}, options),
+                {{"src", "{{ pathwarden_host.backup_path }}"},
+                 {"remote_src", true},
+                 {"dest", fstab},
+                 {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
+                {{"when", "pathwarden_fstab_now.stat.checksum != pathwarden_host.backup_sha256"}}, options),
   };
   for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
   return finish("rollback", *hosts,
@@ -330,8 +335,8 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
     std::vector<std::string> argv =
         p.direction == ProbeDirection::read
             ? std::vector<std::string>{"dd", "if=" + p.path, "of=/dev/null", bs, "count=" + count, "iflag=direct"}
-            : std::vector<std::string>{"dd", "if=/dev/zero", "of=" + p.path, bs, "count=" + count, "oflag=direct",
-                                       "conv=fsync"};
+            : std::vector<std::string>{"dd",           "if=/dev/zero", "of=" + p.path, bs, "count=" + count,
+                                       "oflag=direct", "conv=fsync"};
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(p.baseline.count()) / 1000.0);
     per_host[p.host] = json::object{{"dd_argv", unsafe_list(argv)},
@@ -342,23 +347,25 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
   }
   auto counters = [&](const char* name, const char* register_as) {
     return make_task(name, "ansible.builtin.command", {{"argv", YamlList{"cat", "/proc/net/dev"}}},
-                {{"changed_when", false}, {"register", register_as}}, options);
+                     {{"changed_when", false}, {"register", register_as}}, options);
   };
   YamlList tasks{
-      make_task(task::counters_baseline, "ansible.builtin.command", {{"argv", YamlList{"cat", "/proc/net/dev"}}},
-           {{"changed_when", false}, {"register", "pathwarden_counters_baseline"}, {"when", "pathwarden_host.baseline"}},
-           options),
+      make_task(
+          task::counters_baseline, "ansible.builtin.command", {{"argv", YamlList{"cat", "/proc/net/dev"}}},
+          {{"changed_when", false}, {"register", "pathwarden_counters_baseline"}, {"when", "pathwarden_host.baseline"}},
+          options),
       make_task(task::baseline_wait, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.baseline_argv }}"}},
-           {{"changed_when", false}, {"when", "pathwarden_host.baseline"}}, options),
+                {{"changed_when", false}, {"when", "pathwarden_host.baseline"}}, options),
       counters(task::counters_before, "pathwarden_counters_before"),
       make_task(task::probe, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.dd_argv }}"}},
-           {{"changed_when", false}, {"register", "pathwarden_probe"}}, options),
+                {{"changed_when", false}, {"register", "pathwarden_probe"}}, options),
       counters(task::counters_after, "pathwarden_counters_after"),
       make_task("Remove the probe file written", "ansible.builtin.file",
-           {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}}, {{"when", "pathwarden_host.remove_after"}},
-           options),
+                {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}},
+                {{"when", "pathwarden_host.remove_after"}}, options),
   };
-  return finish("probe", *hosts, play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks)),
+  return finish("probe", *hosts,
+                play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks)),
                 vars_document(std::move(per_host)));
 }
 
@@ -379,7 +386,7 @@ Result<Playbook> channels_playbook(std::span<const ChannelsRequest> requests, co
   }
   YamlList tasks{
       make_task(task::set_channels, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.ethtool_argv }}"}},
-           {{"changed_when", true}, {"register", "pathwarden_channels"}}, options),
+                {{"changed_when", true}, {"register", "pathwarden_channels"}}, options),
   };
   return finish("channels", *hosts,
                 play("Set NIC queue counts for pathwarden", *hosts, "channels.vars.json", std::move(tasks)),

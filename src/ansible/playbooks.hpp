@@ -17,7 +17,7 @@
 namespace pw::ansible {
 
 struct Playbook {
-  std::string name;       // file stem: NAME.yml and NAME.vars.json
+  std::string name;  // file stem: NAME.yml and NAME.vars.json
   std::string yaml;
   std::string vars_json;  // empty when the playbook needs no data
   std::vector<std::string> hosts;
@@ -61,8 +61,8 @@ enum class ProbeDirection { read, write };
 // Probe: interface counters, N bytes through the mount bypassing the page cache, counters again.
 struct ProbeRequest {
   std::string host;
-  std::string path;             // a file on the mount (read), or a new file to write
-  std::uint64_t bytes = 0;      // rounded up to whole blocks
+  std::string path;         // a file on the mount (read), or a new file to write
+  std::uint64_t bytes = 0;  // rounded up to whole blocks
   ProbeDirection direction = ProbeDirection::read;
   std::uint64_t block_size = 1024 * 1024;
   // Counters read this long before the probe's own "before" read, to learn background rates

@@ -35,23 +35,34 @@ std::vector<std::string> RunReport::succeeded() const {
 
 std::string_view to_string(HostOutcome outcome) {
   switch (outcome) {
-    case HostOutcome::ok: return "ok";
-    case HostOutcome::changed: return "changed";
-    case HostOutcome::failed: return "failed";
-    case HostOutcome::unreachable: return "unreachable";
-    case HostOutcome::timed_out: return "timed out";
-    case HostOutcome::not_run: return "not run";
+    case HostOutcome::ok:
+      return "ok";
+    case HostOutcome::changed:
+      return "changed";
+    case HostOutcome::failed:
+      return "failed";
+    case HostOutcome::unreachable:
+      return "unreachable";
+    case HostOutcome::timed_out:
+      return "timed out";
+    case HostOutcome::not_run:
+      return "not run";
   }
   return "?";
 }
 
 std::string_view to_string(TaskStatus status) {
   switch (status) {
-    case TaskStatus::ok: return "ok";
-    case TaskStatus::changed: return "changed";
-    case TaskStatus::failed: return "failed";
-    case TaskStatus::skipped: return "skipped";
-    case TaskStatus::unreachable: return "unreachable";
+    case TaskStatus::ok:
+      return "ok";
+    case TaskStatus::changed:
+      return "changed";
+    case TaskStatus::failed:
+      return "failed";
+    case TaskStatus::skipped:
+      return "skipped";
+    case TaskStatus::unreachable:
+      return "unreachable";
   }
   return "?";
 }
@@ -99,8 +110,8 @@ std::string last_lines(std::string_view text, std::size_t count) {
 
 }  // namespace
 
-Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text,
-                           int exit_code, bool timed_out, std::span<const std::string> hosts) {
+Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
+                           bool timed_out, std::span<const std::string> hosts) {
   RunReport report;
   report.phase = std::string(phase);
   report.exit_code = exit_code;
@@ -164,8 +175,8 @@ Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::
 
   if (!any_event && !timed_out) {
     auto tail = last_lines(stderr_text, 8);
-    return fail("ansible-playbook stopped before running anything (exit code " + std::to_string(exit_code) +
-                    ")" + (tail.empty() ? std::string() : ": " + tail),
+    return fail("ansible-playbook stopped before running anything (exit code " + std::to_string(exit_code) + ")" +
+                    (tail.empty() ? std::string() : ": " + tail),
                 std::string(phase) + " playbook",
                 exit_code == 5 ? "an option given to ansible-playbook is wrong"
                                : "check the inventory and the playbook with ansible-playbook --syntax-check");

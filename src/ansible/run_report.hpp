@@ -18,8 +18,8 @@ enum class TaskStatus { ok, changed, failed, skipped, unreachable };
 struct TaskOutcome {
   std::string task;
   TaskStatus status = TaskStatus::ok;
-  std::string message;          // msg of a failure or an unreachable host
-  boost::json::object result;   // the module result as Ansible reported it
+  std::string message;         // msg of a failure or an unreachable host
+  boost::json::object result;  // the module result as Ansible reported it
 };
 
 enum class HostOutcome {
@@ -57,8 +57,8 @@ struct RunReport {
 
 // Reads the jsonl stdout of a run for `hosts`. A run that never got going (a bad playbook,
 // inventory or option: exit 1, 4 or 5 without events) is an error carrying ansible's message.
-Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text,
-                           int exit_code, bool timed_out, std::span<const std::string> hosts);
+Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
+                           bool timed_out, std::span<const std::string> hosts);
 
 std::string_view to_string(HostOutcome outcome);
 std::string_view to_string(TaskStatus status);

@@ -43,8 +43,7 @@ std::vector<std::pair<std::string, std::string>> AnsiblePlaybookRunner::environm
   return env;
 }
 
-std::vector<std::string> AnsiblePlaybookRunner::command_for(const RunRequest& request,
-                                                            const fs::path& playbook) const {
+std::vector<std::string> AnsiblePlaybookRunner::command_for(const RunRequest& request, const fs::path& playbook) const {
   std::vector<std::string> argv = settings_.command_prefix;
   argv.push_back(settings_.ansible_playbook);
   for (const auto& inventory : request.inventories) {

@@ -33,7 +33,8 @@ std::optional<Endpoint> parse_endpoint(std::string_view text) {
 }
 
 bool is_number(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 // -i items are "key:value", bare flags ("bidir", "cubic"), or "key value" for a few rates.
@@ -72,7 +73,8 @@ Result<std::vector<TcpConnection>> parse_ss_tcp(std::string_view text, std::stri
     if (fields.empty()) continue;
     bool continuation = line.front() == ' ' || line.front() == '\t';
     if (continuation) {
-      if (out.empty()) return fail("ss info line before any connection", std::string(where) + ":" + std::to_string(line_no));
+      if (out.empty())
+        return fail("ss info line before any connection", std::string(where) + ":" + std::to_string(line_no));
       add_info(out.back(), fields);
       continue;
     }

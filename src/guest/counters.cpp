@@ -18,8 +18,7 @@ Result<std::vector<InterfaceCounters>> parse_proc_net_dev(std::string_view text,
     auto fields = fields_of(line.substr(colon + 1));
     const std::string at = std::string(where) + ":" + std::to_string(line_no);
     if (fields.size() < 16) {
-      return fail("interface " + std::string(name) + " has " + std::to_string(fields.size()) +
-                      " counters, expected 16",
+      return fail("interface " + std::string(name) + " has " + std::to_string(fields.size()) + " counters, expected 16",
                   at + ":1");
     }
     std::uint64_t v[16];

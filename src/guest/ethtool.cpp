@@ -40,11 +40,16 @@ Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::strin
                     std::string(where) + ":" + std::to_string(line_no));
       }
     }
-    if (key == "RX") section->rx = number;
-    else if (key == "TX") section->tx = number;
-    else if (key == "Other") section->other = number;
-    else if (key == "Combined") section->combined = number;
-    else continue;
+    if (key == "RX")
+      section->rx = number;
+    else if (key == "TX")
+      section->tx = number;
+    else if (key == "Other")
+      section->other = number;
+    else if (key == "Combined")
+      section->combined = number;
+    else
+      continue;
     seen_any = true;
   }
   if (!seen_any) return fail("no channel parameters in ethtool output", std::string(where));

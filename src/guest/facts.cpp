@@ -49,7 +49,9 @@ struct Section {
 
 }  // namespace
 
-std::string_view guest_report_script() { return kScript; }
+std::string_view guest_report_script() {
+  return kScript;
+}
 
 Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab_content, std::string host) {
   std::vector<Section> sections;
@@ -102,8 +104,10 @@ Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab
       st = take(parse_ss_tcp(s.body, where("ss")), facts.nfs_connections);
     } else if (s.name.starts_with("iface ")) {
       auto info = parse_interface_report(s.name.substr(6), s.body, where("/sys/class/net/" + s.name.substr(6)));
-      if (!info) st = std::unexpected(info.error());
-      else facts.interfaces.push_back(std::move(*info));
+      if (!info)
+        st = std::unexpected(info.error());
+      else
+        facts.interfaces.push_back(std::move(*info));
     }
     if (!st) return std::unexpected(st.error());
   }

@@ -18,9 +18,9 @@ namespace pw::guest {
 
 struct GuestFacts {
   std::string host;
-  std::string boot_id;          // changes on reboot: counters and mounts start over
-  std::string fstab_content;    // exact bytes
-  std::string fstab_sha256;     // the compare-and-swap token for writing it
+  std::string boot_id;        // changes on reboot: counters and mounts start over
+  std::string fstab_content;  // exact bytes
+  std::string fstab_sha256;   // the compare-and-swap token for writing it
   FstabFile fstab;
   std::vector<MountInfo> mounts;
   std::vector<MountStats> mount_stats;

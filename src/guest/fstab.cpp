@@ -11,7 +11,9 @@ namespace {
 
 constexpr std::string_view kOwnerPrefix = "# Managed by pathwarden (policy ";
 
-bool is_blank_char(char c) { return c == ' ' || c == '\t'; }
+bool is_blank_char(char c) {
+  return c == ' ' || c == '\t';
+}
 
 std::string_view leading_blanks(std::string_view line) {
   std::size_t i = 0;
@@ -104,9 +106,9 @@ ParsedLine parse_line(std::string_view text, const std::string& where, int line_
 }
 
 std::string format_entry(const FstabEntrySpec& spec, std::string_view indent, const std::vector<std::string>& seps) {
-  const std::string fields[] = {encode_fstab_field(spec.spec),         encode_fstab_field(spec.file),
-                                encode_fstab_field(spec.vfstype),      encode_fstab_field(join_options(spec.options)),
-                                std::to_string(spec.dump),             std::to_string(spec.pass)};
+  const std::string fields[] = {encode_fstab_field(spec.spec),    encode_fstab_field(spec.file),
+                                encode_fstab_field(spec.vfstype), encode_fstab_field(join_options(spec.options)),
+                                std::to_string(spec.dump),        std::to_string(spec.pass)};
   std::string out(indent);
   for (std::size_t i = 0; i < std::size(fields); ++i) {
     if (i > 0) out += i - 1 < seps.size() ? seps[i - 1] : std::string(" ");
@@ -139,8 +141,8 @@ std::string encode_fstab_field(std::string_view value) {
   std::string out;
   for (std::size_t i = 0; i < value.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(value[i]);
-    bool escape = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\' || c == '\v' || c == '\f' ||
-                  (i == 0 && c == '#');
+    bool escape =
+        c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\' || c == '\v' || c == '\f' || (i == 0 && c == '#');
     if (escape) {
       char buf[5];
       std::snprintf(buf, sizeof buf, "\\%03o", c);

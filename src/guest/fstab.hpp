@@ -13,10 +13,10 @@ namespace pw::guest {
 
 // One mount line with its fields decoded (\040 → space) the way mount(8) reads them.
 struct FstabEntry {
-  std::string spec;     // UUID=..., LABEL=..., server:/export, /dev/sda1, tmpfs
-  std::string file;     // the mount point
-  std::string vfstype;  // nfs, nfs4, ext4, swap...
-  std::string options;  // as written; "defaults" when the field is missing
+  std::string spec;         // UUID=..., LABEL=..., server:/export, /dev/sda1, tmpfs
+  std::string file;         // the mount point
+  std::string vfstype;      // nfs, nfs4, ext4, swap...
+  std::string options;      // as written; "defaults" when the field is missing
   std::optional<int> dump;  // missing fields stay missing (mount treats them as 0)
   std::optional<int> pass;
 
@@ -27,8 +27,8 @@ struct FstabEntry {
 struct FstabLine {
   enum class Kind { blank, comment, entry, malformed };
   Kind kind = Kind::blank;
-  std::string text;        // the line as read, without its terminator
-  std::string terminator;  // "\n", "\r\n", or "" for a last line without one
+  std::string text;                 // the line as read, without its terminator
+  std::string terminator;           // "\n", "\r\n", or "" for a last line without one
   std::optional<FstabEntry> entry;  // set for Kind::entry
 };
 

@@ -28,8 +28,7 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
     auto number = [&](std::string_view what) -> Result<int> {
       auto n = to_int(value);
       if (!n) {
-        return fail(std::string(what) + " of interface " + info.name + " is '" + std::string(value) +
-                        "', not a number",
+        return fail(std::string(what) + " of interface " + info.name + " is '" + std::string(value) + "', not a number",
                     std::string(where) + ":" + std::to_string(line_no));
       }
       return *n;
@@ -53,8 +52,8 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
     }
   }
   if (ethtool_at != std::string_view::npos) {
-    auto channels = parse_ethtool_channels(text.substr(ethtool_at), std::string(where) + " (ethtool -l " +
-                                                                         info.name + ")");
+    auto channels =
+        parse_ethtool_channels(text.substr(ethtool_at), std::string(where) + " (ethtool -l " + info.name + ")");
     if (!channels) return std::unexpected(channels.error());
     info.channels = std::move(*channels);
   }

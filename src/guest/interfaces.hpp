@@ -13,8 +13,8 @@ namespace pw::guest {
 
 struct InterfaceInfo {
   std::string name;
-  std::string mac;  // lower case, as sysfs prints it
-  std::optional<int> ifindex;  // a re-created netdev (NIC hot-plug) gets a new one
+  std::string mac;                      // lower case, as sysfs prints it
+  std::optional<int> ifindex;           // a re-created netdev (NIC hot-plug) gets a new one
   std::optional<long long> speed_mbps;  // nullopt when the driver reports none (-1 or error)
   std::string operstate;
   int rx_queues = 0;  // sysfs queues/rx-*: what the stack uses now

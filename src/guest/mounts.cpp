@@ -32,9 +32,13 @@ std::optional<std::string> MountInfo::option(std::string_view name) const {
   return std::nullopt;
 }
 
-bool MountInfo::has_option(std::string_view name) const { return option(name).has_value(); }
+bool MountInfo::has_option(std::string_view name) const {
+  return option(name).has_value();
+}
 
-bool MountInfo::is_nfs() const { return fstype == "nfs" || fstype == "nfs4"; }
+bool MountInfo::is_nfs() const {
+  return fstype == "nfs" || fstype == "nfs4";
+}
 
 std::string MountInfo::nfs_version() const {
   if (auto v = option("vers")) return *v;

@@ -33,8 +33,8 @@ struct MountInfo {
   int nconnect() const;
   // The address the transport really uses: addr= when present, else the device's host part.
   std::string server_address() const;
-  std::string device_host() const;   // "192.0.2.2" of "192.0.2.2:/export", brackets stripped
-  std::string export_path() const;   // "/export"
+  std::string device_host() const;  // "192.0.2.2" of "192.0.2.2:/export", brackets stripped
+  std::string export_path() const;  // "/export"
 };
 
 Result<std::vector<MountInfo>> parse_proc_mounts(std::string_view text, std::string_view where = "/proc/mounts");

@@ -30,9 +30,9 @@ struct MountStats {
   std::string device;
   std::string mount_point;
   std::string fstype;
-  std::string statvers;          // empty for non-NFS mounts
-  std::string options;           // the `opts:` line
-  std::string rpc_program;       // "100003/4" from `p/v:`
+  std::string statvers;     // empty for non-NFS mounts
+  std::string options;      // the `opts:` line
+  std::string rpc_program;  // "100003/4" from `p/v:`
   std::optional<std::uint64_t> age_seconds;
   std::optional<NfsByteCounters> bytes;
   std::vector<RpcTransport> transports;

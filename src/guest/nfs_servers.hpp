@@ -10,10 +10,10 @@
 namespace pw::guest {
 
 struct NfsServer {
-  std::string version;   // "v3", "v4"
-  std::string address;   // dotted IPv4 decoded from the hex column; empty if not IPv4
+  std::string version;  // "v3", "v4"
+  std::string address;  // dotted IPv4 decoded from the hex column; empty if not IPv4
   std::string address_hex;
-  int port = 0;          // the hex port column decoded (801 → 2049)
+  int port = 0;  // the hex port column decoded (801 → 2049)
   int use_count = 0;
   std::string hostname;  // the name or address the client was created for
 };

@@ -41,9 +41,15 @@ std::optional<T> parse_number(std::string_view digits) {
 }
 }  // namespace
 
-std::optional<std::uint64_t> to_uint64(std::string_view digits) { return parse_number<std::uint64_t>(digits); }
-std::optional<std::int64_t> to_int64(std::string_view digits) { return parse_number<std::int64_t>(digits); }
-std::optional<int> to_int(std::string_view digits) { return parse_number<int>(digits); }
+std::optional<std::uint64_t> to_uint64(std::string_view digits) {
+  return parse_number<std::uint64_t>(digits);
+}
+std::optional<std::int64_t> to_int64(std::string_view digits) {
+  return parse_number<std::int64_t>(digits);
+}
+std::optional<int> to_int(std::string_view digits) {
+  return parse_number<int>(digits);
+}
 
 std::string decode_octal_escapes(std::string_view field) {
   auto is_octal = [](char c) { return c >= '0' && c <= '7'; };

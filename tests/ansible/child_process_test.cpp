@@ -1,12 +1,11 @@
-#include <catch2/catch.hpp>
+#include "ansible/child_process.hpp"
 
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
-
-#include "ansible/child_process.hpp"
 
 using namespace pw::ansible;
 using namespace std::chrono_literals;

@@ -13,23 +13,34 @@ inline const std::string kHostile =
     "x'\"; touch /tmp/pw-injected; $(touch /tmp/pw-injected) `id` {{ lookup('pipe', 'touch /tmp/pw-injected') }}"
     " {% raw %} {# c #}\nnext-line";
 
-inline std::vector<std::string> hosts() { return {"guest1", "guest2", "db-01.example"}; }
+inline std::vector<std::string> hosts() {
+  return {"guest1", "guest2", "db-01.example"};
+}
 
 inline std::vector<FstabChange> fstab_changes() {
   std::string old_content = "UUID=abc / ext4 defaults 0 1\n";
   std::string new_content = old_content + "# Managed by pathwarden (policy p): " + kHostile +
                             "\n10.0.1.31:/volume1/movies /mnt/movies nfs vers=3,nconnect=8 0 0\n";
   return {
-      {"guest1", guest::sha256_hex(old_content), new_content, "/var/backups/pathwarden/fstab.change-1",
+      {"guest1",
+       guest::sha256_hex(old_content),
+       new_content,
+       "/var/backups/pathwarden/fstab.change-1",
        {{"/mnt/movies", "10.0.1.31:/volume1/movies", "nfs", {"vers=3", "nconnect=8"}, true},
         {"/mnt/other", "10.0.1.31:/volume1/other", "nfs", {}, true}}},
-      {"guest2", guest::sha256_hex("x"), kHostile, "/var/backups/pathwarden/fstab.change-1",
+      {"guest2",
+       guest::sha256_hex("x"),
+       kHostile,
+       "/var/backups/pathwarden/fstab.change-1",
        {{"/mnt/" + kHostile, "srv:/" + kHostile, "nfs", {"opt=" + kHostile.substr(0, 20)}, true}}},
   };
 }
 
 inline std::vector<FstabRestore> fstab_restores() {
-  return {{"guest1", "/var/backups/pathwarden/fstab.change-1", guest::sha256_hex("a"), guest::sha256_hex("b"),
+  return {{"guest1",
+           "/var/backups/pathwarden/fstab.change-1",
+           guest::sha256_hex("a"),
+           guest::sha256_hex("b"),
            {{"/mnt/movies", "", "", {}, false}, {"/mnt/other", "10.0.1.31:/volume1/other", "nfs", {}, true}}}};
 }
 
@@ -38,6 +49,8 @@ inline std::vector<ProbeRequest> probes() {
           {"guest2", "/mnt/" + kHostile, 64ull << 20, ProbeDirection::write, 1 << 20}};
 }
 
-inline std::vector<ChannelsRequest> channels() { return {{"guest1", "ens19", 8}, {"guest2", "eth1", 4}}; }
+inline std::vector<ChannelsRequest> channels() {
+  return {{"guest1", "ens19", 8}, {"guest2", "eth1", 4}};
+}
 
 }  // namespace pw::ansible::examples

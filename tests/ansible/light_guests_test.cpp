@@ -1,7 +1,6 @@
 // Real ansible-playbook over real SSH against light guests (tests/lab/light/guests), brought up
 // by the CTest fixture light_guests. Every phase is one ansible-playbook run for all guests.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -70,7 +69,9 @@ const Lab& lab() {
   return lab;
 }
 
-std::string guest_name(int i) { return "guest" + std::to_string(i); }
+std::string guest_name(int i) {
+  return "guest" + std::to_string(i);
+}
 
 std::vector<std::string> all_guests() {
   std::vector<std::string> out;
@@ -91,7 +92,9 @@ std::string guest_file(int i, const std::string& path) {
   return r.out;
 }
 
-bool guest_has(int i, const std::string& path) { return in_guest(i, {"test", "-e", path}).exit_code == 0; }
+bool guest_has(int i, const std::string& path) {
+  return in_guest(i, {"test", "-e", path}).exit_code == 0;
+}
 
 void set_guest_file(int i, const std::string& path, const std::string& content) {
   auto r = in_guest(i, {"sh", "-c", "printf '%s' \"$1\" > \"$2\"", "sh", content, path});
@@ -108,7 +111,8 @@ AnsiblePlaybookRunner runner(const std::string& tag) {
 }
 
 RunReport run_phase(const std::string& tag, const std::string& phase, pw::Result<Playbook> playbook,
-                    std::vector<fs::path> extra_inventories = {}, std::chrono::seconds timeout = std::chrono::minutes(5)) {
+                    std::vector<fs::path> extra_inventories = {},
+                    std::chrono::seconds timeout = std::chrono::minutes(5)) {
   if (!playbook) FAIL(playbook.error().to_string());
   RunRequest request{phase, std::move(*playbook), {lab().inventory}, 10, timeout};
   for (auto& i : extra_inventories) request.inventories.push_back(i);
@@ -143,7 +147,8 @@ const pw::guest::EntryOwner kOwner{"light-test", "size pinned on purpose: the te
 
 // The lines of `before` and `after` must match except for the entry of `mount_point` and its
 // owner comment: checked by removing the owned entry and comparing the rest byte for byte.
-void check_only_owned_entry_changed(const std::string& before, const std::string& after, const std::string& mount_point) {
+void check_only_owned_entry_changed(const std::string& before, const std::string& after,
+                                    const std::string& mount_point) {
   auto a = FstabFile::parse(after);
   auto b = FstabFile::parse(before);
   REQUIRE(a.remove_entry(mount_point));
@@ -194,8 +199,9 @@ TEST_CASE("facts from every light guest in one run") {
 TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mount; rollback restores") {
   const std::string path = "/mnt/pw-act";
   for (int i = 1; i <= lab().guests; ++i) {
-    auto r = in_guest(i, {"sh", "-c", "mkdir -p \"$1\" && mount -t tmpfs -o size=1m \"$2\" \"$1\" && touch \"$1/marker\"",
-                          "sh", path, "pwtest-" + std::to_string(i)});
+    auto r =
+        in_guest(i, {"sh", "-c", "mkdir -p \"$1\" && mount -t tmpfs -o size=1m \"$2\" \"$1\" && touch \"$1/marker\"",
+                     "sh", path, "pwtest-" + std::to_string(i)});
     REQUIRE(r.exit_code == 0);
   }
   auto before = gather("apply-facts");
@@ -207,7 +213,10 @@ TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mou
     REQUIRE(changed);
     REQUIRE(*changed);
     written[host] = file.print();
-    changes.push_back({host, f.fstab_sha256, written[host], "/var/backups/pathwarden/fstab.light-apply",
+    changes.push_back({host,
+                       f.fstab_sha256,
+                       written[host],
+                       "/var/backups/pathwarden/fstab.light-apply",
                        {{path, "pwtest-" + host.substr(5), "tmpfs", {"size=2m", "mode=0750"}, true}}});
   }
   auto report = run_phase("apply", "apply", apply_playbook(changes));
@@ -234,7 +243,10 @@ TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mou
 
   std::vector<FstabRestore> restores;
   for (auto& [host, f] : before) {
-    restores.push_back({host, "/var/backups/pathwarden/fstab.light-apply", f.fstab_sha256, sha256_hex(written[host]),
+    restores.push_back({host,
+                        "/var/backups/pathwarden/fstab.light-apply",
+                        f.fstab_sha256,
+                        sha256_hex(written[host]),
                         {{path, "pwtest-" + host.substr(5), "tmpfs", {"size=1m"}, true}}});
   }
   auto rollback = run_phase("rollback", "rollback", rollback_playbook(restores));
@@ -287,8 +299,11 @@ TEST_CASE("apply refuses a guest whose fstab changed since it was observed; the 
     std::vector<FstabRestore> restores;
     for (int i : {1, 3}) {
       auto host = guest_name(i);
-      restores.push_back({host, "/var/backups/pathwarden/fstab.light-cas", before.at(host).fstab_sha256,
-                          sha256_hex(written[host]), {}});
+      restores.push_back({host,
+                          "/var/backups/pathwarden/fstab.light-cas",
+                          before.at(host).fstab_sha256,
+                          sha256_hex(written[host]),
+                          {}});
     }
     auto rollback = run_phase("cas", "rollback", rollback_playbook(restores));
     CHECK(rollback.exit_code == 2);
@@ -305,8 +320,9 @@ TEST_CASE("an unreachable guest is reported for that guest only") {
   fs::create_directories(ghost_inventory.parent_path());
   // An address on the lab bridge where no guest lives: SSH gets no answer.
   std::ofstream(ghost_inventory) << "ghost ansible_host=203.0.113.250 ansible_user=root ansible_ssh_private_key_file="
-                                 << lab().state << "/id_ed25519 ansible_ssh_common_args='-o UserKnownHostsFile="
-                                 << lab().state << "/known_hosts -o StrictHostKeyChecking=yes -o ConnectTimeout=5'\n";
+                                 << lab().state
+                                 << "/id_ed25519 ansible_ssh_common_args='-o UserKnownHostsFile=" << lab().state
+                                 << "/known_hosts -o StrictHostKeyChecking=yes -o ConnectTimeout=5'\n";
   // guest1 again under another name, checked against an empty known_hosts: host-key checking is
   // on, so SSH must refuse it rather than trust it on first use.
   auto empty_known_hosts = ghost_inventory.parent_path() / "empty_known_hosts";
@@ -385,16 +401,19 @@ TEST_CASE("values from policies cannot change what runs") {
   const std::string mount_point = "/mnt/pw " + hostile;
   const std::string source = "src " + hostile;
   const std::string probe_file = "/var/backups/pw probe " + hostile + "\nline2";
-  REQUIRE(in_guest(1, {"sh", "-c", "mkdir -p \"$(dirname \"$1\")\" && dd if=/dev/zero of=\"$1\" bs=1M count=1 status=none",
-                       "sh", probe_file})
-              .exit_code == 0);
+  REQUIRE(
+      in_guest(1, {"sh", "-c", "mkdir -p \"$(dirname \"$1\")\" && dd if=/dev/zero of=\"$1\" bs=1M count=1 status=none",
+                   "sh", probe_file})
+          .exit_code == 0);
 
   auto before = gather("inject-facts", {"guest1"});
   auto file = before.at("guest1").fstab;
   REQUIRE(file.set_entry({source, mount_point, "tmpfs", {"size=1m", "x-note=" + hostile.substr(0, 40)}, 0, 0},
                          {"policy " + hostile, "reason " + hostile + "\nsecond line"}));
   auto content = file.print();
-  std::vector<FstabChange> changes{{"guest1", before.at("guest1").fstab_sha256, content,
+  std::vector<FstabChange> changes{{"guest1",
+                                    before.at("guest1").fstab_sha256,
+                                    content,
                                     "/var/backups/pathwarden/fstab.inject " + hostile,
                                     {{mount_point, source, "tmpfs", {"size=1m"}, true}}}};
   auto apply = run_phase("inject", "apply", apply_playbook(changes));
@@ -414,8 +433,10 @@ TEST_CASE("values from policies cannot change what runs") {
   CHECK(m->device == source);
   CHECK(m->fstype == "tmpfs");
 
-  std::vector<FstabRestore> restores{{"guest1", "/var/backups/pathwarden/fstab.inject " + hostile,
-                                      before.at("guest1").fstab_sha256, sha256_hex(content),
+  std::vector<FstabRestore> restores{{"guest1",
+                                      "/var/backups/pathwarden/fstab.inject " + hostile,
+                                      before.at("guest1").fstab_sha256,
+                                      sha256_hex(content),
                                       {{mount_point, "", "", {}, false}}}};
   auto rollback = run_phase("inject", "rollback", rollback_playbook(restores));
   CHECK(rollback.exit_code == 0);
@@ -441,7 +462,8 @@ TEST_CASE("a run cut short by its timeout: guests reported as timed out, its pro
   CHECK(report.host("guest1")->outcome == HostOutcome::timed_out);
   CHECK(report.host("guest2")->outcome != HostOutcome::ok);  // the run as a whole did not finish
   // Nothing of that ansible-playbook run is left: no process still names its playbook.
-  auto playbook = (fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "timeout" / "probe" / "probe.yml").string();
+  auto playbook =
+      (fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "timeout" / "probe" / "probe.yml").string();
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     std::ifstream in(entry.path() / "cmdline", std::ios::binary);

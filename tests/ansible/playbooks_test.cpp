@@ -1,12 +1,13 @@
-#include <catch2/catch.hpp>
+#include "ansible/playbooks.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <yaml-cpp/yaml.h>
 
-#include "ansible/playbooks.hpp"
 #include "example_requests.hpp"
 #include "guest/facts.hpp"
 
@@ -60,7 +61,9 @@ std::vector<std::string> module_names(const YAML::Node& play) {
   return out;
 }
 
-std::string unwrap(const json::value& v) { return std::string(v.at("__ansible_unsafe").as_string()); }
+std::string unwrap(const json::value& v) {
+  return std::string(v.at("__ansible_unsafe").as_string());
+}
 
 }  // namespace
 
@@ -198,13 +201,15 @@ TEST_CASE("requests that cannot run safely are refused with the guest named") {
 
   auto changes = examples::fstab_changes();
   changes[1].host = "guest1";
-  CHECK(error_of(apply_playbook(changes)) == "guest1: guest appears twice in one apply run (merge its changes into one request)");
+  CHECK(error_of(apply_playbook(changes)) ==
+        "guest1: guest appears twice in one apply run (merge its changes into one request)");
   changes = examples::fstab_changes();
   changes[0].observed_sha256 = "abc";
   CHECK(error_of(apply_playbook(changes)).find("is not a lower-case hex SHA-256") != std::string::npos);
   changes = examples::fstab_changes();
   changes[0].backup_path = "backups/fstab";
-  CHECK(error_of(apply_playbook(changes)).find("backup path 'backups/fstab' is not an absolute path") != std::string::npos);
+  CHECK(error_of(apply_playbook(changes)).find("backup path 'backups/fstab' is not an absolute path") !=
+        std::string::npos);
   changes = examples::fstab_changes();
   changes[0].activations[0].options = {"vers=3,nconnect=8"};
   CHECK(error_of(apply_playbook(changes)).find("holds a comma") != std::string::npos);

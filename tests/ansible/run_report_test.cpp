@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
+#include "ansible/run_report.hpp"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "ansible/phase_results.hpp"
-#include "ansible/run_report.hpp"
 #include "ansible/runner.hpp"
 #include "guest/sha256.hpp"
 

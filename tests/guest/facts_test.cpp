@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "guest/facts.hpp"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "guest/facts.hpp"
 #include "guest/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -23,13 +23,15 @@ std::string sample(const std::string& name) {
 // A report assembled from the lab VM's real outputs, in the layout the facts script prints.
 std::string lab_report() {
   return "@@pathwarden boot_id\n3f1c2d4e-0000-4000-8000-000000000001\n"
-         "@@pathwarden mounts\n" + sample("lab-kernel-nfs/knfsd-nconnect4.mounts") +
-         "@@pathwarden mountstats\n" + sample("lab-kernel-nfs/knfsd-nconnect4.mountstats") +
-         "@@pathwarden netdev\n" + sample("local/proc-net-dev-netns.txt") +
-         "@@pathwarden nfs_servers\n" + sample("lab-kernel-nfs/knfsd-nconnect4.nfs_servers") +
-         "@@pathwarden nfs_connections\n" + sample("lab-kernel-nfs/knfsd-nconnect4.ss") +
+         "@@pathwarden mounts\n" +
+         sample("lab-kernel-nfs/knfsd-nconnect4.mounts") + "@@pathwarden mountstats\n" +
+         sample("lab-kernel-nfs/knfsd-nconnect4.mountstats") + "@@pathwarden netdev\n" +
+         sample("local/proc-net-dev-netns.txt") + "@@pathwarden nfs_servers\n" +
+         sample("lab-kernel-nfs/knfsd-nconnect4.nfs_servers") + "@@pathwarden nfs_connections\n" +
+         sample("lab-kernel-nfs/knfsd-nconnect4.ss") +
          "@@pathwarden iface link2\nifindex 3\naddress 52:54:00:00:00:02\nspeed -1\noperstate up\n"
-         "rx_queues 2\ntx_queues 2\n" + sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt") +
+         "rx_queues 2\ntx_queues 2\n" +
+         sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt") +
          "@@pathwarden iface lo\nifindex 1\naddress 00:00:00:00:00:00\nspeed \noperstate unknown\n"
          "rx_queues 1\ntx_queues 1\n"
          "@@pathwarden end\n";

@@ -1,12 +1,11 @@
-#include <catch2/catch.hpp>
+#include "guest/fstab.hpp"
 
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "guest/fstab.hpp"
 
 namespace fs = std::filesystem;
 using pw::guest::EntryOwner;
@@ -36,7 +35,8 @@ std::vector<fs::path> corpus() {
 
 // libmount (through findmnt) is the reference for how a line is read.
 boost::json::array libmount_entries(const fs::path& file) {
-  std::string cmd = "findmnt --tab-file '" + file.string() + "' -J -o SOURCE,TARGET,FSTYPE,OPTIONS,FREQ,PASSNO 2>/dev/null";
+  std::string cmd =
+      "findmnt --tab-file '" + file.string() + "' -J -o SOURCE,TARGET,FSTYPE,OPTIONS,FREQ,PASSNO 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -100,7 +100,7 @@ TEST_CASE("lines mount cannot read are kept and reported with their position") {
   CHECK(d[2].pos.line == 4);
   CHECK(d[2].pos.column == 32);  // the "zero" dump field
   CHECK(d[2].message.find("'zero' is not a number") != std::string::npos);
-  CHECK(d[3].pos.line == 5);      // extra field: mount ignores it, the entry still counts
+  CHECK(d[3].pos.line == 5);  // extra field: mount ignores it, the entry still counts
   CHECK(parsed.lines()[4].kind == FstabLine::Kind::entry);
   CHECK(parsed.lines()[1].kind == FstabLine::Kind::malformed);
 }
@@ -155,7 +155,8 @@ TEST_CASE("setting an entry twice changes nothing the second time") {
 }
 
 TEST_CASE("an entry that already says the same keeps its bytes; only the comment is added") {
-  std::string content = "UUID=abc / ext4 defaults 0 1\n10.0.1.31:/volume1/movies\t/mnt/movies\tnfs\tvers=3,nconnect=8,_netdev\n";
+  std::string content =
+      "UUID=abc / ext4 defaults 0 1\n10.0.1.31:/volume1/movies\t/mnt/movies\tnfs\tvers=3,nconnect=8,_netdev\n";
   auto file = FstabFile::parse(content);
   REQUIRE(*file.set_entry(movies_spec(), kOwner));
   CHECK(file.lines()[2].text == "10.0.1.31:/volume1/movies\t/mnt/movies\tnfs\tvers=3,nconnect=8,_netdev");

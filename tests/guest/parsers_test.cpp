@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -224,9 +223,8 @@ TEST_CASE("/proc/fs/nfsfs/servers: hex address and port") {
 }
 
 TEST_CASE("interface report: MAC, speed, queues and channels") {
-  std::string block =
-      "ifindex 3\naddress 52:54:00:AA:bb:02\nspeed -1\noperstate up\nrx_queues 2\ntx_queues 2\n" +
-      sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt");
+  std::string block = "ifindex 3\naddress 52:54:00:AA:bb:02\nspeed -1\noperstate up\nrx_queues 2\ntx_queues 2\n" +
+                      sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt");
   auto info = value_of(parse_interface_report("link2", block, "vm101"));
   CHECK(info.mac == "52:54:00:aa:bb:02");
   CHECK(info.ifindex == 3);
@@ -244,7 +242,8 @@ TEST_CASE("interface report: MAC, speed, queues and channels") {
 }
 
 TEST_CASE("dd summary and sha256") {
-  auto dd = parse_dd_summary("64+0 records in\n64+0 records out\n67108864 bytes (67 MB, 64 MiB) copied, 1.2345 s, 54.4 MB/s\n");
+  auto dd = parse_dd_summary(
+      "64+0 records in\n64+0 records out\n67108864 bytes (67 MB, 64 MiB) copied, 1.2345 s, 54.4 MB/s\n");
   REQUIRE(dd);
   CHECK(dd->bytes == 67108864u);
   CHECK(dd->seconds == Approx(1.2345));
