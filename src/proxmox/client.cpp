@@ -139,8 +139,8 @@ Result<std::unique_ptr<Client>> Client::create(ClientOptions options) {
 }
 
 Client::Client(ClientOptions options, ApiEndpoint endpoint, std::unique_ptr<HttpTransport> transport)
-    : options_(std::move(options)), endpoint_(std::move(endpoint)), transport_(std::move(transport)),
-      rng_(std::random_device{}()) {}
+    : options_(std::move(options)), endpoint_(std::move(endpoint)), rng_(std::random_device{}()),
+      transport_(std::move(transport)) {}
 
 Client::~Client() = default;
 

@@ -75,7 +75,6 @@ class Client final : public Api {
 
   ClientOptions options_;
   ApiEndpoint endpoint_;
-  std::unique_ptr<HttpTransport> transport_;
 
   std::mutex auth_mutex_;
   std::string ticket_;  // PVEAuthCookie value (ticket mode)
@@ -86,6 +85,10 @@ class Client final : public Api {
 
   std::mutex rng_mutex_;
   std::mt19937 rng_;
+
+  // Last, so it is destroyed first: its destructor joins the I/O thread, whose callbacks use the
+  // members above.
+  std::unique_ptr<HttpTransport> transport_;
 };
 
 }  // namespace pw::proxmox

@@ -604,3 +604,35 @@ TEST_CASE("Proxmox's own refusals: parameter errors per field, missing VMs") {
   CHECK(wrong_node.error().kind == ApiErrorKind::not_found);
   CHECK_THAT(wrong_node.error().message, Catch::Contains("does not exist"));
 }
+
+TEST_CASE("pvesim dumps its state on a clean exit, and loads it again") {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string dump =
+      std::string(tmp != nullptr ? tmp : "/tmp") + "/pvesim-dump-" + std::to_string(getpid()) + ".json";
+  std::string digest;
+  {
+    PvesimProcess sim(fleet_args(3, {"--dump-state", dump}));
+    auto client = make_client(sim.client_options());
+    VmConfig cfg = read(*client, vm(102));
+    NetDeviceSpec net0 = nic(cfg, "net0");
+    REQUIRE(net0.set("queues", "3"));
+    REQUIRE(client->update_nic(vm(102), "net0", net0, cfg.digest));
+    digest = read(*client, vm(102)).digest;
+    CHECK(sim.stop() == 0);  // also catches sanitizer reports in pvesim itself
+  }
+  const auto state = bj::parse(testing::read_file(dump)).as_object();
+  const auto& guests = state.at("guests").as_array();
+  REQUIRE(guests.size() == 3);
+  const auto& g = guests[2].as_object();
+  CHECK(g.at("vmid").to_number<int>() == 102);
+  CHECK(std::string(g.at("config").as_object().at("net0").as_string()).ends_with("queues=3"));
+  CHECK(g.at("digest").as_string() == digest);
+
+  // The same config file text again, so the same digest.
+  auto args = default_pvesim_args();
+  args.insert(args.end(), {"--state", dump});
+  PvesimProcess again(args);
+  auto client = make_client(again.client_options());
+  CHECK(read(*client, vm(102)).digest == digest);
+  std::filesystem::remove(dump);
+}

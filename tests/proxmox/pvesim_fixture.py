@@ -1,6 +1,7 @@
 """Starts tests/pvesim for a Python test and stops it again (run with Debian's /usr/bin/python3)."""
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -40,10 +41,13 @@ class Pvesim:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.stop()
+    def __exit__(self, exc_type, *exc):
+        code = self.stop()
+        if exc_type is None and code != 0:
+            raise AssertionError("pvesim exited with %s (see its stderr above)" % code)
 
     def stop(self):
+        """SIGTERM, wait; returns pvesim's exit status (0 = clean)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -51,7 +55,8 @@ class Pvesim:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        subprocess.run(["rm", "-rf", self.dir], check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
 
     def admin(self, method, path, body=None):
         """Calls pvesim's admin API (/pvesim/...) and returns its data."""

@@ -73,20 +73,21 @@ PvesimProcess::~PvesimProcess() {
   std::filesystem::remove_all(dir_, ec);
 }
 
-void PvesimProcess::stop() {
-  if (pid_ <= 0) return;
+int PvesimProcess::stop() {
+  if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);
   int status = 0;
-  for (int i = 0; i < 1000; ++i) {
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  bool exited = false;
+  for (int i = 0; i < 3000 && !exited; ++i) {
+    exited = waitpid(pid_, &status, WNOHANG) == pid_;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  kill(pid_, SIGKILL);
-  waitpid(pid_, &status, 0);
+  if (!exited) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+  }
   pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 ClientOptions PvesimProcess::client_options(std::string token_id, std::string secret) const {

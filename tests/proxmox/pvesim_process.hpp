@@ -34,7 +34,8 @@ class PvesimProcess {
   int request_count(const std::string& key);
   boost::json::value guest_state(int vmid);
 
-  void stop();
+  // SIGTERM, then waits; returns pvesim's exit status (0 = clean shutdown, state dumped).
+  int stop();
 
  private:
   pid_t pid_ = -1;
