@@ -15,6 +15,7 @@ struct SourcePos {
   int column = 0;
 
   std::string to_string() const;  // "file:line:col" (or "file" when line is 0)
+  friend bool operator==(const SourcePos&, const SourcePos&) = default;
 };
 
 struct Error {
