@@ -131,7 +131,7 @@ def package_pins() -> dict:
 # ---------------------------------------------------------------------------------------------
 # The recipe key
 
-def _guest_files(kver: str) -> dict:
+def _guest_files() -> dict:
     """Files written into the guest root (path -> content); part of the recipe key."""
     files = {
         "/etc/hostname": f"{topo.GUEST_HOSTNAME}\n",
@@ -167,7 +167,7 @@ def recipe_key(pins: dict, mirror: str) -> str:
         with open(path, "rb") as f:
             h.update(os.path.basename(path).encode() + b"\0" + f.read())
     h.update(json.dumps({"pins": pins, "mirror": mirror, "suite": SUITE,
-                         "guest_files": _guest_files("KVER"), "packages": GUEST_PACKAGES},
+                         "guest_files": _guest_files(), "packages": GUEST_PACKAGES},
                         sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -295,7 +295,7 @@ def _nas_payload(root: str, dl: str, work: str):
 
 
 def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) -> None:
-    for path, text in _guest_files(kver).items():
+    for path, text in _guest_files().items():
         full = os.path.join(root, path.lstrip("/"))
         os.makedirs(os.path.dirname(full), exist_ok=True)
         if os.path.islink(full):

@@ -87,13 +87,10 @@ class NetSpec:
             args |= {"bus": "pci.0", "addr": hex(0x12 + self.index)}
         return args
 
-    def __eq__(self, other):
-        return isinstance(other, NetSpec) and vars(self) == vars(other)
 
-
-def _opts(args: dict, skip=("driver", "type")) -> str:
+def _opts(args: dict) -> str:
     head = args.get("driver") or args.get("type")
-    rest = ",".join(f"{k}={v}" for k, v in args.items() if k not in skip)
+    rest = ",".join(f"{k}={v}" for k, v in args.items() if k not in ("driver", "type"))
     return f"{head},{rest}" if rest else head
 
 
@@ -257,14 +254,18 @@ class Vm:
         with open(self.console, "a") as f:
             f.write(f"\n=== pwlab: start VM {self.vmid} at {time.strftime('%H:%M:%S')} ===\n")
         run(netns_cmd(state["netns"], self.command(config, state)), what=f"QEMU for VM {self.vmid}")
-        for spec in nets.values():
-            _plug_tap(state, self.vmid, spec)
-        if any(spec.link_down for spec in nets.values()):
-            q = self.qmp()
+        try:
             for spec in nets.values():
-                if spec.link_down:
-                    q.execute("set_link", name=spec.key, up=False)
-            q.close()
+                _plug_tap(state, self.vmid, spec)
+            if any(spec.link_down for spec in nets.values()):
+                q = self.qmp()
+                for spec in nets.values():
+                    if spec.link_down:
+                        q.execute("set_link", name=spec.key, up=False)
+                q.close()
+        except LabError:
+            self.stop()  # a half-wired VM must not keep running while the API says stopped
+            raise
         self._record(config)
 
     def _record(self, config: dict) -> None:
