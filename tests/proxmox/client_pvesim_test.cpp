@@ -636,3 +636,84 @@ TEST_CASE("pvesim dumps its state on a clean exit, and loads it again") {
   CHECK(read(*client, vm(102)).digest == digest);
   std::filesystem::remove(dump);
 }
+
+TEST_CASE("pvesim speaks Proxmox's wire format: JSON and form bodies, booleans, CSRF, 401 without body") {
+  PvesimProcess sim(fleet_args(4));
+  const std::string token = "PVEAPIToken=root@pam!pw=s3cret";
+  auto request = [&](std::string method, std::string target, std::vector<std::pair<std::string, std::string>> headers,
+                     std::string body = "") {
+    HttpRequest r;
+    r.method = std::move(method);
+    r.target = std::move(target);
+    r.headers = std::move(headers);
+    r.body = std::move(body);
+    return sim.raw(std::move(r));
+  };
+  const std::string config = "/api2/json/nodes/pve1/qemu/103/config";
+
+  auto get = request("GET", config + "?current=1", {{"Authorization", token}});
+  REQUIRE(get.status == 200);
+  CHECK(get.content_type == "application/json;charset=UTF-8");
+  const std::string digest(bj::parse(get.body).at("data").at("digest").as_string());
+
+  // A JSON body, with a JSON boolean.
+  auto put = request("PUT", config, {{"Authorization", token}, {"Content-Type", "application/json"}},
+                     R"({"onboot":true,"name":"renamed","digest":")" + digest + R"("})");
+  CHECK(put.status == 200);
+  CHECK(put.body == R"({"data":null})");
+  auto after = bj::parse(request("GET", config, {{"Authorization", token}}).body).at("data");
+  CHECK(after.at("onboot").to_number<int>() == 1);
+  CHECK(after.at("name").as_string() == "renamed");
+
+  // Form bodies: 'true' is not a boolean at the top level; the query overrides the body.
+  auto form = request("PUT", config, {{"Authorization", token}, {"Content-Type", "application/x-www-form-urlencoded"}},
+                      "onboot=true");
+  CHECK(form.status == 400);
+  CHECK(form.reason == "Parameter verification failed.");
+  CHECK(bj::parse(form.body).at("errors").at("onboot").as_string() == "type check ('boolean') failed - got 'true'");
+  auto override = request("PUT", config + "?name=from-query",
+                          {{"Authorization", token}, {"Content-Type", "application/x-www-form-urlencoded"}},
+                          "name=from-body");
+  CHECK(override.status == 200);
+  CHECK(bj::parse(request("GET", config, {{"Authorization", token}}).body).at("data").at("name").as_string() ==
+        "from-query");
+  auto unknown = request("PUT", config, {{"Authorization", token}, {"Content-Type", "application/x-www-form-urlencoded"}},
+                         "speed=9");
+  CHECK(unknown.status == 400);
+
+  // Tickets: the cookie alone reads; a write also needs the CSRF token.
+  auto login = request("POST", "/api2/json/access/ticket", {{"Content-Type", "application/x-www-form-urlencoded"}},
+                       "username=root%40pam&password=hunter2");
+  REQUIRE(login.status == 200);
+  const auto ticket = bj::parse(login.body).at("data");
+  const std::string cookie = "PVEAuthCookie=" + std::string(ticket.at("ticket").as_string());
+  CHECK(request("GET", config, {{"Cookie", cookie}}).status == 200);
+  auto no_csrf = request("PUT", config, {{"Cookie", cookie}, {"Content-Type", "application/x-www-form-urlencoded"}},
+                         "name=x");
+  CHECK(no_csrf.status == 401);
+  CHECK(no_csrf.reason == "Permission denied - invalid csrf token");
+  CHECK(no_csrf.body.empty());
+  auto with_csrf = request("PUT", config,
+                           {{"Cookie", cookie},
+                            {"CSRFPreventionToken", std::string(ticket.at("CSRFPreventionToken").as_string())},
+                            {"Content-Type", "application/x-www-form-urlencoded"}},
+                           "name=x");
+  CHECK(with_csrf.status == 200);
+  auto bad_login = request("POST", "/api2/json/access/ticket", {{"Content-Type", "application/x-www-form-urlencoded"}},
+                           "username=root%40pam&password=nope");
+  CHECK(bad_login.status == 401);
+  CHECK_FALSE(bad_login.body.empty());  // a failed login is a normal handler error, with JSON
+
+  auto anonymous = request("GET", config, {});
+  CHECK(anonymous.status == 401);
+  CHECK(anonymous.reason == "No ticket");
+  CHECK(anonymous.body.empty());
+  auto nowhere = request("GET", "/api2/json/nodes/pve1/nothing", {{"Authorization", token}});
+  CHECK(nowhere.status == 501);
+  CHECK(nowhere.reason == "Method 'GET /nodes/pve1/nothing' not implemented");
+
+  sim.admin("PUT", "/pvesim/faults", R"({"error_rate":1.0,"error_status":502})");
+  CHECK(request("GET", "/api2/json/version", {{"Authorization", token}}).status == 502);
+  sim.admin("POST", "/pvesim/faults/reset");
+  CHECK(request("GET", "/api2/json/version", {{"Authorization", token}}).status == 200);
+}

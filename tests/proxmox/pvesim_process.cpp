@@ -102,27 +102,33 @@ ClientOptions PvesimProcess::client_options(std::string token_id, std::string se
   return o;
 }
 
-bj::value PvesimProcess::admin(const std::string& method, const std::string& path, const std::string& body) {
-  TransportOptions t;
+HttpResponse PvesimProcess::raw(HttpRequest request) {
   auto ep = parse_api_url(url_);
   if (!ep) throw std::runtime_error(ep.error().to_string());
+  TransportOptions t;
   t.host = ep->host;
   t.port = ep->port;
   t.fingerprint = fingerprint_;
   auto transport = make_https_transport(t);
   if (!transport) throw std::runtime_error(transport.error().to_string());
+  std::promise<TransportResult> promise;
+  auto future = promise.get_future();
+  const std::string target = request.target;
+  (*transport)->async_send(std::move(request), [&](TransportResult r) { promise.set_value(std::move(r)); });
+  auto r = future.get();
+  if (!r) throw std::runtime_error("pvesim " + target + ": " + r.error().message);
+  return std::move(*r);
+}
+
+bj::value PvesimProcess::admin(const std::string& method, const std::string& path, const std::string& body) {
   HttpRequest req;
   req.method = method;
   req.target = path;
   req.body = body;
   if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
-  std::promise<TransportResult> promise;
-  auto future = promise.get_future();
-  (*transport)->async_send(std::move(req), [&](TransportResult r) { promise.set_value(std::move(r)); });
-  auto r = future.get();
-  if (!r) throw std::runtime_error("pvesim admin " + path + ": " + r.error().message);
-  if (r->status != 200) throw std::runtime_error("pvesim admin " + path + ": " + r->reason);
-  return bj::parse(r->body).as_object().at("data");
+  auto r = raw(std::move(req));
+  if (r.status != 200) throw std::runtime_error("pvesim admin " + path + ": " + r.reason);
+  return bj::parse(r.body).as_object().at("data");
 }
 
 int PvesimProcess::request_count(const std::string& key) {

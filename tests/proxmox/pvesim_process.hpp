@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "proxmox/client.hpp"
+#include "proxmox/http_transport.hpp"
 
 namespace pw::proxmox::testing {
 
@@ -28,6 +29,8 @@ class PvesimProcess {
   // verifying TLS with pvesim's certificate, fast retries.
   ClientOptions client_options(std::string token_id = "root@pam!pw", std::string secret = "s3cret") const;
 
+  // One HTTPS request as given (TLS pinned to pvesim's certificate), for protocol-level checks.
+  HttpResponse raw(HttpRequest request);
   // Admin API: JSON in, the "data" member out. Throws on failure (test setup errors).
   boost::json::value admin(const std::string& method, const std::string& path, const std::string& body = "");
   // How many requests matching "METHOD /pattern" pvesim has seen, e.g. "PUT /nodes/{node}/qemu/{vmid}/config".
