@@ -717,3 +717,32 @@ TEST_CASE("pvesim speaks Proxmox's wire format: JSON and form bodies, booleans, 
   sim.admin("POST", "/pvesim/faults/reset");
   CHECK(request("GET", "/api2/json/version", {{"Authorization", token}}).status == 200);
 }
+
+TEST_CASE("a reboot task ends before the VM runs again; the client waits on the VM's status") {
+  PvesimProcess sim(fleet_args(3));
+  const std::string gate = sim.dir() + "/gate";
+  const std::string hook = sim.dir() + "/slow-start.sh";
+  // The start hook holds the VM down until the test opens the gate (bounded, so a bug cannot hang).
+  std::ofstream(hook) << "#!/bin/sh\n"
+                         "if [ \"$1\" = start ]; then\n"
+                         "  i=0; while [ ! -f '" << gate << "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                         "fi\n";
+  std::filesystem::permissions(hook, std::filesystem::perms::owner_all);
+  sim.admin("PUT", "/pvesim/vms/101/hook", R"({"hook":")" + hook + R"("})");
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(101);
+
+  auto upid = client->reboot(ref);
+  REQUIRE(upid);
+  auto task = client->wait_task(*upid, kWait);
+  REQUIRE(task);
+  CHECK(task->exitstatus == "OK");
+  auto status = client->vm_status(ref);
+  REQUIRE(status);
+  CHECK(status->status == "stopped");  // the task is done, the VM is not back
+
+  std::ofstream(gate) << "open\n";
+  auto up = client->wait_vm_status(ref, "running", kWait);
+  REQUIRE(up);
+  CHECK(up->status == "running");
+}

@@ -41,6 +41,8 @@ def run_play(sim, workdir, queues, check_mode=False):
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_RETRY_FILES_ENABLED": "0",
         "ANSIBLE_CONFIG": os.path.join(workdir, "none.cfg"),
+        "LC_ALL": "C.UTF-8",  # ansible refuses to run without a UTF-8 locale
+        "LANG": "C.UTF-8",
     })
     cmd = ["ansible-playbook", "-i", "localhost,", os.path.join(HERE, "proxmox_nic_play.yml"), "-e", "@" + vars_file]
     if check_mode:
