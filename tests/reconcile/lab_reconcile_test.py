@@ -40,14 +40,30 @@ def settings() -> str:
 
 
 def pathwarden(binary, config, *args):
-    proc = subprocess.run([binary, "--config", config, *args, "--output", "json"], capture_output=True, text=True,
-                          timeout=1800)
+    proc = subprocess.run([binary, "--config", config, "--log-level", "trace", *args, "--output", "json"],
+                          capture_output=True, text=True, timeout=1800)
+    secret_never_leaks(config, proc.stdout + proc.stderr)
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise Failure(f"pathwarden {' '.join(args)} printed no JSON (exit {proc.returncode}):\n"
                       f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     return proc.returncode, report, proc.stderr
+
+
+def secret_never_leaks(config, output):
+    """The API token's secret appears in no output, log, report, journal or generated playbook."""
+    conf_dir = os.path.dirname(config)
+    with open(os.path.join(conf_dir, "token")) as f:
+        secret = f.read().strip()
+    check(secret and secret not in output, "the token secret appeared in pathwarden's output")
+    for dirpath, _, files in os.walk(conf_dir):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if path == os.path.join(conf_dir, "token"):
+                continue
+            with open(path, "rb") as f:
+                check(secret.encode() not in f.read(), f"the token secret appeared in {path}")
 
 
 def guest_state():
