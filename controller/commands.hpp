@@ -12,6 +12,7 @@ Command verify_command();
 Command recover_command();
 Command status_command();
 Command proxmox_command();
+Command report_command();
 
 
 

@@ -21,6 +21,7 @@ std::vector<Command> all_commands() {
       pw::cli::reconcile_command(), pw::cli::verify_command(),  pw::cli::recover_command(),
       pw::cli::status_command(),
       pw::cli::proxmox_command(),
+      pw::cli::report_command(),
 
   };
 }

@@ -1,0 +1,128 @@
+// report: a run (a --report-file, or the last result of each policy) as an HTML page or text.
+#include <algorithm>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "commands.hpp"
+#include "journal/posix_file.hpp"
+#include "report/html_report.hpp"
+#include "report/report_json.hpp"
+#include "runtime.hpp"
+
+namespace pw::cli {
+namespace {
+
+Result<std::string> read_input(const std::string& path) {
+  if (path == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot read the report", path, "write one with 'pathwarden reconcile --report-file FILE'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct LoadedReport {
+  report::RunReport report;
+  report::HtmlOptions html;
+};
+
+Result<LoadedReport> from_file(const std::string& path) {
+  auto text = read_input(path);
+  if (!text) return std::unexpected(text.error());
+  const std::string where = path == "-" ? "standard input" : path;
+  auto json = report::parse_json_text(*text, where);
+  if (!json) return std::unexpected(json.error());
+  auto rep = report::run_report_from_json(*json, where);
+  if (!rep) return std::unexpected(rep.error());
+  return LoadedReport{std::move(*rep), {}};
+}
+
+// The last result of every policy, each from the run that last touched it.
+Result<LoadedReport> from_state_dir(const GlobalOptions& globals) {
+  auto rt = make_runtime(globals, {.proxmox = false, .guests = false}, {}, {});
+  if (!rt) return std::unexpected(rt.error());
+  auto all = (*rt)->results->all();
+  if (!all) return std::unexpected(all.error());
+  LoadedReport out;
+  out.report.mode = "last result per policy";
+  out.html.title = "pathwarden: last results";
+  const auto where = ((*rt)->state->result_dir()).string();
+  for (const auto& r : *all) {
+    report::PolicyReport p;
+    if (!r.details.empty()) {
+      auto parsed = report::policy_report_from_json(r.details, where + " (policy " + r.policy + ")");
+      if (!parsed) return std::unexpected(parsed.error());
+      p = std::move(*parsed);
+    }
+    p.policy = r.policy;
+    p.verdict = r.verdict;
+    std::string context = "recorded " + r.finished_at + " by run " + r.run_id;
+    if (r.last_verified_at) context += "; last verified " + *r.last_verified_at;
+    out.html.policy_context[r.policy] = std::move(context);
+    out.report.policies.push_back(std::move(p));
+  }
+  return out;
+}
+
+int report_error(const Error& e) {
+  std::cerr << "pathwarden report: " << e.to_string() << "\n";
+  return 1;
+}
+
+int run_report(const Args& args, const GlobalOptions& globals) {
+  if (!args.positional().empty()) {
+    return report_error(Error{"unexpected argument '" + args.positional().front() + "'", {},
+                              "name the report with --input FILE"});
+  }
+  auto loaded = args.value("input") ? from_file(*args.value("input")) : from_state_dir(globals);
+  if (!loaded) return report_error(loaded.error());
+  if (auto wanted = args.values("policy"); !wanted.empty()) {
+    auto& ps = loaded->report.policies;
+    for (const auto& name : wanted) {
+      if (std::none_of(ps.begin(), ps.end(), [&](const auto& p) { return p.policy == name; })) {
+        return report_error(Error{"no policy named '" + name + "' in the report", args.value_or("input", "the state directory"), {}});
+      }
+    }
+    std::erase_if(ps, [&](const auto& p) { return std::find(wanted.begin(), wanted.end(), p.policy) == wanted.end(); });
+  }
+  if (auto file = args.value("html")) {
+    const auto page = report::render_html(loaded->report, loaded->html);
+    if (*file == "-") {
+      std::cout << page;
+      return 0;
+    }
+    // Absolute, so the directory fsync after the rename has a directory to open.
+    if (auto st = journal::replace_file_atomically(std::filesystem::absolute(*file), page); !st) return report_error(st.error());
+    std::cout << "wrote " << *file << " (" << loaded->report.policies.size() << " policies)\n";
+    return 0;
+  }
+  if (args.value_or("output", "text") == "json") {
+    std::cout << boost::json::serialize(report::to_json(loaded->report)) << "\n";
+  } else {
+    std::cout << report::render_text(loaded->report);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command report_command() {
+  return {.name = "report",
+          .summary = "render a run (or the last result of each policy) as an HTML page or text",
+          .usage = "report [--html FILE] [--input REPORT.json] [--policy NAME] [--output text|json]",
+          .description = "Reads a report written by --report-file (--input FILE, '-' for standard input) or, without\n"
+                         "--input, the last result of every policy from the state directory. --html writes one\n"
+                         "self-contained page (no scripts, no external assets; '-' for standard output); otherwise\n"
+                         "the report is printed. Exit 0 when rendered, 1 when the input cannot be read.",
+          .options = {{"html", "FILE", "write the report as a self-contained HTML page"},
+                      {"input", "FILE", "a JSON report written by --report-file (default: the state directory)"},
+                      {"policy", "NAME", "only this policy (repeatable)", true},
+                      {"output", "FMT", "text (default) or json, when not writing --html"}},
+          .run = run_report};
+}
+
+}  // namespace pw::cli

@@ -1,0 +1,312 @@
+#include "report/html_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace pw::report {
+
+namespace {
+
+constexpr std::string_view kGreen = "#1a7f37";
+constexpr std::string_view kRed = "#cf222e";
+constexpr std::string_view kAmber = "#9a6700";
+
+constexpr const char* kStyle = R"css(
+*{box-sizing:border-box}
+body{margin:0;background:#f6f8fa;color:#1f2328;font:15px/1.45 "DejaVu Sans",system-ui,sans-serif}
+header{background:#fff;border-bottom:1px solid #d0d7de;padding:18px 28px}
+h1{margin:0 0 4px;font-size:22px}
+h1 code,.meta code{font-family:"DejaVu Sans Mono",monospace;font-size:.9em}
+.meta{margin:0;color:#59636e}
+.exit{display:inline-block;margin:10px 0 0;padding:4px 10px;border-radius:6px;color:#fff;font-weight:bold}
+.tally{list-style:none;margin:10px 0 0;padding:0;display:flex;flex-wrap:wrap;gap:14px}
+.tally li{display:flex;align-items:center;gap:6px}
+.dot{display:inline-block;width:12px;height:12px;border-radius:50%}
+.alert{margin:10px 0 0;padding:8px 12px;border-radius:6px;background:#ffebe9;border:1px solid #cf222e}
+main{padding:18px 28px;display:flex;flex-direction:column;gap:18px}
+.policy{background:#fff;border:1px solid #d0d7de;border-left:8px solid;border-radius:8px;padding:14px 20px}
+.head{display:flex;align-items:center;gap:12px;flex-wrap:wrap}
+h2{margin:0;font-size:19px}
+.verdict{padding:3px 12px;border-radius:999px;color:#fff;font-weight:bold;letter-spacing:.02em}
+.cause{color:#59636e}
+.where,.context{margin:4px 0 0;color:#59636e}
+.summary{margin:12px 0 8px;font-weight:600}
+table.bars{width:100%;border-collapse:collapse;table-layout:fixed}
+.bars th{width:250px;text-align:left;font-weight:normal;padding:5px 10px 5px 0;vertical-align:middle}
+.bars th small{color:#59636e;font-family:"DejaVu Sans Mono",monospace}
+.bars td.track{padding:5px 0}
+.track div.rail{background:#eaeef2;border-radius:4px;height:22px}
+.track div.bar{height:22px;border-radius:4px;background:#8c959f}
+.intended .track div.bar{background:#0969da}
+.bars td.num{width:190px;text-align:right;font-variant-numeric:tabular-nums;padding-left:10px;white-space:nowrap}
+.tag{display:inline-block;margin-left:6px;padding:0 6px;border-radius:4px;background:#ddf4ff;color:#0550ae;font-size:12px}
+.figures{display:flex;flex-wrap:wrap;gap:6px 28px;margin:10px 0 0;padding:0;list-style:none;color:#1f2328}
+.figures b{font-variant-numeric:tabular-nums}
+.old{margin:8px 0 0;padding:6px 10px;border-radius:6px;background:#fff8c5;border:1px solid #d4a72c}
+h3{margin:14px 0 4px;font-size:15px}
+ul.items{margin:0;padding-left:22px}
+ul.items li{margin:2px 0}
+.diagnosis{margin:12px 0 0;padding:8px 12px;border-radius:6px;background:#f6f8fa;border:1px solid #d0d7de}
+.diagnosis h3:first-child{margin-top:0}
+.warning{color:#9a6700}
+.error{color:#cf222e}
+table.overview{width:100%;border-collapse:collapse;background:#fff;border:1px solid #d0d7de;border-radius:8px}
+.overview th,.overview td{text-align:left;padding:7px 12px;border-bottom:1px solid #eaeef2;vertical-align:middle}
+.overview thead th{font-size:13px;color:#59636e;font-weight:600}
+.overview td.split{width:38%}
+.stack{display:flex;height:14px;border-radius:4px;overflow:hidden;background:#eaeef2;margin-bottom:3px}
+.stack span{display:block;height:14px;background:#8c959f}
+.stack span.intended{background:#0969da}
+.overview small{color:#59636e}
+footer{padding:0 28px 20px;color:#59636e;font-size:13px}
+)css";
+
+std::string percent(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", value);
+  return buf;
+}
+
+std::string_view exit_meaning(int code) {
+  switch (code) {
+    case 0: return "nothing to do, or everything verified without changes";
+    case 2: return "changes applied and verified";
+    case 3: return "drift found, or drift that could not be acted on";
+    case 4: return "a change failed verification and was rolled back";
+    case 5: return "a rollback failed, or a journal needs 'pathwarden recover'";
+    default: return "bad usage or bad policy";
+  }
+}
+
+std::string_view exit_colour(int code) {
+  if (code == 0 || code == 2) return kGreen;
+  if (code == 3) return kAmber;
+  return kRed;
+}
+
+std::uint64_t probe_direction_bytes(const Verification& v, const InterfaceBytes& i) {
+  return v.direction == "write" ? i.tx_bytes : i.rx_bytes;
+}
+
+class Page {
+ public:
+  Page(const RunReport& r, const HtmlOptions& o) : r_(r), o_(o) {}
+
+  std::string render() {
+    out_ << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         << "<title>" << html_escape(title()) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
+    header();
+    out_ << "<main>\n";
+    if (r_.policies.empty()) out_ << "<p>This report has no policies.</p>\n";
+    else overview();
+    for (const auto& p : r_.policies) policy(p);
+    out_ << "</main>\n<footer>pathwarden-report/v1";
+    if (!r_.plan_id.empty()) out_ << " · plan <code>" << html_escape(r_.plan_id) << "</code>";
+    out_ << "</footer>\n</body>\n</html>\n";
+    return out_.str();
+  }
+
+ private:
+  std::string title() const { return r_.run_id.empty() ? o_.title : o_.title + " " + r_.run_id; }
+
+  void header() {
+    out_ << "<header>\n<h1>" << html_escape(o_.title);
+    if (!r_.run_id.empty()) out_ << " <code>" << html_escape(r_.run_id) << "</code>";
+    out_ << "</h1>\n<p class=\"meta\">";
+    std::vector<std::string> meta;
+    if (!r_.mode.empty()) meta.push_back(html_escape(r_.mode));
+    if (!r_.started_at.empty()) meta.push_back("started " + html_escape(r_.started_at));
+    if (!r_.finished_at.empty()) meta.push_back("finished " + html_escape(r_.finished_at));
+    if (!r_.policies_revision.empty()) {
+      meta.push_back("policies at <code>" + html_escape(r_.policies_revision.substr(0, 12)) + "</code>" +
+                     (r_.policies_dirty ? " <b>(uncommitted changes)</b>" : ""));
+    }
+    for (std::size_t i = 0; i < meta.size(); ++i) out_ << (i ? " · " : "") << meta[i];
+    out_ << "</p>\n";
+    const int code = exit_code(r_);
+    out_ << "<div class=\"exit\" style=\"background:" << exit_colour(code) << "\">exit code " << code << ": "
+         << html_escape(exit_meaning(code)) << "</div>\n";
+    if (r_.journal_left) {
+      out_ << "<p class=\"alert\">A journal was left behind: run <code>pathwarden recover</code>.</p>\n";
+    }
+    std::vector<std::pair<std::string, int>> tally;
+    for (const auto& p : r_.policies) {
+      auto it = std::find_if(tally.begin(), tally.end(), [&](const auto& t) { return t.first == p.verdict; });
+      if (it == tally.end()) tally.emplace_back(p.verdict, 1);
+      else ++it->second;
+    }
+    out_ << "<ul class=\"tally\">";
+    for (const auto& [verdict, n] : tally) {
+      out_ << "<li><span class=\"dot\" style=\"background:" << verdict_colour(verdict) << "\"></span>" << n << " "
+           << html_escape(verdict) << "</li>";
+    }
+    out_ << "</ul>\n</header>\n";
+  }
+
+  // One row per policy, so a page of many policies still shows every verdict on its first screen.
+  void overview() {
+    out_ << "<table class=\"overview\">\n<thead><tr><th>policy</th><th>verdict</th><th>where the probe's bytes went</th>"
+            "<th>throughput</th><th>changes</th></tr></thead>\n<tbody>\n";
+    for (const auto& p : r_.policies) {
+      out_ << "<tr><th>" << html_escape(p.policy) << "</th><td><span class=\"verdict\" style=\"background:"
+           << verdict_colour(p.verdict) << "\">" << html_escape(p.verdict.empty() ? "unknown" : p.verdict)
+           << "</span></td><td class=\"split\">";
+      if (p.verification && !p.verification->interfaces.empty()) split(*p.verification);
+      else out_ << "<small>no probe</small>";
+      out_ << "</td><td>";
+      if (p.verification && p.verification->throughput) out_ << html_escape(human_rate(*p.verification->throughput));
+      out_ << "</td><td>";
+      std::vector<std::string> counts;
+      if (!p.changes.empty()) counts.push_back(std::to_string(p.changes.size()) + " applied");
+      if (!p.rolled_back.empty()) counts.push_back(std::to_string(p.rolled_back.size()) + " rolled back");
+      if (p.changes.empty() && p.rolled_back.empty() && !p.planned.empty() && p.verdict != verdict::converged)
+        counts.push_back(std::to_string(p.planned.size()) + " planned");
+      if (!p.errors.empty()) counts.push_back(std::to_string(p.errors.size()) + " errors");
+      for (std::size_t i = 0; i < counts.size(); ++i) out_ << (i ? ", " : "") << counts[i];
+      out_ << "</td></tr>\n";
+    }
+    out_ << "</tbody>\n</table>\n";
+  }
+
+  // The probe's bytes as one stacked bar (intended NIC blue) and the interfaces that carried them.
+  void split(const Verification& v) {
+    std::uint64_t total = 0;
+    for (const auto& i : v.interfaces) total += probe_direction_bytes(v, i);
+    out_ << "<div class=\"stack\">";
+    std::vector<std::string> parts;
+    for (const auto& i : v.interfaces) {
+      if (total == 0) break;
+      const double share = 100.0 * static_cast<double>(probe_direction_bytes(v, i)) / static_cast<double>(total);
+      if (share > 0) {
+        out_ << "<span" << (i.intended ? " class=\"intended\"" : "") << " style=\"width:" << percent(share) << "\"></span>";
+      }
+      if (share >= 1.0 || i.intended) parts.push_back(percent(share) + " " + html_escape(i.name) + (i.intended ? " (intended)" : ""));
+    }
+    out_ << "</div><small>";
+    if (total == 0) out_ << "no bytes moved";
+    for (std::size_t i = 0; i < parts.size(); ++i) out_ << (i ? ", " : "") << parts[i];
+    out_ << "</small>";
+  }
+
+  void policy(const PolicyReport& p) {
+    const auto colour = verdict_colour(p.verdict);
+    out_ << "<section class=\"policy\" style=\"border-left-color:" << colour << "\">\n<div class=\"head\"><h2>"
+         << html_escape(p.policy) << "</h2><span class=\"verdict\" style=\"background:" << colour << "\">"
+         << html_escape(p.verdict.empty() ? "unknown" : p.verdict) << "</span>";
+    if (!p.cause.empty()) out_ << "<span class=\"cause\">verification: " << html_escape(p.cause) << "</span>";
+    out_ << "</div>\n<p class=\"where\">VM " << p.vmid << " on " << html_escape(p.node) << " · host "
+         << html_escape(p.host);
+    if (!p.source.empty()) out_ << " · " << html_escape(p.source);
+    out_ << "</p>\n";
+    if (auto it = o_.policy_context.find(p.policy); it != o_.policy_context.end()) {
+      out_ << "<p class=\"context\">" << html_escape(it->second) << "</p>\n";
+    }
+    if (p.verification) verification(*p.verification);
+    items("Changed", p.changes, "");
+    if (p.changes.empty() && p.rolled_back.empty() && p.verdict != verdict::converged) items("Planned", p.planned, "");
+    items("Rolled back", p.rolled_back, "");
+    items("Found restored", p.restored_checks, "");
+    items("Warnings", p.warnings, "warning");
+    items("Errors", p.errors, "error");
+    items("Notes", p.notes, "");
+    out_ << "</section>\n";
+  }
+
+  void verification(const Verification& v) {
+    if (!v.summary.empty()) out_ << "<p class=\"summary\">" << html_escape(v.summary) << "</p>\n";
+    if (!v.interfaces.empty()) {
+      const auto widths = bar_percentages(v);
+      std::uint64_t total = 0;
+      for (const auto& i : v.interfaces) total += probe_direction_bytes(v, i);
+      out_ << "<table class=\"bars\" aria-label=\"bytes per interface during the probe ("
+           << (v.direction == "write" ? "tx" : "rx") << ")\">\n";
+      for (std::size_t k = 0; k < v.interfaces.size(); ++k) {
+        const auto& i = v.interfaces[k];
+        const auto bytes = probe_direction_bytes(v, i);
+        out_ << "<tr" << (i.intended ? " class=\"intended\"" : "") << "><th>" << html_escape(i.name);
+        if (i.intended) out_ << "<span class=\"tag\">intended</span>";
+        out_ << "<br><small>" << html_escape(i.mac);
+        if (i.speed_mbps) out_ << " · " << *i.speed_mbps << " Mb/s";
+        out_ << "</small></th><td class=\"track\"><div class=\"rail\"><div class=\"bar\" style=\"width:"
+             << percent(widths[k]) << "\"></div></div></td><td class=\"num\">" << (v.direction == "write" ? "tx " : "rx ")
+             << html_escape(human_bytes(bytes));
+        if (total > 0) out_ << " · " << percent(100.0 * static_cast<double>(bytes) / static_cast<double>(total));
+        out_ << "</td></tr>\n";
+      }
+      out_ << "</table>\n";
+    }
+    out_ << "<ul class=\"figures\">";
+    if (v.throughput) out_ << "<li>throughput <b>" << html_escape(human_rate(*v.throughput)) << "</b></li>";
+    if (v.intended_share) out_ << "<li>intended share <b>" << percent(*v.intended_share * 100) << "</b></li>";
+    if (v.probe_bytes > 0) out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << html_escape(v.direction) << "</li>";
+    if (v.probes > 0) out_ << "<li>measurements <b>" << v.probes << "</b></li>";
+    out_ << "</ul>\n";
+    if (v.exactly_old_number) out_ << "<p class=\"old\">" << html_escape(*v.exactly_old_number) << "</p>\n";
+    if (v.diagnosis || !v.remedies.empty() || !v.failed_preconditions.empty()) {
+      out_ << "<div class=\"diagnosis\">\n";
+      if (v.diagnosis) out_ << "<h3>Diagnosis</h3><p>" << html_escape(*v.diagnosis) << "</p>\n";
+      items("Remedies", v.remedies, "");
+      items("Failed preconditions", v.failed_preconditions, "error");
+      out_ << "</div>\n";
+    }
+  }
+
+  void items(std::string_view heading, const std::vector<std::string>& list, std::string_view cls) {
+    if (list.empty()) return;
+    out_ << "<h3>" << heading << "</h3><ul class=\"items\">";
+    for (const auto& s : list) {
+      out_ << "<li" << (cls.empty() ? "" : " class=\"" + std::string(cls) + "\"") << ">" << html_escape(s) << "</li>";
+    }
+    out_ << "</ul>\n";
+  }
+
+  const RunReport& r_;
+  const HtmlOptions& o_;
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      case '\t':
+      case '\n': out += c; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += "\xEF\xBF\xBD";
+        else out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<double> bar_percentages(const Verification& v) {
+  std::uint64_t longest = 0;
+  for (const auto& i : v.interfaces) longest = std::max(longest, probe_direction_bytes(v, i));
+  std::vector<double> out;
+  for (const auto& i : v.interfaces) {
+    out.push_back(longest == 0 ? 0.0
+                               : 100.0 * static_cast<double>(probe_direction_bytes(v, i)) / static_cast<double>(longest));
+  }
+  return out;
+}
+
+std::string_view verdict_colour(std::string_view v) {
+  if (v == verdict::verified || v == verdict::converged) return kGreen;
+  if (v == verdict::rolled_back || v == verdict::wrong_path || v == verdict::rollback_failed) return kRed;
+  return kAmber;
+}
+
+std::string render_html(const RunReport& report, const HtmlOptions& options) { return Page(report, options).render(); }
+
+}  // namespace pw::report

@@ -1,0 +1,37 @@
+#pragma once
+// A run as one self-contained HTML page an operator reads at a glance: per policy the verdict
+// in colour, the probe's bytes per interface as bars (the intended NIC marked), throughput,
+// what changed or was rolled back, the diagnosis and its remedies. No scripts and no external
+// assets (a Content-Security-Policy forbids both); every text is escaped, since policy values
+// and the kernel's strings are untrusted.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/run_report.hpp"
+
+namespace pw::report {
+
+struct HtmlOptions {
+  std::string title = "pathwarden run";
+  // Per policy, a line shown under its heading, e.g. when the result was recorded (used when the
+  // page gathers the last result of each policy from different runs).
+  std::map<std::string, std::string, std::less<>> policy_context;
+};
+
+std::string render_html(const RunReport& report, const HtmlOptions& options = {});
+
+// Text as HTML character data or a quoted attribute value: & < > " ' escaped, control
+// characters other than tab and newline replaced by U+FFFD.
+std::string html_escape(std::string_view text);
+
+// Bar lengths in percent of the longest, one per interface in order: the bytes each carried in
+// the probe's direction (rx for a read probe, tx for a write). All zero when nothing moved.
+std::vector<double> bar_percentages(const Verification& verification);
+
+// The CSS colour of a verdict: green for verified/converged, red for a wrong or undone change,
+// amber for anything that needs a look.
+std::string_view verdict_colour(std::string_view verdict);
+
+}  // namespace pw::report

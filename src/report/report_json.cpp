@@ -1,0 +1,229 @@
+#include "report/report_json.hpp"
+
+#include <boost/json.hpp>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace pw::report {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kSchema = "pathwarden-report/v1";
+
+// Reads fields into the structs, remembering the first problem with its JSON path. Missing keys
+// and nulls keep the defaults: a report of a policy that was never verified has no numbers.
+class FieldReader {
+ public:
+  explicit FieldReader(std::string_view where) : where_(where) {}
+
+  const json::object* object(const json::value& v, const std::string& path) {
+    if (const auto* o = v.if_object()) return o;
+    bad(path, "expected an object");
+    return nullptr;
+  }
+
+  void text(const json::object& o, std::string_view key, const std::string& path, std::string& into) {
+    if (const auto* v = present(o, key)) {
+      if (const auto* s = v->if_string()) into = std::string(*s);
+      else bad(path + "." + std::string(key), "expected a string");
+    }
+  }
+
+  void text(const json::object& o, std::string_view key, const std::string& path, std::optional<std::string>& into) {
+    if (present(o, key)) text(o, key, path, into.emplace());
+  }
+
+  void flag(const json::object& o, std::string_view key, const std::string& path, bool& into) {
+    if (const auto* v = present(o, key)) {
+      if (const auto* b = v->if_bool()) into = *b;
+      else bad(path + "." + std::string(key), "expected true or false");
+    }
+  }
+
+  template <class Int>
+  void integer(const json::object& o, std::string_view key, const std::string& path, Int& into) {
+    const auto* v = present(o, key);
+    if (v == nullptr) return;
+    const auto value = whole_number(*v);
+    if (value && *value >= static_cast<long double>(std::numeric_limits<Int>::min()) &&
+        *value <= static_cast<long double>(std::numeric_limits<Int>::max())) {
+      into = static_cast<Int>(*value);
+    } else {
+      bad(path + "." + std::string(key), value ? "number out of range" : "expected a whole number");
+    }
+  }
+
+  template <class Int>
+  void integer(const json::object& o, std::string_view key, const std::string& path, std::optional<Int>& into) {
+    if (present(o, key)) integer(o, key, path, into.emplace());
+  }
+
+  void number(const json::object& o, std::string_view key, const std::string& path, std::optional<double>& into) {
+    const auto* v = present(o, key);
+    if (v == nullptr) return;
+    if (v->is_number()) into = v->to_number<double>();
+    else bad(path + "." + std::string(key), "expected a number");
+  }
+
+  void texts(const json::object& o, std::string_view key, const std::string& path, std::vector<std::string>& into) {
+    const auto* v = present(o, key);
+    if (v == nullptr) return;
+    const auto* a = v->if_array();
+    if (a == nullptr) return bad(path + "." + std::string(key), "expected a list of strings");
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      if (const auto* s = (*a)[i].if_string()) into.emplace_back(*s);
+      else bad(path + "." + std::string(key) + "[" + std::to_string(i) + "]", "expected a string");
+    }
+  }
+
+  const json::array* list(const json::object& o, std::string_view key, const std::string& path) {
+    const auto* v = present(o, key);
+    if (v == nullptr) return nullptr;
+    if (const auto* a = v->if_array()) return a;
+    bad(path + "." + std::string(key), "expected a list");
+    return nullptr;
+  }
+
+  void bad(const std::string& path, const std::string& what) {
+    if (!error_) error_ = Error{path + ": " + what, where_, "is this a report written by 'pathwarden ... --report-file'?"};
+  }
+
+  const std::optional<Error>& error() const { return error_; }
+
+ private:
+  static const json::value* present(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  }
+
+  static std::optional<long double> whole_number(const json::value& v) {
+    if (const auto* i = v.if_int64()) return static_cast<long double>(*i);
+    if (const auto* u = v.if_uint64()) return static_cast<long double>(*u);
+    if (const auto* d = v.if_double(); d && std::isfinite(*d) && std::floor(*d) == *d) return *d;
+    return std::nullopt;
+  }
+
+  std::string where_;
+  std::optional<Error> error_;
+};
+
+void read_verification(FieldReader& r, const json::object& o, const std::string& path, Verification& v) {
+  r.text(o, "verdict", path, v.verdict);
+  r.text(o, "summary", path, v.summary);
+  r.text(o, "direction", path, v.direction);
+  r.integer(o, "probe_bytes", path, v.probe_bytes);
+  r.integer(o, "probes", path, v.probes);
+  if (const auto* ifs = r.list(o, "interfaces", path)) {
+    for (std::size_t i = 0; i < ifs->size(); ++i) {
+      const std::string at = path + ".interfaces[" + std::to_string(i) + "]";
+      const auto* io = r.object((*ifs)[i], at);
+      if (io == nullptr) continue;
+      auto& out = v.interfaces.emplace_back();
+      r.text(*io, "name", at, out.name);
+      r.text(*io, "mac", at, out.mac);
+      r.flag(*io, "intended", at, out.intended);
+      r.integer(*io, "rx_bytes", at, out.rx_bytes);
+      r.integer(*io, "tx_bytes", at, out.tx_bytes);
+      r.integer(*io, "net_bytes", at, out.net_bytes);
+      r.integer(*io, "speed_mbps", at, out.speed_mbps);
+    }
+  }
+  r.number(o, "intended_share", path, v.intended_share);
+  r.number(o, "throughput_bytes_per_second", path, v.throughput);
+  r.text(o, "exactly_old_number", path, v.exactly_old_number);
+  r.text(o, "diagnosis", path, v.diagnosis);
+  r.texts(o, "remedies", path, v.remedies);
+  r.texts(o, "failed_preconditions", path, v.failed_preconditions);
+}
+
+void read_policy(FieldReader& r, const json::object& o, const std::string& path, PolicyReport& p) {
+  r.text(o, "policy", path, p.policy);
+  r.text(o, "source", path, p.source);
+  r.text(o, "node", path, p.node);
+  r.integer(o, "vmid", path, p.vmid);
+  r.text(o, "host", path, p.host);
+  r.text(o, "verdict", path, p.verdict);
+  r.text(o, "cause", path, p.cause);
+  r.texts(o, "planned", path, p.planned);
+  r.texts(o, "changes", path, p.changes);
+  r.texts(o, "rolled_back", path, p.rolled_back);
+  if (const auto* v = o.if_contains("verification"); v && !v->is_null()) {
+    if (const auto* vo = r.object(*v, path + ".verification")) read_verification(r, *vo, path + ".verification", p.verification.emplace());
+  }
+  r.texts(o, "restored_checks", path, p.restored_checks);
+  r.texts(o, "warnings", path, p.warnings);
+  r.texts(o, "errors", path, p.errors);
+  r.texts(o, "notes", path, p.notes);
+  if (p.policy.empty() && !r.error()) r.bad(path + ".policy", "missing: every policy entry names its policy");
+}
+
+}  // namespace
+
+Result<PolicyReport> policy_report_from_json(const json::value& v, std::string_view where) {
+  FieldReader r(where);
+  PolicyReport p;
+  if (const auto* o = r.object(v, "policy")) read_policy(r, *o, "policy", p);
+  if (r.error()) return std::unexpected(*r.error());
+  return p;
+}
+
+Result<RunReport> run_report_from_json(const json::value& v, std::string_view where) {
+  FieldReader r(where);
+  const auto* o = r.object(v, "report");
+  if (o == nullptr) return std::unexpected(*r.error());
+  const auto* schema = o->if_contains("schema");
+  if (schema == nullptr || !schema->is_string() || schema->get_string() != kSchema) {
+    return fail("not a pathwarden run report (\"schema\" is not \"" + std::string(kSchema) + "\")", std::string(where),
+                "write one with 'pathwarden reconcile --report-file FILE' (or --output json)");
+  }
+  RunReport rep;
+  r.text(*o, "run_id", "report", rep.run_id);
+  r.text(*o, "plan_id", "report", rep.plan_id);
+  r.text(*o, "mode", "report", rep.mode);
+  r.text(*o, "started_at", "report", rep.started_at);
+  r.text(*o, "finished_at", "report", rep.finished_at);
+  r.text(*o, "policies_revision", "report", rep.policies_revision);
+  r.flag(*o, "policies_dirty", "report", rep.policies_dirty);
+  r.flag(*o, "journal_left", "report", rep.journal_left);
+  if (const auto* ps = r.list(*o, "policies", "report")) {
+    for (std::size_t i = 0; i < ps->size(); ++i) {
+      const std::string at = "policies[" + std::to_string(i) + "]";
+      if (const auto* po = r.object((*ps)[i], at)) read_policy(r, *po, at, rep.policies.emplace_back());
+    }
+  }
+  if (r.error()) return std::unexpected(*r.error());
+  return rep;
+}
+
+Result<json::value> parse_json_text(std::string_view text, std::string_view where) {
+  json::stream_parser parser;
+  boost::system::error_code ec;
+  std::size_t used = parser.write_some(text.data(), text.size(), ec);
+  if (!ec) {
+    // Only whitespace may follow the value.
+    const auto rest = text.substr(used);
+    if (rest.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+      ec = json::error::extra_data;
+      used += rest.find_first_not_of(" \t\r\n");
+    } else {
+      parser.finish(ec);
+    }
+  }
+  if (ec) {
+    SourcePos pos{std::string(where), 1, 1};
+    for (std::size_t i = 0; i < used && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++pos.line;
+        pos.column = 1;
+      } else {
+        ++pos.column;
+      }
+    }
+    return fail("not JSON: " + ec.message(), pos.to_string(), "is this a report written by --report-file?");
+  }
+  return parser.release();
+}
+
+}  // namespace pw::report

@@ -1,0 +1,227 @@
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "report/html_report.hpp"
+#include "report/report_json.hpp"
+
+using namespace pw::report;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+RunReport fixture() {
+  const std::string path = PW_TEST_DATA_DIR "/report/data/trunking-and-fix.json";
+  auto json = parse_json_text(read_file(path), path);
+  REQUIRE(json);
+  auto rep = run_report_from_json(*json, path);
+  REQUIRE(rep);
+  return *rep;
+}
+
+// The width of every bar, in page order.
+std::vector<double> bar_widths(const std::string& html) {
+  static const std::regex bar(R"re(class="bar" style="width:([0-9.]+)%")re");
+  std::vector<double> out;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), bar); it != std::sregex_iterator(); ++it) {
+    out.push_back(std::stod((*it)[1]));
+  }
+  return out;
+}
+
+std::size_t count(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("html_escape escapes markup and control characters") {
+  CHECK(html_escape("a<b>&\"c\"'d'") == "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+  CHECK(html_escape("tab\tnew\nline") == "tab\tnew\nline");
+  CHECK(html_escape(std::string("nul\0bell\a", 9)) == "nul\xEF\xBF\xBD" "bell\xEF\xBF\xBD");
+  CHECK(html_escape("größe → 10 GbE") == "größe → 10 GbE");  // UTF-8 passes through
+}
+
+TEST_CASE("untrusted policy values cannot inject markup into the page") {
+  RunReport r;
+  r.run_id = "run</title><script>alert(1)</script>";
+  PolicyReport p;
+  p.policy = "<img src=x onerror=alert(1)>";
+  p.node = "pve1\" style=\"x";
+  p.host = "h'><b>";
+  p.verdict = verdict::drift;
+  p.planned = {"write the fstab entry of /mnt/<script>evil()</script>"};
+  p.notes = {"reason: a & b"};
+  Verification v;
+  v.summary = "</p><iframe src=//x>";
+  v.interfaces = {{"eth0<svg onload=x>", "aa:bb\"", true, 10, 0, 10, std::nullopt}};
+  v.diagnosis = "<style>body{display:none}</style>";
+  v.remedies = {"<a href=javascript:x>click</a>"};
+  p.verification = v;
+  r.policies.push_back(p);
+
+  const auto html = render_html(r);
+  // The only elements are the page's own: no script, iframe, img, svg, link or a second style.
+  CHECK(count(html, "<script") == 0);
+  CHECK(count(html, "<iframe") == 0);
+  CHECK(count(html, "<img") == 0);
+  CHECK(count(html, "<svg") == 0);
+  CHECK(count(html, "<a ") == 0);
+  CHECK(count(html, "<style") == 1);
+  CHECK(count(html, "</style>") == 1);
+  CHECK(html.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
+  CHECK(html.find("pve1&quot; style=&quot;x") != std::string::npos);
+  CHECK(html.find("h&#39;&gt;&lt;b&gt;") != std::string::npos);
+  CHECK(html.find("reason: a &amp; b") != std::string::npos);
+  CHECK(html.find("&lt;/title&gt;&lt;script&gt;") != std::string::npos);
+  // Scripts and external assets are forbidden by the page itself, should anything slip through.
+  CHECK(html.find("content=\"default-src 'none'; style-src 'unsafe-inline'\"") != std::string::npos);
+  CHECK(html.find("http://") == std::string::npos);
+  CHECK(html.find("https://") == std::string::npos);
+}
+
+TEST_CASE("bars are proportional to the bytes each interface carried") {
+  Verification v;
+  v.direction = "read";
+  v.interfaces = {{"ens19", "m2", true, 16 << 20, 64 << 20, 0, 10000},
+                  {"ens18", "m1", false, 64 << 20, 1 << 20, 0, 1000},
+                  {"ens20", "m3", false, 0, 0, 0, std::nullopt}};
+  auto w = bar_percentages(v);
+  REQUIRE(w.size() == 3);
+  CHECK(w[0] == Approx(25.0));
+  CHECK(w[1] == Approx(100.0));
+  CHECK(w[2] == Approx(0.0));
+
+  // A write probe is judged on tx.
+  v.direction = "write";
+  w = bar_percentages(v);
+  CHECK(w[0] == Approx(100.0));
+  CHECK(w[1] == Approx(100.0 / 64));
+
+  v.interfaces = {{"a", "m", true, 0, 0, 0, std::nullopt}};
+  CHECK(bar_percentages(v) == std::vector<double>{0.0});  // nothing moved: no division by zero
+
+  // The page draws exactly those widths.
+  RunReport r;
+  PolicyReport p;
+  p.policy = "x";
+  p.verdict = verdict::verified;
+  v.direction = "read";
+  v.interfaces = {{"ens19", "m2", true, 48 << 20, 0, 0, 10000}, {"ens18", "m1", false, 12 << 20, 0, 0, 1000}};
+  p.verification = v;
+  r.policies.push_back(p);
+  const auto widths = bar_widths(render_html(r));
+  REQUIRE(widths.size() == 2);
+  CHECK(widths[0] == Approx(100.0));
+  CHECK(widths[1] == Approx(25.0));
+}
+
+TEST_CASE("the page shows each policy's verdict, bars, throughput, changes, rollback and diagnosis") {
+  const auto r = fixture();
+  const auto html = render_html(r);
+
+  // Run header: the exit code with its meaning and the policies' git revision.
+  CHECK(html.find("exit code 4: a change failed verification and was rolled back") != std::string::npos);
+  CHECK(html.find("policies at <code>3f9a1c2b7d4e</code>") != std::string::npos);
+
+  // Verdict badges in their colours.
+  CHECK(html.find("style=\"background:#cf222e\">rolled-back</span>") != std::string::npos);
+  CHECK(html.find("style=\"background:#1a7f37\">verified</span>") != std::string::npos);
+  CHECK(html.find("verification: wrong-path") != std::string::npos);
+
+  // One bar per interface; the intended NIC marked; the trunked policy's bytes on the old link.
+  const auto widths = bar_widths(html);
+  REQUIRE(widths.size() == 5);
+  CHECK(widths[0] < 0.1);                 // ens19 (intended) of the rolled-back policy
+  CHECK(widths[1] == Approx(100.0));      // ens18 carried the probe
+  CHECK(widths[2] == Approx(0.0));        // lo
+  CHECK(widths[3] == Approx(100.0));      // ens19 of the verified policy
+  CHECK(widths[4] < 0.1);
+  CHECK(count(html, "<tr class=\"intended\"><th>ens19<span class=\"tag\">intended</span>") == 2);
+  CHECK(html.find("rx 65.8 MiB") != std::string::npos);
+
+  CHECK(html.find("throughput <b>117.4 MB/s</b>") != std::string::npos);
+  CHECK(html.find("intended share <b>99.6%</b>") != std::string::npos);
+  CHECK(html.find("exactly the old number?") != std::string::npos);
+  CHECK(html.find("<h3>Diagnosis</h3><p>trunked: /proc/mounts") != std::string::npos);
+  CHECK(html.find("<h3>Remedies</h3>") != std::string::npos);
+  CHECK(html.find("<h3>Rolled back</h3>") != std::string::npos);
+  CHECK(html.find("<h3>Found restored</h3>") != std::string::npos);
+  CHECK(html.find("<h3>Changed</h3><ul class=\"items\"><li>set net1 queues=8 (hot-plug the NIC)</li>") !=
+        std::string::npos);
+}
+
+TEST_CASE("a page of last results shows where each result came from") {
+  RunReport r;
+  r.mode = "last result per policy";
+  PolicyReport p;
+  p.policy = "movies";
+  p.verdict = verdict::converged;
+  r.policies.push_back(p);
+  HtmlOptions o;
+  o.title = "pathwarden: last results";
+  o.policy_context["movies"] = "recorded 2025-06-14T02:17:41Z by run <r1>";
+  const auto html = render_html(r, o);
+  CHECK(html.find("<h1>pathwarden: last results</h1>") != std::string::npos);
+  CHECK(html.find("recorded 2025-06-14T02:17:41Z by run &lt;r1&gt;") != std::string::npos);
+  CHECK(html.find("exit code 0") != std::string::npos);
+  CHECK(render_html(RunReport{}).find("This report has no policies.") != std::string::npos);
+}
+
+TEST_CASE("a report survives the JSON round trip") {
+  const auto r = fixture();
+  const auto again = run_report_from_json(to_json(r), "round trip");
+  REQUIRE(again);
+  CHECK(boost::json::serialize(to_json(*again)) == boost::json::serialize(to_json(r)));
+  REQUIRE(r.policies.size() == 2);
+  CHECK(r.policies[0].verification->interfaces[1].rx_bytes == 68947210u);
+  CHECK(!r.policies[0].verification->interfaces[2].speed_mbps);
+  CHECK(r.policies[1].cause.empty());
+
+  // One policy's entry, as the result store keeps it.
+  const auto entry = to_json(r).as_object().at("policies").as_array()[1];
+  auto p = policy_report_from_json(entry, "results/backups-10g.json");
+  REQUIRE(p);
+  CHECK(p->changes.size() == 3);
+  CHECK(p->verification->throughput == Approx(612368384.0));
+}
+
+TEST_CASE("a bad report is refused with where and what") {
+  auto e = parse_json_text("{\n  \"schema\": \"pathwarden-report/v1\",\n  \"policies\": [ }\n", "r.json");
+  REQUIRE(!e);
+  CHECK(e.error().where == "r.json:3:17");
+  CHECK(e.error().what.starts_with("not JSON"));
+
+  CHECK(!parse_json_text("{} trailing", "t.json"));
+
+  auto plan = run_report_from_json(boost::json::parse(R"({"id":"abc","policies":[]})"), "plan.json");
+  REQUIRE(!plan);
+  CHECK(plan.error().what.find("not a pathwarden run report") != std::string::npos);
+
+  auto wrong = run_report_from_json(
+      boost::json::parse(R"({"schema":"pathwarden-report/v1","policies":[{"policy":"a","vmid":"101"}]})"), "w.json");
+  REQUIRE(!wrong);
+  CHECK(wrong.error().where == "w.json");
+  CHECK(wrong.error().what == "policies[0].vmid: expected a whole number");
+
+  auto bytes = run_report_from_json(boost::json::parse(R"({"schema":"pathwarden-report/v1","policies":[
+      {"policy":"a","verification":{"interfaces":[{"name":"e","rx_bytes":-5}]}}]})"),
+                                    "b.json");
+  REQUIRE(!bytes);
+  CHECK(bytes.error().what == "policies[0].verification.interfaces[0].rx_bytes: number out of range");
+
+  auto nameless = policy_report_from_json(boost::json::parse(R"({"verdict":"verified"})"), "results/x.json");
+  REQUIRE(!nameless);
+  CHECK(nameless.error().what.find("policy.policy: missing") == 0);
+}

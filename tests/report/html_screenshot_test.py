@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""`pathwarden report --html` rendered by headless Chromium: the page is drawn, with its colours.
+
+usage: html_screenshot_test.py PATHWARDEN OUT_DIR
+Renders tests/report/data/trunking-and-fix.json (a rolled-back trunking case and a verified fix)
+to OUT_DIR/report.html with the real CLI, screenshots it with Debian's chromium (no network: the
+page has no external assets and the flags turn background traffic off) to OUT_DIR/report.png,
+decodes the PNG with zlib and checks that the page is not blank and that the verdict colours
+(red rolled-back, green verified) and both bar colours (intended NIC blue, other NIC grey) are
+drawn in blocks, not just specks.
+"""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+REPORT = os.path.join(HERE, "data", "trunking-and-fix.json")
+WIDTH, HEIGHT = 1200, 900
+
+# Colours of src/report/html_report.cpp.
+RED = (0xCF, 0x22, 0x2E)    # rolled-back badge, card border, exit-code banner
+GREEN = (0x1A, 0x7F, 0x37)  # verified badge
+BLUE = (0x09, 0x69, 0xDA)   # bar of the intended NIC
+GREY = (0x8C, 0x95, 0x9F)   # bar of another NIC
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def decode_png(data):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA PNG, non-interlaced."""
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
+    pos, idat, ihdr = 8, [], None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat.append(body)
+        elif kind == b"IEND":
+            break
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = ihdr
+    check(depth == 8 and colour in (2, 6) and interlace == 0, f"unexpected PNG format {ihdr}")
+    bpp = 3 if colour == 2 else 4
+    raw = zlib.decompress(b"".join(idat))
+    stride = width * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(height):
+        start = y * (stride + 1)
+        ftype, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        if ftype == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xFF
+        elif ftype == 2:
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev))
+        elif ftype == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif ftype == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 0xFF
+        else:
+            check(ftype == 0, f"bad PNG filter {ftype} in row {y}")
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
+        prev = line
+    return width, height, rows
+
+
+def near(pixel, colour, tolerance=4):
+    return all(abs(p - c) <= tolerance for p, c in zip(pixel, colour))
+
+
+def screenshot(html, png, workdir):
+    chromium = shutil.which("chromium")
+    check(chromium is not None, "chromium is not installed (tests/packages.txt lists it)")
+    profile = tempfile.mkdtemp(prefix="profile-", dir=workdir)
+    env = dict(os.environ, HOME=workdir)
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--hide-scrollbars", f"--user-data-dir={profile}", f"--screenshot={png}",
+           f"--window-size={WIDTH},{HEIGHT}", "file://" + html]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+    check(proc.returncode == 0 and os.path.exists(png),
+          f"chromium exited {proc.returncode} without a screenshot:\n{proc.stderr[-2000:]}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    binary, out = sys.argv[1], os.path.abspath(sys.argv[2])
+    os.makedirs(out, exist_ok=True)
+    html, png = os.path.join(out, "report.html"), os.path.join(out, "report.png")
+    for f in (html, png):
+        if os.path.exists(f):
+            os.unlink(f)
+    proc = subprocess.run([binary, "report", "--input", REPORT, "--html", html], capture_output=True, text=True)
+    check(proc.returncode == 0, f"pathwarden report exited {proc.returncode}:\n{proc.stderr}")
+    with tempfile.TemporaryDirectory(prefix="pw-chromium-") as work:
+        screenshot(html, png, work)
+    with open(png, "rb") as f:
+        width, height, rows = decode_png(f.read())
+    check((width, height) == (WIDTH, HEIGHT), f"screenshot is {width}x{height}, want {WIDTH}x{HEIGHT}")
+
+    counts = {"red": 0, "green": 0, "blue": 0, "grey": 0, "non-white": 0}
+    colours = set()
+    for row in rows:
+        for px in row:
+            colours.add(px)
+            if px[0] < 240 or px[1] < 240 or px[2] < 240:
+                counts["non-white"] += 1
+            for name, c in (("red", RED), ("green", GREEN), ("blue", BLUE), ("grey", GREY)):
+                if near(px, c):
+                    counts[name] += 1
+    total = width * height
+    print(f"{png}: {counts}, {len(colours)} distinct colours")
+    # Not blank: text and blocks cover part of the page, and text is anti-aliased.
+    check(counts["non-white"] > total * 0.05, f"page looks blank: only {counts['non-white']} non-white pixels")
+    check(len(colours) > 200, f"page looks blank: {len(colours)} distinct colours")
+    # A verdict badge is about 90x22 pixels less its white text; the legend dot alone is ~110.
+    check(counts["red"] > 2000, f"rolled-back red barely drawn: {counts['red']} pixels")
+    check(counts["green"] > 800, f"verified green badge not drawn: {counts['green']} pixels")
+    check(counts["blue"] > 2000, f"intended NIC's blue bar not drawn: {counts['blue']} pixels")
+    check(counts["grey"] > 2000, f"other NIC's grey bar not drawn: {counts['grey']} pixels")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Failure as e:
+        print(f"FAIL: {e}")
+        sys.exit(1)
