@@ -315,6 +315,18 @@ TEST_CASE("ticket auth: one login, cookie on reads, CSRF token on writes") {
   REQUIRE(client->wait_task(*upid, kWait));
   CHECK(nic(read(*client, ref), "net0").queues() == 2);
   CHECK(sim.request_count("POST /access/ticket") == 1);
+
+  // Tickets that stop working (node restarted): one new login, then the request goes through.
+  sim.admin("POST", "/pvesim/tickets/reset");
+  VmConfig again = read(*client, ref);
+  CHECK(again.digest == read(*client, ref).digest);
+  CHECK(sim.request_count("POST /access/ticket") == 2);
+  sim.admin("POST", "/pvesim/tickets/reset");
+  NetDeviceSpec net0b = nic(again, "net0");
+  REQUIRE(net0b.set("queues", "3"));
+  REQUIRE(client->update_nic(ref, "net0", net0b, again.digest));  // refused by the auth check, so safe to resend
+  CHECK(sim.request_count("POST /access/ticket") == 3);
+  CHECK(sim.request_count("PUT /nodes/{node}/qemu/{vmid}/config") == 3);
 }
 
 TEST_CASE("TLS: pinned fingerprint, wrong pin, CA file, untrusted certificate, verification off") {

@@ -1435,6 +1435,13 @@ struct Handlers {
       sim.connections_ = 0;
       return data_response(nullptr);
     }
+    if (m == "POST" && is({"pvesim", "tickets", "reset"})) {
+      // As if the node restarted with a new key: every ticket and CSRF token is invalid.
+      std::lock_guard lock(sim.mutex_);
+      sim.tickets_.clear();
+      sim.csrf_tokens_.clear();
+      return data_response(nullptr);
+    }
     if (m == "GET" && is({"pvesim", "tasks"})) {
       std::lock_guard lock(sim.mutex_);
       bj::array out;
