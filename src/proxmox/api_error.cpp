@@ -16,7 +16,7 @@ std::string first_line(std::string_view s) {
 std::string strip_newlines(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   for (auto& c : s) {
-    if (c == '\n') c = ' ';
+    if (c == '\n' || c == '\r') c = ' ';
   }
   return s;
 }
@@ -80,7 +80,7 @@ ApiError error_from_response(int status, std::string_view reason, std::string_vi
   BodyParts parts = parse_body(body);
   e.field_errors = std::move(parts.errors);
   // Proxmox puts the message's first line in the reason phrase; newer versions also send it whole.
-  std::string full = !parts.message.empty() ? strip_newlines(parts.message) : e.reason;
+  std::string full = strip_newlines(!parts.message.empty() ? parts.message : e.reason);
   e.message = full.empty() ? "no reason given" : full;
 
   static const std::regex permission_re(R"(Permission check failed \(([^,]+), ([^)]+)\))");

@@ -254,7 +254,11 @@ Status NetDeviceSpec::set(std::string_view key, std::string_view value) {
     }
   }
   if (key == "macaddr" && model_style == ModelStyle::bare) {
+    // Printed as `model=MAC`, so it must sit right after the model to read back the same.
     model_style = ModelStyle::joined_mac;
+    auto model = std::ranges::find_if(fields, [](const Field& f) { return f.key == "model"; });
+    fields.insert(model == fields.end() ? fields.end() : model + 1, Field{std::string(key), std::string(value)});
+    return {};
   }
   // Insert before the first key that Proxmox prints later, so canonical input stays canonical.
   const std::size_t rank = print_rank(key);
@@ -266,6 +270,8 @@ Status NetDeviceSpec::set(std::string_view key, std::string_view value) {
 Status NetDeviceSpec::erase(std::string_view key) {
   if (key == "model") return fail("the model of a NIC cannot be removed", {}, "set another model instead");
   std::erase_if(fields, [&](const Field& f) { return f.key == key; });
+  // Without a MAC there is nothing to join to the model: it prints (and reads back) bare.
+  if (key == "macaddr" && model_style == ModelStyle::joined_mac) model_style = ModelStyle::bare;
   return {};
 }
 

@@ -54,6 +54,10 @@ TEST_CASE("HTTP errors map to typed errors") {
   CHECK(silent.kind == ApiErrorKind::http);
   CHECK_THAT(silent.hint, Catch::Contains("lock timeout"));
 
+  auto crlf = error_from_response(500, "first\r\nsecond", "", where);
+  CHECK(crlf.message.find('\r') == std::string::npos);
+  CHECK(crlf.message.find('\n') == std::string::npos);
+
   auto unknown = error_from_response(501, "Method 'GET /nodes/pve1/nope' not implemented", "", where);
   CHECK(unknown.kind == ApiErrorKind::not_found);
 }

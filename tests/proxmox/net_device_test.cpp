@@ -69,6 +69,18 @@ TEST_CASE("netN: the other ways to write the model and MAC") {
   CHECK(parse("virtio=BC:24:11:2A:3B:4C,,bridge=vmbr0,").to_string() == "virtio=BC:24:11:2A:3B:4C,bridge=vmbr0");
 }
 
+TEST_CASE("netN: edits of the MAC print text that parses back to the same spec") {
+  NetDeviceSpec late_model = parse("bridge=vmbr0,virtio");
+  REQUIRE(late_model.set("macaddr", "BC:24:11:00:00:02"));
+  CHECK(late_model.to_string() == "bridge=vmbr0,virtio=BC:24:11:00:00:02");
+  CHECK(parse(late_model.to_string()) == late_model);
+
+  NetDeviceSpec joined = parse("virtio=BC:24:11:00:00:03,bridge=vmbr0");
+  REQUIRE(joined.erase("macaddr"));
+  CHECK(joined.to_string() == "virtio,bridge=vmbr0");
+  CHECK(parse(joined.to_string()) == joined);
+}
+
 TEST_CASE("netN: bad values are refused with the field and the allowed range") {
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,queues=65"), Catch::Contains("queues must be an integer from 0 to 64"));
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,queues=-1"), Catch::Contains("queues=-1"));
