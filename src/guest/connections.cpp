@@ -26,7 +26,7 @@ std::optional<Endpoint> parse_endpoint(std::string_view text) {
   Endpoint e{std::string(host), 0};
   if (port != "*") {
     auto n = to_int(port);
-    if (!n) return std::nullopt;
+    if (!n || *n < 0 || *n > 65535) return std::nullopt;
     e.port = *n;
   }
   return e;

@@ -1,6 +1,7 @@
 #include "guest/dd_summary.hpp"
 
 #include <charconv>
+#include <cmath>
 
 #include "guest/tokens.hpp"
 
@@ -17,7 +18,8 @@ std::optional<DdSummary> parse_dd_summary(std::string_view stderr_text) {
     auto rest = line.substr(copied + 8);
     double seconds = 0;
     auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), seconds);
-    if (ec != std::errc{}) continue;
+    // from_chars also reads "-1", "nan" and "inf": none is a duration the verifier can divide by.
+    if (ec != std::errc{} || !std::isfinite(seconds) || seconds < 0) continue;
     found = DdSummary{*bytes, seconds};
   }
   return found;

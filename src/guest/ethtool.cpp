@@ -35,8 +35,8 @@ Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::strin
     std::optional<int> number;
     if (value != "n/a") {
       number = to_int(value);
-      if (!number) {
-        return fail("channel count '" + std::string(value) + "' is neither a number nor n/a",
+      if (!number || *number < 0) {
+        return fail("channel count '" + std::string(value) + "' is neither a count nor n/a",
                     std::string(where) + ":" + std::to_string(line_no));
       }
     }

@@ -290,7 +290,18 @@ Result<bool> FstabFile::set_entry(const FstabEntrySpec& spec, const EntryOwner& 
   const std::string eol = terminator_for_new_lines();
 
   if (!*index) {
-    if (!lines_.empty() && lines_.back().terminator.empty()) lines_.back().terminator = eol;
+    if (!lines_.empty() && lines_.back().terminator.empty()) {
+      auto& last = lines_.back();
+      last.terminator = eol;
+      // "text\r" + "\n" reads back as a CRLF line: keep the model what the bytes will say.
+      if (eol == "\n" && last.text.ends_with('\r')) {
+        last.text.pop_back();
+        last.terminator = "\r\n";
+        auto reread = parse_line(last.text, where_, static_cast<int>(lines_.size()));
+        last.kind = reread.kind;
+        last.entry = std::move(reread.entry);
+      }
+    }
     auto entry_text = format_entry(spec, "", {});
     lines_.push_back(FstabLine{FstabLine::Kind::comment, comment, eol, std::nullopt});
     lines_.push_back(FstabLine{FstabLine::Kind::entry, entry_text, eol, parse_line(entry_text, where_, 0).entry});

@@ -27,7 +27,7 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
     auto value = f.size() > 1 ? f[1] : std::string_view{};
     auto number = [&](std::string_view what) -> Result<int> {
       auto n = to_int(value);
-      if (!n) {
+      if (!n || *n < 0) {  // ifindex and queue counts are never negative
         return fail(std::string(what) + " of interface " + info.name + " is '" + std::string(value) + "', not a number",
                     std::string(where) + ":" + std::to_string(line_no));
       }

@@ -65,7 +65,7 @@ std::string MountInfo::device_host() const {
 
 std::string MountInfo::export_path() const {
   std::string_view d = device;
-  auto start = d.starts_with('[') ? d.find("]:") : std::string_view::npos;
+  auto start = d.starts_with('[') ? d.find("]:/") : std::string_view::npos;
   auto colon = start != std::string_view::npos ? start + 1 : d.find(":/");
   if (colon == std::string_view::npos) return {};
   return std::string(d.substr(colon + 1));

@@ -36,6 +36,7 @@ Result<std::vector<NfsServer>> parse_nfs_servers(std::string_view text, std::str
     auto port = from_hex(f[2]);
     auto use = to_int(f[3]);
     if (!port || !use) return fail("port or use count is not a number", at);
+    if (*port > 0xffff || *use < 0) return fail("port or use count is out of range", at);
     s.port = static_cast<int>(*port);
     s.use_count = *use;
     s.hostname = std::string(f[4]);

@@ -8,6 +8,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -34,6 +35,23 @@ std::string kind_of(const YAML::Node& n) {
   }
 }
 
+// A diagnostic is one terminal line: control characters quoted from the file are shown escaped,
+// so a file can neither forge other diagnostic lines nor send escape sequences to the terminal.
+std::string escape_controls(std::string message) {
+  std::string out;
+  for (char c : message) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 // Where diagnostics go while one file is decoded.
 class Decoder {
  public:
@@ -46,7 +64,7 @@ class Decoder {
     if (m.is_null()) return fallback.file.empty() ? SourcePos{file_, 1, 1} : fallback;
     return {file_, m.line + 1, m.column + 1};
   }
-  void error(const SourcePos& p, std::string message) { out_.push_back({p, std::move(message)}); }
+  void error(const SourcePos& p, std::string message) { out_.push_back({p, escape_controls(std::move(message))}); }
   std::size_t error_count() const { return out_.size(); }
 
  private:
