@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "ops"))
+from pw_script import test_main  # noqa: E402
 from offline_controller import PVESIM_ARGS, STATE, OfflineController, Pvesim, check, write_policy  # noqa: E402
 
 
@@ -79,11 +80,4 @@ def main(binary, pvesim):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        main(sys.argv[1], sys.argv[2])
-    except AssertionError as e:
-        print(f"FAIL: {e}")
-        sys.exit(1)
+    test_main(main, __doc__, 2)

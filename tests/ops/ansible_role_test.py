@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""playbooks/ role pathwarden_reconcile with real ansible-playbook, without the lab.
+
+usage: ansible_role_test.py PATHWARDEN PVESIM
+Against pvesim on loopback with an unreachable guest (offline_controller.py), which pathwarden
+reports as precondition-failed (exit 3):
+- a run is ok and not changed, and exposes the report as the fact pathwarden_reconcile_report;
+- check mode passes --check (the report's mode is "check") and still runs the command;
+- pathwarden_reconcile_fail_on_blocked turns exit 3 into a failure naming the policy and its error;
+- exit 1 (an unknown policy name) fails with pathwarden's message;
+- a policy name with quotes, $(...) and spaces reaches pathwarden as one argument;
+- template markers in the report's text (a policy directory named with {{ }}) are never evaluated.
+The lab test (ansible_role_lab_test.py) covers changed, converged and rolled back on a real guest.
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from offline_controller import PVESIM_ARGS, STATE, OfflineController, Pvesim, check, write_policy  # noqa: E402
+from pw_script import test_main  # noqa: E402
+from role_run import run_role  # noqa: E402
+
+
+def main(binary, pvesim):
+    binary = os.path.abspath(binary)
+    with tempfile.TemporaryDirectory(prefix="pw-role-offline-") as work, Pvesim(pvesim, STATE, PVESIM_ARGS) as sim:
+        policies = os.path.join(work, "policies")
+        write_policy(policies)
+        ctl = OfflineController(binary, sim, work, policies_dir=policies)
+
+        def role(extra=None, check_mode=False):
+            return run_role(binary, ctl.settings, extra, check=check_mode, env=ctl.env)
+
+        r = role()
+        check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed") == 0, f"plain run: {r}")
+        check(r.report.get("schema") == "pathwarden-report/v1" and r.report["mode"] == "reconcile"
+              and r.report["policies"][0]["verdict"] == "precondition-failed", f"report fact: {r.report}")
+
+        r = role(check_mode=True)
+        check(r.rc == 0 and r.report.get("mode") == "check", f"check mode did not run 'reconcile --check': {r}")
+
+        r = role({"pathwarden_reconcile_fail_on_blocked": True})
+        check(r.rc != 0 and r.stats.get("failures") == 1, f"fail_on_blocked: {r}")
+        msg = r.failure
+        check(isinstance(msg, list) and msg[0].startswith("pathwarden exited 3")
+              and any(line.startswith("movies: precondition-failed: guest media-vm") and "unreachable" in line
+                      for line in msg), f"failure message: {msg}")
+
+        r = role({"pathwarden_reconcile_policy_names": ["movies", "no-such-policy"]})
+        check(r.rc != 0 and r.stats.get("failures") == 1, f"unknown policy: {r}")
+        check("pathwarden exited 1" in str(r.failure) and "no policy named 'no-such-policy'" in str(r.failure),
+              f"exit 1 message: {r.failure}")
+
+        # Operator input reaches pathwarden as one argv word: no shell, no splitting.
+        hostile = "x' \" $(id) ; y --check"
+        r = role({"pathwarden_reconcile_policy_names": [hostile], "pathwarden_reconcile_policy_paths": [policies]})
+        check(r.rc != 0 and f"no policy named '{hostile}'" in str(r.failure),
+              f"a policy name was not passed through verbatim: {r.failure}")
+
+        # Text from pathwarden's report (here the policy file's path) is data to Ansible: template
+        # markers in it are shown, never evaluated, in the role's messages and in the fact
+        # (the settings name the directory: the path never passes through Ansible's variables).
+        marked_work = os.path.join(work, "marked")
+        os.makedirs(marked_work)
+        marked = os.path.join(marked_work, "p{{ lookup('env','HOME') }}")
+        write_policy(marked)
+        marked_ctl = OfflineController(binary, sim, marked_work, policies_dir=marked)
+        r = run_role(binary, marked_ctl.settings, {"pathwarden_reconcile_fail_on_blocked": True}, env=marked_ctl.env)
+        shown = str(r.task("Show each policy's outcome").get("results", [{}])[0].get("msg"))
+        check(marked in shown and r.report["policies"][0]["source"].startswith(marked),
+              f"report text was templated: {shown}\n{r}")
+        check(r.failure and r.failure[0].startswith("pathwarden exited 3"), f"marked run: {r}")
+    print("ok ansible role (offline)")
+
+
+if __name__ == "__main__":
+    test_main(main, __doc__, 2)
