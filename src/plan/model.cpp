@@ -1,6 +1,7 @@
 #include "plan/model.hpp"
 
 #include <boost/json.hpp>
+#include <limits>
 
 namespace pw::plan {
 namespace json = boost::json;
@@ -111,6 +112,27 @@ class Reader {
     if (obj_ == nullptr || !obj_->contains(key) || obj_->at(key).is_null()) return std::nullopt;
     return integer(key);
   }
+  // VM ids, queue and channel counts, milliseconds: a number that does not fit is a damaged file,
+  // never truncated (vmid 4294967397 must not become VM 101).
+  int int32(std::string_view key) { return fits_int(key, integer(key)).value_or(0); }
+  std::optional<int> opt_int32(std::string_view key) {
+    const auto n = opt_integer(key);
+    return n ? fits_int(key, *n) : std::nullopt;
+  }
+  std::optional<std::string> opt_str(std::string_view key) {
+    if (const auto* v = find(key)) {
+      if (const auto* s = v->if_string()) return std::string(*s);
+      if (!v->is_null()) bad(key, "a string or null");
+    }
+    return std::nullopt;
+  }
+  const json::array* array(std::string_view key) {
+    if (const auto* v = find(key)) {
+      if (const auto* a = v->if_array()) return a;
+      bad(key, "a list");
+    }
+    return nullptr;
+  }
   std::vector<std::string> strings(std::string_view key) {
     std::vector<std::string> out;
     if (const auto* v = find(key)) {
@@ -132,7 +154,7 @@ class Reader {
     if (const auto* v = find(key)) {
       Reader r(*v, where_ + "." + std::string(key));
       ref.node = r.str("node");
-      ref.vmid = static_cast<int>(r.integer("vmid"));
+      ref.vmid = r.int32("vmid");
       if (!r.ok()) error_ = r.error();
     }
     return ref;
@@ -169,6 +191,13 @@ class Reader {
     const auto* v = obj_->if_contains(key);
     if (v == nullptr && error_.empty()) error_ = where_ + ": missing field '" + std::string(key) + "'";
     return v;
+  }
+  std::optional<int> fits_int(std::string_view key, std::int64_t n) {
+    if (n < std::numeric_limits<int>::min() || n > std::numeric_limits<int>::max()) {
+      bad(key, "an integer of at most 32 bits");
+      return std::nullopt;
+    }
+    return static_cast<int>(n);
   }
   void bad(std::string_view key, std::string_view what) {
     if (error_.empty()) error_ = where_ + ": field '" + std::string(key) + "' must be " + std::string(what);
@@ -255,8 +284,8 @@ Result<Step> step_from_json(const json::value& v) {
     s.to = r.str("to");
     s.digest = r.str("digest");
     s.hotplug = r.boolean("hotplug");
-    if (auto q = r.opt_integer("queues_from")) s.queues_from = static_cast<int>(*q);
-    s.queues_to = static_cast<int>(r.integer("queues_to"));
+    s.queues_from = r.opt_int32("queues_from");
+    s.queues_to = r.int32("queues_to");
     step.action = s;
   } else if (kind == "restart-vm") {
     step.action = RestartVm{r.vm("vm"), r.str("host"), r.str("why")};
@@ -265,8 +294,8 @@ Result<Step> step_from_json(const json::value& v) {
     s.host = r.str("host");
     s.mac = r.str("mac");
     s.interface = r.str("interface");
-    s.from = static_cast<int>(r.integer("from"));
-    s.to = static_cast<int>(r.integer("to"));
+    s.from = r.int32("from");
+    s.to = r.int32("to");
     step.action = s;
   } else if (kind == "change-fstab") {
     ChangeFstab s;
@@ -287,15 +316,15 @@ Result<Step> step_from_json(const json::value& v) {
     s.intended_mac = r.str("intended_mac");
     s.server = r.str("server");
     s.nas_addresses = r.strings("nas_addresses");
-    if (const auto* vers = r.value("vers"); vers != nullptr && vers->is_string()) s.vers = std::string(vers->get_string());
-    if (auto n = r.opt_integer("nconnect")) s.nconnect = static_cast<int>(*n);
-    if (auto q = r.opt_integer("queues")) s.queues = static_cast<int>(*q);
+    s.vers = r.opt_str("vers");
+    s.nconnect = r.opt_int32("nconnect");
+    s.queues = r.opt_int32("queues");
     s.probe_file = r.str("probe_file");
     s.probe_bytes = r.uinteger("probe_bytes");
     s.max_probe_bytes = r.uinteger("max_probe_bytes");
     s.min_share = r.number("min_share");
     s.write = r.boolean("write");
-    s.baseline_ms = static_cast<int>(r.integer("baseline_ms"));
+    s.baseline_ms = r.int32("baseline_ms");
     s.rollback_on_inconclusive = r.boolean("rollback_on_inconclusive");
     s.verify_restored = r.boolean("verify_restored");
     step.action = s;
@@ -362,8 +391,8 @@ Result<Plan> plan_from_json(const json::value& v) {
     p.blockers = pr.strings("blockers");
     p.warnings = pr.strings("warnings");
     p.notes = pr.strings("notes");
-    if (const auto* steps = pr.value("steps"); steps != nullptr && steps->is_array()) {
-      for (const auto& s : steps->get_array()) {
+    if (const auto* steps = pr.array("steps")) {
+      for (const auto& s : *steps) {
         auto step = step_from_json(s);
         if (!step) return std::unexpected(step.error());
         p.steps.push_back(std::move(*step));
