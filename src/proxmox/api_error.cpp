@@ -86,7 +86,9 @@ ApiError error_from_response(int status, std::string_view reason, std::string_vi
   static const std::regex permission_re(R"(Permission check failed \(([^,]+), ([^)]+)\))");
   static const std::regex locked_re(R"((?:VM|CT) is locked \(([^)]+)\))");
   std::smatch m;
-  const std::string text = e.message;
+  // std::regex recurses per character: a megabyte-long message would overflow the stack. The
+  // messages matched here are short; only their start is searched.
+  const std::string text = e.message.substr(0, 4096);
 
   if (status == 401) {
     e.kind = ApiErrorKind::auth;

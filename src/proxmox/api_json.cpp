@@ -104,6 +104,8 @@ Result<std::vector<GuestSummary>> parse_guests(std::string_view body) {
       }
     }
     if (!vmid) return fail("a guest in the cluster resources has no vmid");
+    // Proxmox's range; a larger number must not wrap around to some other VM's id.
+    if (*vmid < 1 || *vmid > 999'999'999) return fail("a guest in the cluster resources has vmid " + std::to_string(*vmid));
     g.ref = VmRef{member_text(o, "node").value_or(""), static_cast<int>(*vmid)};
     g.name = member_text(o, "name").value_or("");
     g.status = member_text(o, "status").value_or("");
@@ -170,7 +172,9 @@ Result<PendingConfig> parse_pending(std::string_view body, const VmRef& ref) {
     p.key = *key;
     p.value = member_text(o, "value");
     p.pending = member_text(o, "pending");
-    p.delete_ = static_cast<int>(member_int(o, "delete").value_or(0));
+    // 1 = delete, 2 = forced delete; any other non-zero marker is still a pending delete.
+    const auto del = member_int(o, "delete").value_or(0);
+    p.delete_ = del == 0 ? 0 : del == 2 ? 2 : 1;
     out.items.push_back(std::move(p));
   }
   return out;
