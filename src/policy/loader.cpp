@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -534,7 +535,12 @@ class StoragePathDecoder {
         }
       }
     }
-    if (!max_given) out_.verify.max_probe_bytes = out_.verify.probe_bytes * 4;
+    if (!max_given) {
+      // Saturating: 4 x a probe above 4.6 EB would wrap around to less than the probe itself.
+      constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+      const auto probe = out_.verify.probe_bytes;
+      out_.verify.max_probe_bytes = probe <= kMax / 4 ? probe * 4 : kMax;
+    }
     if (auto v = s.get("min_share")) {
       remember(s, "min_share");
       if (auto x = read_number(d_, *v, s.child("min_share"))) {
