@@ -97,7 +97,8 @@ int run_report(const Args& args, const GlobalOptions& globals) {
     }
     // Absolute, so the directory fsync after the rename has a directory to open.
     if (auto st = journal::replace_file_atomically(std::filesystem::absolute(*file), page); !st) return report_error(st.error());
-    std::cout << "wrote " << *file << " (" << loaded->report.policies.size() << " policies)\n";
+    const auto n = loaded->report.policies.size();
+    std::cout << "wrote " << *file << " (" << n << (n == 1 ? " policy" : " policies") << ")\n";
     return 0;
   }
   if (args.value_or("output", "text") == "json") {

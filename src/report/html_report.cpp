@@ -127,7 +127,9 @@ class Page {
     for (std::size_t i = 0; i < meta.size(); ++i) out_ << (i ? " · " : "") << meta[i];
     out_ << "</p>\n";
     const int code = exit_code(r_);
-    out_ << "<div class=\"exit\" style=\"background:" << exit_colour(code) << "\">exit code " << code << ": "
+    // A page of last results gathers several runs: it has an overall state, not an exit code.
+    out_ << "<div class=\"exit\" style=\"background:" << exit_colour(code) << "\">"
+         << (r_.run_id.empty() ? "overall" : "exit code " + std::to_string(code)) << ": "
          << html_escape(exit_meaning(code)) << "</div>\n";
     if (r_.journal_left) {
       out_ << "<p class=\"alert\">A journal was left behind: run <code>pathwarden recover</code>.</p>\n";
@@ -160,11 +162,12 @@ class Page {
       if (p.verification && p.verification->throughput) out_ << html_escape(human_rate(*p.verification->throughput));
       out_ << "</td><td>";
       std::vector<std::string> counts;
-      if (!p.changes.empty()) counts.push_back(std::to_string(p.changes.size()) + " applied");
-      if (!p.rolled_back.empty()) counts.push_back(std::to_string(p.rolled_back.size()) + " rolled back");
+      auto steps = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " step " : " steps "); };
+      if (!p.changes.empty()) counts.push_back(steps(p.changes.size()) + "applied");
+      if (!p.rolled_back.empty()) counts.push_back(steps(p.rolled_back.size()) + "rolled back");
       if (p.changes.empty() && p.rolled_back.empty() && !p.planned.empty() && p.verdict != verdict::converged)
-        counts.push_back(std::to_string(p.planned.size()) + " planned");
-      if (!p.errors.empty()) counts.push_back(std::to_string(p.errors.size()) + " errors");
+        counts.push_back(steps(p.planned.size()) + "planned");
+      if (!p.errors.empty()) counts.push_back(std::to_string(p.errors.size()) + (p.errors.size() == 1 ? " error" : " errors"));
       for (std::size_t i = 0; i < counts.size(); ++i) out_ << (i ? ", " : "") << counts[i];
       out_ << "</td></tr>\n";
     }

@@ -63,9 +63,10 @@ def reset_lab():
     lab.Guest().helper("apply", json.dumps(scenarios.scenario("trunk-trap")))
 
 
-def only_policy(report):
+def only_policy(step, run):
+    report = run.report
     check(report.get("schema") == "pathwarden-report/v1" and len(report.get("policies", [])) == 1,
-          f"the role exposed no report of one policy: {json.dumps(report)[:1500]}")
+          f"{step}: the role exposed no report of one policy: {json.dumps(report)[:1500]}\n{run}")
     return report["policies"][0]
 
 
@@ -78,7 +79,7 @@ def main(binary):
         before = guest_state()
         r = run_role(binary, config, TRAP)
         check(r.rc != 0 and r.stats.get("failures") == 1, f"trap: the play did not fail: {r}")
-        p = only_policy(r.report)
+        p = only_policy("trap", r)
         check(p["verdict"] == "rolled-back" and r.report["exit_code"] == 4, f"trap: {json.dumps(p)[:1500]}")
         msg = r.failure
         check(isinstance(msg, list) and msg[0].startswith("pathwarden exited 4"), f"trap failure message: {msg}")
@@ -94,7 +95,7 @@ def main(binary):
         r = run_role(binary, config, FIX, check=True)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed", 0) >= 1,
               f"check mode: want changed and not failed: {r}")
-        p = only_policy(r.report)
+        p = only_policy("check mode", r)
         check(r.report["mode"] == "check" and p["verdict"] == "drift" and p["planned"] and not p["changes"],
               f"check mode report: {json.dumps(p)[:1500]}")
         now = guest_state()
@@ -106,7 +107,7 @@ def main(binary):
         r = run_role(binary, config, FIX)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed", 0) >= 1,
               f"real run: want changed and not failed: {r}")
-        p = only_policy(r.report)
+        p = only_policy("real run", r)
         check(p["verdict"] == "verified" and p["changed"] and r.report["exit_code"] == 2, f"real run: {json.dumps(p)[:1500]}")
         state = guest_state()
         check(any(m.startswith("/mnt/movies ") and "vers=3" in m and "nconnect=8" in m for m in state["mounts"]),
@@ -118,7 +119,7 @@ def main(binary):
         r = run_role(binary, config, FIX)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed") == 0,
               f"second run: want ok and not changed: {r}")
-        check(only_policy(r.report)["verdict"] == "converged", f"second run: {json.dumps(r.report)[:1500]}")
+        check(only_policy("second run", r)["verdict"] == "converged", f"second run: {json.dumps(r.report)[:1500]}")
         check(pvesim.api().config()["digest"] == digest, "the second run wrote to Proxmox")
         check(guest_state()["fstab_sha256"] == state["fstab_sha256"], "the second run changed the fstab")
     finally:

@@ -9,7 +9,8 @@ usage: systemd_units_test.py PATHWARDEN PVESIM
 4. The unit's ExecStart, expanded the way systemd does with its Environment= defaults (paths moved
    into a temporary directory), runs the real pathwarden against pvesim with an unreachable guest:
    it exits 3 (a success of the unit), writes the node_exporter textfile atomically (no temp file
-   left) and the JSON report that `pathwarden report --html` renders; with
+   left) and the JSON report that `pathwarden report --html` renders (as it renders the state
+   directory's last results); with
    PATHWARDEN_LOG_FORMAT=json every log line on stderr is one JSON object (journald-friendly).
 """
 import json
@@ -143,6 +144,11 @@ def main(binary, pvesim):
         html = os.path.join(work, "last-run.html")
         r = subprocess.run([binary, "report", "--input", report_file, "--html", html], capture_output=True, text=True)
         check(r.returncode == 0 and "precondition-failed" in open(html).read(), f"report --html: {r.stderr}")
+        # Without --input: the last result of each policy, from the state directory.
+        r = ctl.run("report", "--html", html)
+        page = open(html).read()
+        check(r.returncode == 0 and "<h2>movies</h2>" in page and f"by run {report['run_id']}" in page,
+              f"report --html of the state directory: {r.stderr}")
 
         run = exec_start({"PATHWARDEN_LOG_FORMAT": "json", "PATHWARDEN_ARGS": "--log-level debug --policy movies"})
         check(run.returncode == 3, f"json logging run exited {run.returncode}:\n{run.stderr[-2000:]}")
