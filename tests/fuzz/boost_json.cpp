@@ -1,0 +1,2 @@
+// Boost.JSON built from source inside the fuzz build, so its parser is instrumented too.
+#include <boost/json/src.hpp>
