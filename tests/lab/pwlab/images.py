@@ -137,7 +137,7 @@ def _guest_files() -> dict:
         "/etc/hostname": f"{topo.GUEST_HOSTNAME}\n",
         "/etc/hosts": f"127.0.0.1\tlocalhost\n127.0.1.1\t{topo.GUEST_HOSTNAME}\n",
         "/etc/fstab": "# <file system> <mount point> <type> <options> <dump> <pass>\n"
-                      "/dev/vda / ext4 errors=remount-ro 0 1\n",
+                      "/dev/vda / ext4 errors=remount-ro 0 0\n",
         "/etc/resolv.conf": "# the lab has no DNS\n",
         "/etc/ssh/sshd_config.d/pwlab.conf":
             "# pathwarden lab: key-only root login, one pinned host key, no DNS lookups\n"
@@ -307,7 +307,8 @@ def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) 
         f.write(secrets.token_hex(16) + "\n")
     run(["chroot", root, "systemctl", "enable", "systemd-networkd.service"], what="enable networkd")
     run(["chroot", root, "systemctl", "mask", "systemd-networkd-wait-online.service",
-         "apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer",
+         "apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "e2scrub_reap.service",
+         "fstrim.timer",
          "getty@tty1.service"], what="mask units")
     # Modules the guest loads itself (udev, mount.nfs): the closure of GUEST_MODULES.
     mods_root = os.path.join(root, "usr/lib/modules", kver)

@@ -138,6 +138,7 @@ def write_access_files(imgs: images.ImageSet) -> None:
         f.write("# The lab guest for ansible-playbook -i (written by tests/lab/lab up).\n[lab]\n"
                 f"{topo.GUEST_NAME} ansible_host={topo.GUEST_MGMT_ADDR} ansible_user=root "
                 f"ansible_ssh_private_key_file={key} ansible_python_interpreter=/usr/bin/python3 "
+                f"ansible_pipelining=true "
                 f"ansible_ssh_common_args='{common}'\n")
 
 
