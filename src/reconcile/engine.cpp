@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <future>
 #include <map>
 #include <memory>
 #include <random>
@@ -212,67 +213,89 @@ report::RunReport Engine::new_report(std::string mode, std::string plan_id) {
   return r;
 }
 
-report::PolicyReport& Engine::report_of(report::RunReport& r, const plan::PolicyPlan& p) {
-  for (auto& existing : r.policies) {
-    if (existing.policy == p.policy) return existing;
-  }
+report::PolicyReport Engine::new_entry(const plan::PolicyPlan& p) {
   report::PolicyReport pr;
   pr.policy = p.policy;
   pr.source = p.source;
   pr.node = p.vm.node;
   pr.vmid = p.vm.vmid;
   pr.host = p.host;
-  r.policies.push_back(std::move(pr));
+  return pr;
+}
+
+report::PolicyReport& Engine::report_of(report::RunReport& r, const plan::PolicyPlan& p) {
+  for (auto& existing : r.policies) {
+    if (existing.policy == p.policy) return existing;
+  }
+  r.policies.push_back(new_entry(p));
   return r.policies.back();
 }
 
 std::vector<plan::Observation> Engine::observe(std::span<const policy::StoragePath> policies) {
+  std::vector<const policy::StoragePath*> all;
+  all.reserve(policies.size());
+  for (const auto& p : policies) all.push_back(&p);
+  // Status and locks of every guest in one call.
+  return observe_listed(d_.api.list_guests(), all);
+}
+
+std::vector<plan::Observation> Engine::observe_listed(
+    const proxmox::ApiResult<std::vector<proxmox::GuestSummary>>& listed,
+    std::span<const policy::StoragePath* const> policies) {
   std::vector<plan::Observation> out(policies.size());
   std::vector<proxmox::VmRef> vms;
   std::vector<std::string> hosts;
-  for (const auto& p : policies) {
-    proxmox::VmRef ref{p.guest.node, p.guest.vmid};
-    if (std::find(vms.begin(), vms.end(), ref) == vms.end()) vms.push_back(ref);
-    if (std::find(hosts.begin(), hosts.end(), p.guest.host) == hosts.end()) hosts.push_back(p.guest.host);
-  }
-  // Status and locks of every guest in one call; then one config read per VM: /pending holds
-  // the values in effect, the pending ones and the digest.
-  auto listed = d_.api.list_guests();
-  auto pendings = d_.api.read_pendings(vms);
-  auto facts = d_.guests.gather_facts(hosts);
+  std::map<proxmox::VmRef, std::size_t> vm_index;  // not a search per policy: 10,000 VMs stay cheap
+  std::set<std::string_view> seen_hosts;
+  std::vector<std::size_t> vm_of(policies.size());
   for (std::size_t i = 0; i < policies.size(); ++i) {
-    const auto& p = policies[i];
-    auto& o = out[i];
+    const auto& p = *policies[i];
     proxmox::VmRef ref{p.guest.node, p.guest.vmid};
-    const auto vi = static_cast<std::size_t>(std::find(vms.begin(), vms.end(), ref) - vms.begin());
+    auto [it, added] = vm_index.try_emplace(ref, vms.size());
+    if (added) vms.push_back(ref);
+    vm_of[i] = it->second;
+    if (seen_hosts.insert(p.guest.host).second) hosts.push_back(p.guest.host);
+  }
+  std::map<int, const proxmox::GuestSummary*> listed_by_vmid;
+  if (listed) {
+    for (const auto& g : *listed) listed_by_vmid.emplace(g.ref.vmid, &g);
+  }
+  // One config read per VM (/pending holds the values in effect, the pending ones and the
+  // digest), while the guests' facts are gathered: the two wait on different machines.
+  auto facts_future = std::async(std::launch::async, [&] { return d_.guests.gather_facts(hosts); });
+  auto pendings = d_.api.read_pendings(vms);
+  auto facts = facts_future.get();
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    const auto& p = *policies[i];
+    auto& o = out[i];
+    const proxmox::VmRef& ref = vms[vm_of[i]];
+    auto& pending = pendings[vm_of[i]];
     if (!listed) {
       o.vm_error = Error{describe(listed.error()), listed.error().where, {}};
-    } else if (!pendings[vi]) {
-      o.vm_error = Error{describe(pendings[vi].error()), ref.to_string(), {}};
+    } else if (!pending) {
+      o.vm_error = Error{describe(pending.error()), ref.to_string(), {}};
     } else {
       plan::ObservedVm vm;
-      vm.pending = *pendings[vi];
+      vm.pending = *pending;
       vm.config = config_from_pending(vm.pending);
       vm.status.ref = ref;
-      bool found = false;
-      for (const auto& g : *listed) {
-        if (g.ref.vmid != ref.vmid) continue;
-        found = true;
-        if (g.ref.node != ref.node) {
-          o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " runs on node " + g.ref.node + ", not " + ref.node,
+      if (auto g = listed_by_vmid.find(ref.vmid); g == listed_by_vmid.end()) {
+        o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " is not in the cluster",
+                           p.position_of("spec.guest.vmid").to_string(), "check spec.guest.vmid"};
+      } else {
+        const auto& summary = *g->second;
+        if (summary.ref.node != ref.node) {
+          o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " runs on node " + summary.ref.node + ", not " +
+                                 ref.node,
                              p.position_of("spec.guest.node").to_string(), "fix spec.guest.node (was it migrated?)"};
         }
-        if (g.type != proxmox::GuestType::qemu) {
+        if (summary.type != proxmox::GuestType::qemu) {
           o.vm_error = Error{"guest " + std::to_string(ref.vmid) + " is an LXC container, not a QEMU VM",
                              p.position_of("spec.guest.vmid").to_string(), "pathwarden manages QEMU VMs"};
         }
-        vm.status.status = g.status;
-        vm.status.lock = g.lock;
-        vm.status.name = g.name;
-      }
-      if (!found) {
-        o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " is not in the cluster",
-                           p.position_of("spec.guest.vmid").to_string(), "check spec.guest.vmid"};
+        vm.status.status = summary.status;
+        vm.status.lock = summary.lock;
+        vm.status.name = summary.name;
       }
       if (!o.vm_error) o.vm = std::move(vm);
     }
@@ -288,8 +311,7 @@ std::vector<plan::Observation> Engine::observe(std::span<const policy::StoragePa
   return out;
 }
 
-plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies,
-                             std::span<const plan::Observation> observed) {
+plan::PlanningContext Engine::planning_context() {
   plan::PlanningContext ctx;
   ctx.plan_id = journal::make_run_id(d_.clock) + "-" + random_hex(4);
   ctx.created_at = journal::format_utc(d_.clock.now());
@@ -299,9 +321,57 @@ plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies,
   ctx.weekday = local.tm_wday;
   ctx.minute_of_day = local.tm_hour * 60 + local.tm_min;
   ctx.backup_dir = o_.backup_dir;
-  auto plan = plan::make_plan(policies, observed, ctx);
+  return ctx;
+}
+
+plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies,
+                             std::span<const plan::Observation> observed) {
+  auto plan = plan::make_plan(policies, observed, planning_context());
   plan.policies_revision = o_.policies_revision;
   plan.policies_dirty = o_.policies_dirty;
+  return plan;
+}
+
+void Engine::observe_and_plan(std::span<const policy::StoragePath> policies, const plan::PlanningContext& ctx,
+                              const PlanSink& take) {
+  // Whole guests per batch, in the order they first appear: a guest's facts are gathered once.
+  std::vector<std::vector<std::size_t>> by_host;
+  std::map<std::string_view, std::size_t> host_slot;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    auto [it, added] = host_slot.try_emplace(policies[i].guest.host, by_host.size());
+    if (added) by_host.emplace_back();
+    by_host[it->second].push_back(i);
+  }
+  host_slot.clear();
+  const auto listed = d_.api.list_guests();
+  const std::size_t per_batch = std::max<std::size_t>(1, o_.observe_batch);
+  for (std::size_t first = 0; first < by_host.size(); first += per_batch) {
+    std::vector<std::size_t> indices;
+    for (std::size_t h = first; h < std::min(by_host.size(), first + per_batch); ++h) {
+      indices.insert(indices.end(), by_host[h].begin(), by_host[h].end());
+    }
+    std::vector<const policy::StoragePath*> batch;
+    batch.reserve(indices.size());
+    for (auto i : indices) batch.push_back(&policies[i]);
+    auto observed = observe_listed(listed, batch);
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      take(indices[k], plan::plan_policy(*batch[k], observed[k], ctx));
+      observed[k] = {};  // the facts of a guest are the big part: drop them as soon as planned
+    }
+  }
+}
+
+plan::Plan Engine::observe_and_plan(std::span<const policy::StoragePath> policies) {
+  const auto ctx = planning_context();
+  std::vector<std::optional<plan::PolicyPlan>> slots(policies.size());
+  observe_and_plan(policies, ctx, [&](std::size_t i, plan::PolicyPlan&& p) { slots[i] = std::move(p); });
+  plan::Plan plan;
+  plan.id = ctx.plan_id;
+  plan.created_at = ctx.created_at;
+  plan.policies_revision = o_.policies_revision;
+  plan.policies_dirty = o_.policies_dirty;
+  plan.policies.reserve(slots.size());
+  for (auto& s : slots) plan.policies.push_back(std::move(*s));
   return plan;
 }
 
@@ -312,9 +382,13 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
   std::map<std::string, std::shared_ptr<journal::GuestLock>> locks;
   // Every report entry exists before any is referenced: the vector must not move under the works.
   rep.policies.reserve(rep.policies.size() + plan.policies.size());
-  for (const auto& p : plan.policies) (void)report_of(rep, p);
+  std::map<std::string, std::size_t, std::less<>> entry;  // policy → its report entry, without a search each
+  for (std::size_t i = 0; i < rep.policies.size(); ++i) entry.emplace(rep.policies[i].policy, i);
   for (const auto& p : plan.policies) {
-    auto& pr = report_of(rep, p);
+    if (entry.try_emplace(p.policy, rep.policies.size()).second) rep.policies.push_back(new_entry(p));
+  }
+  for (const auto& p : plan.policies) {
+    auto& pr = rep.policies[entry.find(p.policy)->second];
     for (const auto& s : p.steps) pr.planned.push_back(s.summary);
     pr.warnings.insert(pr.warnings.end(), p.warnings.begin(), p.warnings.end());
     pr.notes.insert(pr.notes.end(), p.notes.begin(), p.notes.end());
@@ -877,22 +951,26 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
   std::vector<policy::StoragePath> remaining(all.begin(), all.end());
   std::map<std::string, std::vector<std::string>> carried;  // notes of rounds that hit a conflict
   for (int round = 1; round <= o_.max_rounds && !remaining.empty(); ++round) {
-    auto observed = observe(remaining);
-    auto plan = make_plan(remaining, observed);
-    if (rep.plan_id.empty()) rep.plan_id = plan.id;
     if (check_only) {
-      for (const auto& p : plan.policies) {
-        auto& pr = report_of(rep, p);
-        for (const auto& s : p.steps) pr.planned.push_back(s.summary);
-        pr.warnings = p.warnings;
-        pr.notes = p.notes;
-        pr.errors = p.blockers;
+      // Only the report is kept: a 10,000-VM check never holds every plan at once.
+      const auto ctx = planning_context();
+      rep.plan_id = ctx.plan_id;
+      rep.policies.resize(remaining.size());
+      observe_and_plan(remaining, ctx, [&](std::size_t i, plan::PolicyPlan&& p) {
+        auto& pr = rep.policies[i];
+        pr = new_entry(p);
+        for (auto& s : p.steps) pr.planned.push_back(std::move(s.summary));
+        pr.warnings = std::move(p.warnings);
+        pr.notes = std::move(p.notes);
+        pr.errors = std::move(p.blockers);
         pr.verdict = p.state == plan::PolicyState::converged   ? converged
                      : p.state == plan::PolicyState::changes   ? drift
                                                                : precondition_failed;
-      }
+      });
       break;
     }
+    auto plan = observe_and_plan(remaining);
+    if (rep.plan_id.empty()) rep.plan_id = plan.id;
     std::vector<std::string> conflicted;
     execute(plan, rep, &conflicted);
     std::vector<policy::StoragePath> next;

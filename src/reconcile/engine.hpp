@@ -54,6 +54,9 @@ struct EngineOptions {
   std::chrono::seconds guest_return_timeout{600};        // after a restart
   std::chrono::seconds interface_return_timeout{120};    // after a NIC hot-plug
   int max_measurements = 5;                              // adaptive probe: grow or re-measure
+  // Guests observed and planned at a time (one burst of config reads and one facts run each):
+  // memory holds one batch's observations, whatever the size of the fleet.
+  std::size_t observe_batch = 256;
   std::string backup_dir = "/var/backups/pathwarden";
   std::string policies_revision;
   bool policies_dirty = false;
@@ -79,6 +82,11 @@ class Engine {
 
   plan::Plan make_plan(std::span<const policy::StoragePath> policies, std::span<const plan::Observation> observed);
 
+  // observe + make_plan in batches of options.observe_batch guests (a guest's policies share a
+  // batch): one list call in all, then per batch its config reads (while its facts run) and its
+  // plans. Only the plans are kept.
+  plan::Plan observe_and_plan(std::span<const policy::StoragePath> policies);
+
   // reconcile: observe, plan, apply, verify, roll back; re-plan conflicts. check_only: stop
   // after planning and report drift.
   report::RunReport reconcile(std::span<const policy::StoragePath> policies, bool check_only);
@@ -96,6 +104,12 @@ class Engine {
 
  private:
   struct Work;
+  using PlanSink = std::function<void(std::size_t index, plan::PolicyPlan&& plan)>;
+  plan::PlanningContext planning_context();
+  std::vector<plan::Observation> observe_listed(const proxmox::ApiResult<std::vector<proxmox::GuestSummary>>& listed,
+                                                std::span<const policy::StoragePath* const> policies);
+  void observe_and_plan(std::span<const policy::StoragePath> policies, const plan::PlanningContext& ctx,
+                        const PlanSink& take);
   void execute(const plan::Plan& plan, report::RunReport& report, std::vector<std::string>* conflicted);
   void run_phase(std::string_view kind, std::vector<Work*>& works);
   void run_set_nic(Work& w);
@@ -107,6 +121,7 @@ class Engine {
   void check_restored(Work& w);
   std::optional<std::string> revert_nic(const plan::SetNic& s, bool restart_if_pending, const std::string& host);
   void finish(Work& w);
+  static report::PolicyReport new_entry(const plan::PolicyPlan& p);
   report::PolicyReport& report_of(report::RunReport& r, const plan::PolicyPlan& p);
   report::RunReport new_report(std::string mode, std::string plan_id);
   void remember_results(const report::RunReport& r);
