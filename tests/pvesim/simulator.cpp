@@ -976,7 +976,10 @@ struct Handlers {
 
   // The checks of $update_vm_api that fail before anything is written; caller holds sim.mutex_.
   void check_digest_and_lock(const Vm& vm, const Change& ch) {
-    if (ch.digest && *ch.digest != config_digest(vm)) die("checksum mismatch (file change by other user?)");
+    if (ch.digest && *ch.digest != config_digest(vm)) {
+      ++sim.digest_mismatches_;
+      die("checksum mismatch (file change by other user?)");
+    }
     if (!ch.skiplock) {
       if (auto l = vm.conf.find("lock"); l != vm.conf.end()) die("VM is locked (" + l->second + ")");
     }
@@ -1131,6 +1134,8 @@ struct Handlers {
     {
       std::lock_guard lock(sim.mutex_);
       check_digest_and_lock(vm, ch);  // again, now under the config lock
+      ++sim.config_writes_;
+      if (!ch.digest) ++sim.config_writes_without_digest_;
       for (const auto& k : ch.remove) {
         if (!vm.conf.contains(k) && !vm.pending.contains(k)) {
           out.warnings.push_back("cannot delete '" + k + "' - not set in current configuration!");
@@ -1426,12 +1431,16 @@ struct Handlers {
                                       {"injected_errors", sim.injected_errors_},
                                       {"injected_drops", sim.injected_drops_},
                                       {"concurrent_edits", sim.concurrent_edits_done_},
+                                      {"config_writes", sim.config_writes_},
+                                      {"config_writes_without_digest", sim.config_writes_without_digest_},
+                                      {"digest_mismatches", sim.digest_mismatches_},
                                       {"connections", sim.connections_.load()}});
     }
     if (m == "POST" && is({"pvesim", "stats", "reset"})) {
       std::lock_guard lock(sim.mutex_);
       sim.request_counts_.clear();
       sim.api_requests_ = sim.injected_errors_ = sim.injected_drops_ = 0;
+      sim.config_writes_ = sim.config_writes_without_digest_ = sim.digest_mismatches_ = 0;
       sim.connections_ = 0;
       return data_response(nullptr);
     }

@@ -125,6 +125,11 @@ class Simulator {
   int injected_errors_ = 0;
   int injected_drops_ = 0;
   int concurrent_edits_done_ = 0;
+  // Config writes that passed the checks under the config lock, and those of them sent without a
+  // digest (tests prove a client never writes blind); writes refused for a stale digest.
+  int config_writes_ = 0;
+  int config_writes_without_digest_ = 0;
+  int digest_mismatches_ = 0;
   std::int64_t next_pid_ = 0;
   std::atomic<int> connections_{0};
 
