@@ -4,13 +4,28 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 
 namespace pw::journal {
 namespace {
 
 constexpr std::string_view kSuffix = ".journal";
+
+// Test-only hook (tests/reliability): PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS=N makes the
+// process SIGKILL itself right after its N-th durable record, so a test can kill the real binary
+// after every journaled step. Unset, it costs one getenv per process.
+void die_here_if_asked() {
+  static const long kill_after = [] {
+    const char* v = std::getenv("PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS");
+    return v != nullptr ? std::strtol(v, nullptr, 10) : 0L;
+  }();
+  static std::atomic<long> durable{0};
+  if (kill_after > 0 && ++durable == kill_after) std::raise(SIGKILL);
+}
 
 class FileJournalStorage final : public JournalStorage {
  public:
@@ -28,6 +43,7 @@ class FileJournalStorage final : public JournalStorage {
     if (auto s = write_all(fd_.get(), line, path_); !s) return undo(s.error());
     if (::fsync(fd_.get()) != 0) return undo(system_error("cannot fsync", path_, errno));
     size_ += line.size();
+    die_here_if_asked();
     return {};
   }
 
