@@ -1,0 +1,58 @@
+#pragma once
+// A GuestPort that runs a test's fault injection right before and after each call of the guest
+// port it wraps: faults land exactly at a run's phase boundaries (after the plan, before the
+// fstab write, during the probe, after a restart), without any hook in the product.
+#include <functional>
+#include <string>
+
+#include "reconcile/guest_port.hpp"
+
+namespace pw::reliability {
+
+class InjectingGuests final : public reconcile::GuestPort {
+ public:
+  explicit InjectingGuests(reconcile::GuestPort& inner) : inner_(inner) {}
+
+  // Called with the call's name: gather_facts, apply_fstab, restore_fstab, set_channels, probe,
+  // wait_reachable.
+  std::function<void(const std::string& call)> before;
+  std::function<void(const std::string& call)> after;
+
+
+ private:
+  // Defined before its uses: its return type is deduced.
+  template <class F>
+  auto around(const std::string& call, F f) {
+    if (before) before(call);
+    auto r = f();
+    if (after) after(call);
+    return r;
+  }
+
+ public:
+  std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override {
+    return around("gather_facts", [&] { return inner_.gather_facts(hosts); });
+  }
+  std::map<std::string, reconcile::GuestResult<void>> apply_fstab(std::span<const ansible::FstabChange> c) override {
+    return around("apply_fstab", [&] { return inner_.apply_fstab(c); });
+  }
+  std::map<std::string, reconcile::GuestResult<void>> restore_fstab(std::span<const ansible::FstabRestore> r) override {
+    return around("restore_fstab", [&] { return inner_.restore_fstab(r); });
+  }
+  std::map<std::string, reconcile::GuestResult<void>> set_channels(std::span<const ansible::ChannelsRequest> r) override {
+    return around("set_channels", [&] { return inner_.set_channels(r); });
+  }
+  std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> probe(
+      std::span<const reconcile::ProbeSpec> p) override {
+    return around("probe", [&] { return inner_.probe(p); });
+  }
+  std::map<std::string, reconcile::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
+                                                                     std::chrono::seconds timeout) override {
+    return around("wait_reachable", [&] { return inner_.wait_reachable(hosts, timeout); });
+  }
+
+ private:
+  reconcile::GuestPort& inner_;
+};
+
+}  // namespace pw::reliability
