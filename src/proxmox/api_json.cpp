@@ -168,6 +168,8 @@ Result<PendingConfig> parse_pending(std::string_view body, const VmRef& ref) {
       out.digest = member_text(o, "value").value_or("");
       continue;
     }
+    // Two items for one key would contradict each other: which one is pending?
+    if (out.find(*key) != nullptr) return fail("the pending answer lists '" + *key + "' twice");
     PendingItem p;
     p.key = *key;
     p.value = member_text(o, "value");
