@@ -967,6 +967,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
                      : p.state == plan::PolicyState::changes   ? drift
                                                                : precondition_failed;
       });
+      remaining.clear();  // checked, all of them: none is left over from a conflict
       break;
     }
     auto plan = observe_and_plan(remaining);
