@@ -217,7 +217,7 @@ def _console_tail(vm: Vm, lines=15) -> str:
         with open(vm.console, errors="replace") as f:
             return "".join(f.readlines()[-lines:])
     except OSError:
-        return "(no console log)"
+        return f"(no console log at {vm.console}: did another `lab down` remove {topo.RUN_DIR}?)"
 
 
 def _wait_console(vm: Vm, marker: str, fatal: tuple, timeout: float, what: str) -> None:
@@ -242,14 +242,31 @@ def _lab_running(state: dict) -> bool:
         Vm(topo.GUEST_VMID).running() and pvesim.healthy(state)
 
 
+class UpDownLock:
+    """Serialises `lab up` and `lab down` of different processes (the lab is one per machine)."""
+
+    def __enter__(self):
+        self.f = open(topo.RUN_DIR.rstrip("/") + ".lock", "w")
+        fcntl.flock(self.f, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+
 def up(rebuild=False) -> dict:
+    with UpDownLock():
+        return _up(rebuild)
+
+
+def _up(rebuild: bool) -> dict:
     state = read_state()
     if not rebuild and _lab_running(state) and Guest().reachable():
         log(f"lab already up (accel {state['accel']}, guest {topo.GUEST_MGMT_ADDR})")
         return state
     if state or netns_exists() or glob.glob(topo.run_path("vms", "*")):
         log("cleaning up a partial lab first")
-        down()
+        _down()
     t0 = time.monotonic()
     imgs = images.ensure_images(rebuild=rebuild)
     t_images = time.monotonic() - t0
@@ -308,6 +325,11 @@ def _lab_qemu_pids() -> list:
 
 def down() -> list:
     """Stops everything the lab started; returns what is still left (empty when clean)."""
+    with UpDownLock():
+        return _down()
+
+
+def _down() -> list:
     state = read_state() or {}
     pvesim.stop(state)
     for d in glob.glob(topo.run_path("vms", "*")):
