@@ -300,13 +300,15 @@ Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const
            {"fail_msg", "the fstab changed since pathwarden wrote it; restore the backup by hand if still wanted"},
            {"quiet", true}},
           {}, options),
+      // An apply that never got to its backup (guest unreachable, refused) left the fstab as it
+      // was: nothing to restore, so no backup is needed, and the mounts are still re-made.
       stat_fstab("Read the backup", "{{ pathwarden_host.backup_path }}", "pathwarden_backup", options),
       make_task("Check the backup is the fstab as observed before the change", "ansible.builtin.assert",
                 {{"that", YamlList{"pathwarden_backup.stat.exists",
                                    "pathwarden_backup.stat.checksum == pathwarden_host.backup_sha256"}},
                  {"fail_msg", "the backup is missing or not the fstab pathwarden saved"},
                  {"quiet", true}},
-                {}, options),
+                {{"when", "pathwarden_fstab_now.stat.checksum != pathwarden_host.backup_sha256"}}, options),
       make_task(task::restore, "ansible.builtin.copy",
                 {{"src", "{{ pathwarden_host.backup_path }}"},
                  {"remote_src", true},
