@@ -75,7 +75,12 @@ std::unique_ptr<reconcile::GuestPort> LightLab::ansible_port(const std::filesyst
   ansible::AnsibleSettings s;
   s.command_prefix = {"ip", "netns", "exec", controller_namespace};
   s.work_dir = work_dir;
-  s.environment = {{"ANSIBLE_CONFIG", ansible_config}};
+  // As pathwarden's runtime runs Ansible (controller/runtime.cpp): host keys checked, no
+  // multiplexed connection outliving a run.
+  s.environment = {{"ANSIBLE_CONFIG", ansible_config},
+                   {"ANSIBLE_HOST_KEY_CHECKING", "True"},
+                   {"ANSIBLE_SSH_ARGS", "-o StrictHostKeyChecking=yes -o BatchMode=yes -o UserKnownHostsFile=" +
+                                            state_dir + "/known_hosts"}};
   reconcile::AnsibleGuestPortOptions o;
   o.inventories = {inventory};
   o.forks = 10;
