@@ -52,8 +52,11 @@ std::optional<double> unix_time(const std::string& rfc3339) {
 }
 
 int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
-  const auto json_text = boost::json::serialize(report::to_json(rep));
-  if (args.value_or("output", "text") == "json") {
+  const bool json_output = args.value_or("output", "text") == "json";
+  // Built only when asked for: for 10,000 policies the JSON document weighs more than the run.
+  const auto json_text = json_output || args.value("report-file") ? boost::json::serialize(report::to_json(rep))
+                                                                  : std::string();
+  if (json_output) {
     std::cout << json_text << "\n";
   } else {
     std::cout << report::render_text(rep, colour(args));

@@ -261,10 +261,11 @@ std::vector<plan::Observation> Engine::observe_listed(
     for (const auto& g : *listed) listed_by_vmid.emplace(g.ref.vmid, &g);
   }
   // One config read per VM (/pending holds the values in effect, the pending ones and the
-  // digest), while the guests' facts are gathered: the two wait on different machines.
-  auto facts_future = std::async(std::launch::async, [&] { return d_.guests.gather_facts(hosts); });
-  auto pendings = d_.api.read_pendings(vms);
-  auto facts = facts_future.get();
+  // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
+  // the big part, are parsed on this thread, so every batch reuses the same heap.
+  auto pendings_future = std::async(std::launch::async, [&] { return d_.api.read_pendings(vms); });
+  auto facts = d_.guests.gather_facts(hosts);
+  auto pendings = pendings_future.get();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];
     auto& o = out[i];
@@ -445,6 +446,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
       w->report->notes.push_back("reality moved while applying: re-observed and re-planned");
     }
     finish(*w);
+    if (!w->rollback_ok) rep.journal_left = true;
   }
 }
 
@@ -777,18 +779,35 @@ void Engine::roll_back(std::vector<Work*>& batch) {
                                   : std::optional<std::string>(describe(it->second.error())));
       }
     } else if (kind == "set-channels") {
+      // Only where the count moved: a failed `ethtool -L` changed nothing, and setting an
+      // unchanged count again fails on NICs without combined channels and on older ethtool.
+      std::vector<std::string> hosts;
+      for (auto& [w, idx] : todo) hosts.push_back(w->plan->host);
+      auto facts = d_.guests.gather_facts(hosts);
       std::vector<ansible::ChannelsRequest> requests;
+      std::vector<std::pair<Work*, std::size_t>> resetting;
       for (auto& [w, idx] : todo) {
         begin(*w, idx);
         const auto& s = std::get<plan::SetChannels>(w->plan->steps[idx].action);
+        const auto f = facts.find(w->plan->host);
+        const auto* i = f != facts.end() && f->second
+                            ? guest::find_interface_by_mac(f->second->interfaces, lower_mac(s.mac))
+                            : nullptr;
+        if (i != nullptr && i->combined_current().value_or(s.from) == s.from) {
+          end(*w, idx, std::nullopt);
+          continue;
+        }
         requests.push_back({s.host, s.interface, s.from});
+        resetting.emplace_back(w, idx);
       }
-      auto results = d_.guests.set_channels(requests);
-      for (auto& [w, idx] : todo) {
-        auto it = results.find(w->plan->host);
-        end(*w, idx, it == results.end() ? std::optional<std::string>("no result")
-                     : it->second ? std::nullopt
-                                  : std::optional<std::string>(describe(it->second.error())));
+      if (!requests.empty()) {
+        auto results = d_.guests.set_channels(requests);
+        for (auto& [w, idx] : resetting) {
+          auto it = results.find(w->plan->host);
+          end(*w, idx, it == results.end() ? std::optional<std::string>("no result")
+                       : it->second ? std::nullopt
+                                    : std::optional<std::string>(describe(it->second.error())));
+        }
       }
     } else if (kind == "set-nic") {
       for (auto& [w, idx] : todo) {
@@ -948,7 +967,8 @@ void Engine::remember_results(const report::RunReport& r) {
 
 report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bool check_only) {
   auto rep = new_report(check_only ? "check" : "reconcile", "");
-  std::vector<policy::StoragePath> remaining(all.begin(), all.end());
+  std::span<const policy::StoragePath> remaining = all;
+  std::vector<policy::StoragePath> retry;  // after a conflict, only those policies (never a copy of all)
   std::map<std::string, std::vector<std::string>> carried;  // notes of rounds that hit a conflict
   for (int round = 1; round <= o_.max_rounds && !remaining.empty(); ++round) {
     if (check_only) {
@@ -967,7 +987,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
                      : p.state == plan::PolicyState::changes   ? drift
                                                                : precondition_failed;
       });
-      remaining.clear();  // checked, all of them: none is left over from a conflict
+      remaining = {};  // checked, all of them: none is left over from a conflict
       break;
     }
     auto plan = observe_and_plan(remaining);
@@ -978,7 +998,8 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
     for (const auto& p : remaining) {
       if (std::find(conflicted.begin(), conflicted.end(), p.name) != conflicted.end()) next.push_back(p);
     }
-    remaining = std::move(next);
+    retry = std::move(next);
+    remaining = retry;
     if (!remaining.empty() && round < o_.max_rounds) {
       // Requeue with backoff, as controller-runtime does on a conflict.
       d_.sleeper.sleep(o_.requeue_backoff * (1 << (round - 1)));
