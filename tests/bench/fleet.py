@@ -1,0 +1,93 @@
+"""A benchmark fleet: N QEMU VMs for pvesim (--state), one pathwarden policy per VM, an Ansible
+inventory of them, and controller settings for the real `pathwarden` binary.
+
+Every VM has net1 = virtio with queues=8 on vmbr1 and its policy is the seed scenario's fix (the
+movies share over the 10 GbE link, vers=3, nconnect=8, queues=8): the state the lab guest is in
+when its facts are recorded (tests/bench/recordings/lab-guest), so a replayed guest is converged.
+"""
+import json
+import os
+
+FIRST_VMID = 1000
+NODES = ["pve1", "pve2", "pve3"]
+# Must match the policy the lab guest was converged with when its facts were recorded: the
+# reason is written into the fstab's pathwarden comment.
+REASON = "vers=3 on purpose: NFSv4.1 trunking reuses the 1 GbE transport"
+POLICY = """apiVersion: pathwarden/v1
+kind: StoragePath
+metadata: {{name: {name}}}
+spec:
+  guest: {{node: {node}, vmid: {vmid}, host: {host}}}
+  nic: {{device: net1, queues: 8}}
+  mount:
+    server: 198.51.100.2
+    nas_addresses: [192.0.2.2]
+    export: /volume1/movies
+    path: /mnt/movies
+    options: [vers=3, nconnect=8, _netdev]
+    reason: "{reason}"
+  verify: {{probe_file: probe-64m, probe_bytes: 64MiB}}
+  restart: {{allowed: true}}
+"""
+
+
+def mac(i, nic):
+    """BC:24:11 (Proxmox's prefix), then 0x5N for NIC N and the VM's index: unique per fleet."""
+    return "BC:24:11:%02X:%02X:%02X" % (0x50 + nic, (i >> 8) & 0xFF, i & 0xFF) if i < 65536 else None
+
+
+class Fleet:
+    def __init__(self, root, vms):
+        self.root = root
+        self.vms = []
+        for i in range(vms):
+            vmid = FIRST_VMID + i
+            self.vms.append({"vmid": vmid, "node": NODES[i % len(NODES)], "host": "vm%d" % vmid,
+                             "policy": "vm%d-movies" % vmid, "net0": "virtio=%s,bridge=vmbr0" % mac(i, 0),
+                             "net1": "virtio=%s,bridge=vmbr1,queues=8" % mac(i, 1)})
+        self.state_file = os.path.join(root, "state.json")
+        self.policies = os.path.join(root, "policies")
+        self.inventory = os.path.join(root, "inventory.ini")
+
+    def write(self):
+        os.makedirs(self.policies, exist_ok=True)
+        guests = [{"vmid": v["vmid"], "node": v["node"], "type": "qemu", "running": True,
+                   "config": {"name": v["host"], "cores": 2, "memory": 2048, "ostype": "l26",
+                              "net0": v["net0"], "net1": v["net1"]}} for v in self.vms]
+        with open(self.state_file, "w") as f:
+            json.dump({"cluster": "bench", "nodes": NODES, "guests": guests}, f)
+        for v in self.vms:
+            with open(os.path.join(self.policies, v["policy"] + ".yaml"), "w") as f:
+                f.write(POLICY.format(name=v["policy"], node=v["node"], vmid=v["vmid"], host=v["host"],
+                                      reason=REASON))
+        with open(self.inventory, "w") as f:
+            f.write("[fleet]\n")
+            for v in self.vms:
+                net1_mac = v["net1"].split(",")[0].split("=")[1].lower()
+                f.write("%s vmid=%d pw_mac=%s pw_policy=%s\n" % (v["host"], v["vmid"], net1_mac, v["policy"]))
+        return self
+
+    def settings(self, sim, token_id, secret, playbook_command, state_dir, max_in_flight=16):
+        """Controller settings for the real binary against this pvesim; returns the file's path."""
+        token_file = os.path.join(self.root, "token")
+        with open(os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(secret + "\n")
+        path = os.path.join(self.root, "pathwarden.yaml")
+        with open(path, "w") as f:
+            f.write(f"""apiVersion: pathwarden/v1
+kind: Controller
+spec:
+  proxmox:
+    url: {sim.url}
+    token_id: "{token_id}"
+    token_secret_file: {token_file}
+    fingerprint: "{sim.fingerprint}"
+    max_in_flight: {max_in_flight}
+  ansible:
+    inventory: {self.inventory}
+    playbook_command: {playbook_command}
+    forks: 16
+  state_dir: {state_dir}
+  policies: {self.policies}
+""")
+        return path

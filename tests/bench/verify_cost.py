@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""Verification cost on the QEMU lab (issue 8, target 5): for background rates of 0, 1, 5 and 20 MB/s
+received on each of the lab guest's storage links, the probe bytes the adaptive verifier needed
+and its verdict, on a correct path (expect `verified`) and on a misrouted one (never `verified`).
+
+usage: tests/bench/verify_cost.py --pathwarden BIN --pvesim BIN [--rates 0,1,5,20] [--record-facts DIR]
+
+Brings the lab up (tests/lab/lab up) and down again; refuses while another lab runs (namespace
+pwlab-sw exists). Prints one JSON document on stdout; progress on stderr.
+
+Each case is a real `pathwarden reconcile`: the guest is reset to a scenario, the policy asks for
+vers=3,nconnect=8 on /mnt/movies (so the mount is re-made and verified), starting with a 4 MiB
+probe that the verifier may grow up to the 64 MiB probe file. Background: `ping -I LINK -s 60000`
+to the NAS's address on that link, paced to the rate (each 60 KB echo reply is received on the
+link, whatever route the NFS traffic takes), on link1 and link2 at once; the rate actually
+received is measured from the guest's counters and reported.
+
+--record-facts DIR: afterwards converge the guest with the seed fix (tests/bench/fleet.py's policy)
+and record one facts run of it for tests/bench/recordings/ (the replay of the fleet benchmarks).
+"""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
+sys.path.insert(0, HERE)
+from pwlab import topology as topo  # noqa: E402
+from pwlab import lab, pvesim, scenarios  # noqa: E402
+import fleet  # noqa: E402
+
+LAB = os.path.join(ROOT, "tests", "lab", "lab")
+START_PROBE = 4 << 20
+MAX_PROBE = topo.PROBE_BYTES
+REPLY_BYTES = 60000 + 8 + 41 * (20 + 14)  # payload, ICMP header, 41 fragments' IP + Ethernet headers
+POLICY = """apiVersion: pathwarden/v1
+kind: StoragePath
+metadata: {{name: movies-bench}}
+spec:
+  guest: {{node: pve1, vmid: 101, host: media-vm}}
+  nic: {{device: net1}}
+  mount:
+    server: 198.51.100.2
+    nas_addresses: [192.0.2.2]
+    export: /volume1/movies
+    path: /mnt/movies
+    options: [vers=3, nconnect=8, _netdev]
+    reason: "benchmark: verification cost"
+  verify: {{probe_file: probe-64m, probe_bytes: {start}, max_probe_bytes: {max}}}
+  restart: {{allowed: false}}
+"""
+CASES = (("correct path", "clean-link2", "verified"), ("misrouted", "misrouted-link2", "wrong-path"))
+
+
+def log(msg):
+    print("verify_cost: " + msg, file=sys.stderr, flush=True)
+
+
+def rx_bytes(guest):
+    out = guest.run("cat /sys/class/net/link1/statistics/rx_bytes /sys/class/net/link2/statistics/rx_bytes").stdout
+    a, b = out.split()
+    return int(a), int(b)
+
+
+def start_background(guest, rate_mb_s):
+    if rate_mb_s == 0:
+        return []
+    interval = REPLY_BYTES / (rate_mb_s * 1e6)
+    pids = []
+    for link in (topo.LINK1, topo.LINK2):
+        cmd = (f"nohup ping -q -n -I {link['name']} -s 60000 -i {interval:.4f} {link['nas']} "
+               f">/dev/null 2>&1 </dev/null & echo $!")
+        pids.append(guest.run(cmd).stdout.strip())
+    return pids
+
+
+def stop_background(guest, pids):
+    if pids:
+        guest.run("kill " + " ".join(pids), check=False)
+
+
+def measured_rate(guest, seconds=3.0):
+    a1, b1 = rx_bytes(guest)
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    a2, b2 = rx_bytes(guest)
+    dt = time.monotonic() - t0
+    return (a2 - a1) / dt / 1e6, (b2 - b1) / dt / 1e6
+
+
+UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def probe_sequence(p):
+    """The size of every probe the verifier sent: the policy's first, then as its notes say
+    ("probe grown: ... probe again with 16.0 MiB", "measured again: ..."), checked against the
+    report's count and last size."""
+    sizes = [START_PROBE]
+    for note in p.get("notes", []):
+        if note.startswith("probe grown:"):
+            number, unit = note.split()[-2:]
+            sizes.append(round(float(number) * UNITS[unit]))
+        elif note.startswith("measured again:"):
+            sizes.append(sizes[-1])
+    v = p.get("verification") or {}
+    if v and (len(sizes) != v.get("probes") or abs(sizes[-1] - v.get("probe_bytes", 0)) > (1 << 20)):
+        raise RuntimeError(f"probe notes {sizes} disagree with the report ({v.get('probes')} probes, "
+                           f"last {v.get('probe_bytes')} bytes)")
+    return sizes if v else []
+
+
+def reconcile(binary, config, policies):
+    proc = subprocess.run([binary, "--config", config, "reconcile", policies, "--output", "json"],
+                          capture_output=True, text=True, timeout=1800)
+    try:
+        return proc.returncode, json.loads(proc.stdout), proc.stderr
+    except json.JSONDecodeError:
+        raise RuntimeError(f"pathwarden printed no JSON (exit {proc.returncode}): {proc.stderr[-1500:]}")
+
+
+def reset_nic():
+    a = pvesim.api()
+    want = topo.guest_vm_config()["net1"]
+    if a.config()["net1"] != want:
+        a.set_config({"net1": want})
+
+
+def settings():
+    out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"),
+                          tempfile.mkdtemp(prefix="pw-bench-lab-")], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def run_cases(binary, rates):
+    config = settings()
+    d = tempfile.mkdtemp(prefix="pw-bench-verify-")
+    with open(os.path.join(d, "movies.yaml"), "w") as f:
+        f.write(POLICY.format(start=START_PROBE, max=MAX_PROBE))
+    guest = lab.Guest()
+    rows = []
+    for rate in rates:
+        for case, scenario, want in CASES:
+            reset_nic()
+            guest.helper("apply", json.dumps(scenarios.scenario(scenario)))
+            pids = start_background(guest, rate)
+            try:
+                l1, l2 = measured_rate(guest)
+                log(f"{rate} MB/s {case}: background received link1 {l1:.2f} MB/s, link2 {l2:.2f} MB/s")
+                t0 = time.monotonic()
+                rc, report, err = reconcile(binary, config, d)
+                took = time.monotonic() - t0
+            finally:
+                stop_background(guest, pids)
+            p = report["policies"][0]
+            v = p.get("verification") or {}
+            verdict = v.get("verdict") or p["verdict"]
+            sizes = probe_sequence(p)
+            if verdict == "verified" and want != "verified":
+                status = "WRONG"
+            elif verdict == want:
+                status = "correct"
+            elif verdict == "inconclusive":
+                status = "safe: inconclusive"
+            else:
+                status = "wrong verdict"
+            target = "≤ 64 MiB" if rate <= 5 and want == "verified" else "never verified" if want != "verified" else ""
+            if status == "correct" and target == "≤ 64 MiB" and sum(sizes) > 64 << 20:
+                status = "over 64 MiB"
+            log(f"  → {p['verdict']} ({verdict}), probes {sizes}, exit {rc}, {took:.0f} s")
+            rows.append({"background_mb_s": rate, "measured_link1_mb_s": round(l1, 2),
+                         "measured_link2_mb_s": round(l2, 2), "case": case, "want": want, "verdict": verdict,
+                         "policy_verdict": p["verdict"], "probes": len(sizes), "probe_sizes": sizes,
+                         "probe_mib": sum(sizes) / 1048576, "seconds": took, "exit": rc, "status": status,
+                         "target": target, "summary": v.get("summary", ""), "notes": p.get("notes", [])})
+    return rows
+
+
+SEED_FIX = fleet.POLICY.format(name="movies-10g", node="pve1", vmid=101, host="media-vm", reason=fleet.REASON)
+
+
+def record_facts(binary, out_dir):
+    """Converge the lab guest with the fleet's policy and record one facts run (jsonl) of it."""
+    config = settings()
+    d = tempfile.mkdtemp(prefix="pw-bench-record-")
+    with open(os.path.join(d, "movies-10g.yaml"), "w") as f:
+        f.write(SEED_FIX)
+    reset_nic()
+    lab.Guest().helper("apply", json.dumps(scenarios.scenario("trunk-trap")))
+    rc, report, err = reconcile(binary, config, d)
+    check_verdict = report["policies"][0]["verdict"]
+    if rc != 2 or check_verdict != "verified":
+        raise RuntimeError(f"the seed fix did not verify (exit {rc}, {check_verdict}): {err[-1500:]}")
+    rc, report, err = reconcile(binary, config, d)
+    if rc != 0:
+        raise RuntimeError(f"the second run was not converged (exit {rc}): {json.dumps(report)[:2000]}")
+    books = os.path.join(d, "books")
+    subprocess.run([binary, "--config", config, "plan", d, "--emit-playbooks", books], capture_output=True,
+                   text=True, check=False)
+    state = lab.read_state()
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.jsonl", ANSIBLE_JSON_INDENT="0",
+               ANSIBLE_HOST_KEY_CHECKING="True", ANSIBLE_NOCOLOR="1", LC_ALL="C.UTF-8", LANG="C.UTF-8",
+               ANSIBLE_SSH_ARGS=f"-F {state['ssh_config']} -o StrictHostKeyChecking=yes -o BatchMode=yes")
+    proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], os.path.join(books, "facts.yml")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"facts run failed ({proc.returncode}): {proc.stderr[-1500:]}{proc.stdout[-1500:]}")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "facts.jsonl"), "w") as f:
+        f.write(proc.stdout)
+    with open(os.path.join(out_dir, "recording.json"), "w") as f:
+        json.dump({"host": topo.GUEST_NAME, "mac": topo.GUEST_MACS["link2"].lower(), "policy": "movies-10g",
+                   "recorded": time.strftime("%Y-%m-%d"), "policy_sha256": hashlib.sha256(SEED_FIX.encode()).hexdigest(),
+                   "how": "tests/bench/verify_cost.py --record-facts: the lab guest after the seed fix, converged"},
+                  f, indent=1)
+        f.write("\n")
+    reset_nic()
+    log(f"recorded the converged guest's facts in {out_dir}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pathwarden", required=True)
+    ap.add_argument("--pvesim", required=True)
+    ap.add_argument("--rates", default="0,1,5,20")
+    ap.add_argument("--record-facts")
+    args = ap.parse_args()
+    if os.path.exists(f"/run/netns/{topo.NETNS}"):
+        log(f"another lab is running (namespace {topo.NETNS}); run again when it is down")
+        return 3
+    env = dict(os.environ, PW_PVESIM=args.pvesim)
+    log("bringing the lab up")
+    t0 = time.monotonic()
+    up = subprocess.run([LAB, "up"], env=env, capture_output=True, text=True)
+    if up.returncode != 0:
+        sys.stderr.write(up.stdout[-3000:] + up.stderr[-3000:])
+        subprocess.run([LAB, "down"], env=env, capture_output=True)
+        return 1
+    result = {"lab_up_seconds": time.monotonic() - t0}
+    try:
+        status = lab.read_state()
+        result["accel"] = status.get("accel")
+        rates = [float(x) if "." in x else int(x) for x in args.rates.split(",")]
+        result["rows"] = run_cases(args.pathwarden, rates)
+        if args.record_facts:
+            record_facts(args.pathwarden, args.record_facts)
+    finally:
+        log("taking the lab down")
+        subprocess.run([LAB, "down"], env=env, capture_output=True, text=True)
+    print(json.dumps(result))
+    wrong = [r for r in result["rows"] if r["status"] == "WRONG"]
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
