@@ -1,9 +1,12 @@
 #include "policy/model.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <set>
 
 #include "diagnostics/suggest.hpp"
 
@@ -41,10 +44,46 @@ std::string MountSpec::options_string() const {
   return out;
 }
 
-const SourcePos& StoragePath::position_of(std::string_view field) const {
-  auto it = positions.find(field);
-  return it == positions.end() ? source : it->second;
+namespace {
+
+// Field names are few and live for the process: every policy points at the same strings.
+const std::string& intern(std::string_view field) {
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> names;
+  std::lock_guard lock(mutex);
+  auto it = names.find(field);
+  if (it == names.end()) it = names.emplace(field).first;
+  return *it;
 }
+
+}  // namespace
+
+void FieldPositions::set(std::string_view field, const SourcePos& pos) {
+  auto file = std::find(files_.begin(), files_.end(), pos.file);
+  if (file == files_.end()) file = files_.insert(files_.end(), pos.file);
+  const Entry e{&intern(field), static_cast<std::uint32_t>(file - files_.begin()), pos.line, pos.column};
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), field,
+                             [](const Entry& a, std::string_view f) { return *a.field < f; });
+  if (it != entries_.end() && *it->field == field) {
+    *it = e;
+  } else {
+    entries_.insert(it, e);
+  }
+}
+
+SourcePos FieldPositions::at(std::size_t i) const {
+  const auto& e = entries_[i];
+  return {files_[e.file], e.line, e.column};
+}
+
+std::optional<SourcePos> FieldPositions::find(std::string_view field) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), field,
+                             [](const Entry& a, std::string_view f) { return *a.field < f; });
+  if (it == entries_.end() || *it->field != field) return std::nullopt;
+  return at(static_cast<std::size_t>(it - entries_.begin()));
+}
+
+SourcePos StoragePath::position_of(std::string_view field) const { return positions.find(field).value_or(source); }
 
 bool TimeWindow::contains(int weekday, int minute_of_day) const {
   if (start_minute == end_minute) return days[static_cast<std::size_t>(weekday)];  // whole day

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "diagnostics/error.hpp"
@@ -81,6 +83,63 @@ struct RollbackSpec {
   bool verify_restored = true;  // re-verify the old state after rolling back
 };
 
+// Where each field of a policy was written ("spec.mount.path" → file:line:col), for messages of
+// later stages. Small on purpose: a fleet loads 10,000 policies, every field of one sits in the
+// same file, and the field names are few (each is kept once for all policies).
+class FieldPositions {
+ public:
+  class Slot {
+   public:
+    Slot& operator=(const SourcePos& pos) {
+      owner_.set(field_, pos);
+      return *this;
+    }
+
+   private:
+    friend class FieldPositions;
+    Slot(FieldPositions& owner, std::string_view field) : owner_(owner), field_(field) {}
+    FieldPositions& owner_;
+    std::string_view field_;
+  };
+
+  // Iterates like the map it replaces, in field order: (field, position) pairs, by value.
+  class const_iterator {
+   public:
+    using value_type = std::pair<const std::string&, SourcePos>;
+    const_iterator(const FieldPositions& owner, std::size_t i) : owner_(&owner), i_(i) {}
+    value_type operator*() const { return {*owner_->entries_[i_].field, owner_->at(i_)}; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    friend bool operator==(const const_iterator&, const const_iterator&) = default;
+
+   private:
+    const FieldPositions* owner_;
+    std::size_t i_;
+  };
+
+  Slot operator[](std::string_view field) { return Slot(*this, field); }
+  void set(std::string_view field, const SourcePos& pos);
+  std::optional<SourcePos> find(std::string_view field) const;
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  const_iterator begin() const { return {*this, 0}; }
+  const_iterator end() const { return {*this, entries_.size()}; }
+
+ private:
+  struct Entry {
+    const std::string* field;  // interned: one string per field name for the whole process
+    std::uint32_t file;        // index into files_
+    int line;
+    int column;
+  };
+  SourcePos at(std::size_t i) const;
+
+  std::vector<std::string> files_;  // nearly always one
+  std::vector<Entry> entries_;      // sorted by field
+};
+
 struct StoragePath {
   std::string name;  // metadata.name, unique
   GuestRef guest;
@@ -92,10 +151,10 @@ struct StoragePath {
   SourcePos source;  // where the document starts, for messages
   // Where each field was written ("spec.mount.path" → file:line:col), so later stages can
   // point at the line a problem comes from.
-  std::map<std::string, SourcePos, std::less<>> positions;
+  FieldPositions positions;
 
   // Position of a field, or of the document when the field was not written.
-  const SourcePos& position_of(std::string_view field) const;
+  SourcePos position_of(std::string_view field) const;
 };
 
 struct ProxmoxSettings {
