@@ -728,6 +728,14 @@ std::string lower_mac(std::string mac) {
   return mac;
 }
 
+// Whether a rollback of this plan ends by checking the old state is back (the policy may opt out).
+bool checks_restored_state(const plan::PolicyPlan& p) {
+  for (const auto& s : p.steps) {
+    if (const auto* v = std::get_if<plan::VerifyPath>(&s.action)) return v->verify_restored;
+  }
+  return true;
+}
+
 }  // namespace
 
 // ---- rollback ------------------------------------------------------------------------------
@@ -820,8 +828,15 @@ void Engine::roll_back(std::vector<Work*>& batch) {
     }
     // restart-vm has no inverse of its own: reverting the NIC restarts again when it must.
   }
+  // The restored state of every guest in one facts run, never one per guest.
+  std::vector<std::string> hosts;
   for (auto* w : batch) {
-    if (w->rollback_ok) check_restored(*w);
+    if (w->rollback_ok && checks_restored_state(*w->plan)) hosts.push_back(w->plan->host);
+  }
+  std::map<std::string, GuestResult<guest::GuestFacts>> restored;
+  if (!hosts.empty()) restored = d_.guests.gather_facts(hosts);
+  for (auto* w : batch) {
+    if (w->rollback_ok && checks_restored_state(*w->plan)) check_restored(*w, restored);
     if (w->journal) (void)w->journal->rollback_done(w->rollback_ok, w->rollback_ok ? "" : "see errors");
   }
 }
@@ -872,16 +887,7 @@ std::optional<std::string> Engine::revert_nic(const plan::SetNic& s, bool restar
 }
 
 // After a rollback: is everything as it was before the run?
-void Engine::check_restored(Work& w) {
-  const auto* verify_step = [&]() -> const plan::VerifyPath* {
-    for (const auto& s : w.plan->steps) {
-      if (const auto* v = std::get_if<plan::VerifyPath>(&s.action)) return v;
-    }
-    return nullptr;
-  }();
-  if (verify_step != nullptr && !verify_step->verify_restored) return;
-  const std::array<std::string, 1> hosts{w.plan->host};
-  auto facts = d_.guests.gather_facts(hosts);
+void Engine::check_restored(Work& w, const std::map<std::string, GuestResult<guest::GuestFacts>>& facts) {
   auto it = facts.find(w.plan->host);
   if (it == facts.end() || !it->second) {
     w.rollback_ok = false;

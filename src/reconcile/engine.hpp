@@ -118,7 +118,7 @@ class Engine {
   void run_fstab(std::vector<Work*>& batch);
   void run_verify(std::vector<Work*>& batch);
   void roll_back(std::vector<Work*>& batch);
-  void check_restored(Work& w);
+  void check_restored(Work& w, const std::map<std::string, GuestResult<guest::GuestFacts>>& facts);
   std::optional<std::string> revert_nic(const plan::SetNic& s, bool restart_if_pending, const std::string& host);
   void finish(Work& w);
   static report::PolicyReport new_entry(const plan::PolicyPlan& p);
