@@ -21,7 +21,7 @@ Result<bj::value> data_of(std::string_view body) {
   if (!v.is_object() || !v.as_object().contains("data")) {
     return fail("the answer has no 'data' member", {}, "is the URL a Proxmox VE API endpoint?");
   }
-  return v.as_object().at("data");
+  return std::move(v.as_object().at("data"));  // moved, not copied: a 10,000-guest list is megabytes
 }
 
 // Proxmox sends some numbers as strings and some strings as numbers; both become text here.

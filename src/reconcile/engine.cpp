@@ -231,17 +231,29 @@ report::PolicyReport& Engine::report_of(report::RunReport& r, const plan::Policy
   return r.policies.back();
 }
 
+// Status and locks of every guest from one list call, found by vmid.
+struct Engine::ListedGuests {
+  proxmox::ApiResult<std::vector<proxmox::GuestSummary>> guests;
+  std::map<int, const proxmox::GuestSummary*> by_vmid;
+};
+
+Engine::ListedGuests Engine::list_guests() {
+  ListedGuests l{d_.api.list_guests(), {}};
+  if (l.guests) {
+    for (const auto& g : *l.guests) l.by_vmid.emplace(g.ref.vmid, &g);
+  }
+  return l;
+}
+
 std::vector<plan::Observation> Engine::observe(std::span<const policy::StoragePath> policies) {
   std::vector<const policy::StoragePath*> all;
   all.reserve(policies.size());
   for (const auto& p : policies) all.push_back(&p);
-  // Status and locks of every guest in one call.
-  return observe_listed(d_.api.list_guests(), all);
+  return observe_listed(list_guests(), all);
 }
 
-std::vector<plan::Observation> Engine::observe_listed(
-    const proxmox::ApiResult<std::vector<proxmox::GuestSummary>>& listed,
-    std::span<const policy::StoragePath* const> policies) {
+std::vector<plan::Observation> Engine::observe_listed(const ListedGuests& listed,
+                                                      std::span<const policy::StoragePath* const> policies) {
   std::vector<plan::Observation> out(policies.size());
   std::vector<proxmox::VmRef> vms;
   std::vector<std::string> hosts;
@@ -256,10 +268,6 @@ std::vector<plan::Observation> Engine::observe_listed(
     vm_of[i] = it->second;
     if (seen_hosts.insert(p.guest.host).second) hosts.push_back(p.guest.host);
   }
-  std::map<int, const proxmox::GuestSummary*> listed_by_vmid;
-  if (listed) {
-    for (const auto& g : *listed) listed_by_vmid.emplace(g.ref.vmid, &g);
-  }
   // One config read per VM (/pending holds the values in effect, the pending ones and the
   // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
   // the big part, are parsed on this thread, so every batch reuses the same heap.
@@ -271,8 +279,8 @@ std::vector<plan::Observation> Engine::observe_listed(
     auto& o = out[i];
     const proxmox::VmRef& ref = vms[vm_of[i]];
     auto& pending = pendings[vm_of[i]];
-    if (!listed) {
-      o.vm_error = Error{describe(listed.error()), listed.error().where, {}};
+    if (!listed.guests) {
+      o.vm_error = Error{describe(listed.guests.error()), listed.guests.error().where, {}};
     } else if (!pending) {
       o.vm_error = Error{describe(pending.error()), ref.to_string(), {}};
     } else {
@@ -280,7 +288,7 @@ std::vector<plan::Observation> Engine::observe_listed(
       vm.pending = *pending;
       vm.config = config_from_pending(vm.pending);
       vm.status.ref = ref;
-      if (auto g = listed_by_vmid.find(ref.vmid); g == listed_by_vmid.end()) {
+      if (auto g = listed.by_vmid.find(ref.vmid); g == listed.by_vmid.end()) {
         o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " is not in the cluster",
                            p.position_of("spec.guest.vmid").to_string(), "check spec.guest.vmid"};
       } else {
@@ -344,7 +352,7 @@ void Engine::observe_and_plan(std::span<const policy::StoragePath> policies, con
     by_host[it->second].push_back(i);
   }
   host_slot.clear();
-  const auto listed = d_.api.list_guests();
+  const auto listed = list_guests();
   const std::size_t per_batch = std::max<std::size_t>(1, o_.observe_batch);
   for (std::size_t first = 0; first < by_host.size(); first += per_batch) {
     std::vector<std::size_t> indices;
