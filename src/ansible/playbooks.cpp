@@ -236,10 +236,17 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
   const auto& fstab = options.fstab_path;
   YamlList tasks{
       stat_fstab(task::fstab_now, fstab.c_str(), "pathwarden_fstab_now", options),
+      stat_fstab("Read an earlier backup of this change", "{{ pathwarden_host.backup_path }}",
+                 "pathwarden_earlier_backup", options),
+      // The new content is only ours when this change's backup exists (a retry of it; the backup's
+      // hash is checked below): the same content written by another controller is its change, and
+      // this run must re-observe.
       make_task(task::refuse_changed, "ansible.builtin.assert",
                 {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
                                    "pathwarden_fstab_now.stat.checksum in [pathwarden_host.observed_sha256, "
-                                   "pathwarden_host.new_sha256]"}},
+                                   "pathwarden_host.new_sha256]",
+                                   "pathwarden_fstab_now.stat.checksum == pathwarden_host.observed_sha256 or "
+                                   "pathwarden_earlier_backup.stat.exists"}},
                  {"fail_msg", "the fstab changed since pathwarden observed it; gather facts and plan again"},
                  {"quiet", true}},
                 {}, options),
