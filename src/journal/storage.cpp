@@ -15,16 +15,21 @@ namespace {
 
 constexpr std::string_view kSuffix = ".journal";
 
-// Test-only hook (tests/reliability): PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS=N makes the
-// process SIGKILL itself right after its N-th durable record, so a test can kill the real binary
-// after every journaled step. Unset, it costs one getenv per process.
-void die_here_if_asked() {
-  static const long kill_after = [] {
-    const char* v = std::getenv("PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS");
+// Test-only hooks (tests/reliability), right after the N-th durable record of the process:
+// PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS=N raises SIGKILL (a crash at every journaled step),
+// PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS=N raises SIGSTOP (the test decides when it goes
+// on: two controllers interleaved exactly). Unset, they cost two getenv per process.
+void test_hooks_after_durable_record() {
+  static const auto after = [](const char* name) {
+    const char* v = std::getenv(name);
     return v != nullptr ? std::strtol(v, nullptr, 10) : 0L;
-  }();
+  };
+  static const long kill_after = after("PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS");
+  static const long pause_after = after("PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS");
   static std::atomic<long> durable{0};
-  if (kill_after > 0 && ++durable == kill_after) std::raise(SIGKILL);
+  const long n = ++durable;
+  if (n == kill_after) std::raise(SIGKILL);
+  if (n == pause_after) std::raise(SIGSTOP);
 }
 
 class FileJournalStorage final : public JournalStorage {
@@ -43,7 +48,7 @@ class FileJournalStorage final : public JournalStorage {
     if (auto s = write_all(fd_.get(), line, path_); !s) return undo(s.error());
     if (::fsync(fd_.get()) != 0) return undo(system_error("cannot fsync", path_, errno));
     size_ += line.size();
-    die_here_if_asked();
+    test_hooks_after_durable_record();
     return {};
   }
 
