@@ -91,7 +91,9 @@ class Guests:
         return self.must(i, "cat", "/sys/class/net/eth0/address").strip()
 
     def mount_points(self, i):
-        return sorted(line.split()[1] for line in self.must(i, "cat", "/proc/mounts").splitlines())
+        """The guest's mounts under /mnt (the rest of its namespace mirrors the host's, which changes)."""
+        return sorted(line.split()[1] for line in self.must(i, "cat", "/proc/mounts").splitlines()
+                      if line.split()[1].startswith("/mnt"))
 
 
 def policy_text(i, queues=None, options="[vers=3, _netdev]", name=None):
