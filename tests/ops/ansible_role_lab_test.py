@@ -5,8 +5,8 @@ usage: ansible_role_lab_test.py PATHWARDEN
 The lab (tests/lab: QEMU guest, knfsd NAS, pvesim) must be up; the guest starts in the seed's
 trap (an NFSv4.2 mount through the NAS's old 1 GbE address). Then, with
 examples/lab/controller-settings for pvesim and the guest:
-1. the trap policy (examples/lab/trap: move the mount to the 10 GbE address with NFSv4.2) fails
-   the play: pathwarden exits 4, the failure names the policy, rolled-back, wrong-path and the
+1. the trap policy (examples/lab/trap: move the mount to the 10 GbE address with NFSv4.2; here
+   without the second probe of the restored state) fails the play: pathwarden exits 4, the failure names the policy, rolled-back, wrong-path and the
    trunking diagnosis; the guest's fstab and mounts are as before;
 2. check mode with the seed's fix (policies/, --policy movies-10g) reports changed (drift) and
    changes nothing: fstab bytes, mounts and the Proxmox config digest are the same;
@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -32,7 +33,15 @@ from pwlab import topology as topo  # noqa: E402
 
 FIX = {"pathwarden_reconcile_policy_paths": [os.path.join(ROOT, "policies")],
        "pathwarden_reconcile_policy_names": ["movies-10g"]}
-TRAP = {"pathwarden_reconcile_policy_paths": [os.path.join(ROOT, "examples", "lab", "trap")]}
+# The demo's trap policy, without the second probe after the rollback (this test checks the
+# restored guest itself; tests/reconcile covers verify_restored).
+with open(os.path.join(ROOT, "examples", "lab", "trap", "movies-v42.yaml")) as f:
+    TRAP_POLICY = f.read() + "  rollback: {verify_restored: false}\n"
+
+
+def step(name, started=[time.monotonic()]):
+    """Progress on stdout (CTest keeps it): what runs, and the time since the test began."""
+    print(f"[{time.monotonic() - started[0]:6.0f}s] {name}", flush=True)
 
 
 def check(cond, msg):
@@ -72,12 +81,17 @@ def only_policy(step, run):
 
 def main(binary):
     binary = os.path.abspath(binary)
+    step("reset the lab to the seed's trap")
     reset_lab()
     config = settings()
+    trap_dir = tempfile.mkdtemp(prefix="pw-role-trap-")
+    with open(os.path.join(trap_dir, "movies-v42.yaml"), "w") as f:
+        f.write(TRAP_POLICY)
     try:
         # 1. A change that fails verification fails the play, with the policy's story.
         before = guest_state()
-        r = run_role(binary, config, TRAP)
+        step("1. the trap policy: rolled back")
+        r = run_role(binary, config, {"pathwarden_reconcile_policy_paths": [trap_dir]})
         check(r.rc != 0 and r.stats.get("failures") == 1, f"trap: the play did not fail: {r}")
         p = only_policy("trap", r)
         check(p["verdict"] == "rolled-back" and r.report["exit_code"] == 4, f"trap: {json.dumps(p)[:1500]}")
@@ -92,6 +106,7 @@ def main(binary):
 
         # 2. Check mode: drift is "changed", nothing changes.
         digest = pvesim.api().config()["digest"]
+        step("2. check mode: drift, nothing changed")
         r = run_role(binary, config, FIX, check=True)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed", 0) >= 1,
               f"check mode: want changed and not failed: {r}")
@@ -104,6 +119,7 @@ def main(binary):
         check(pvesim.api().config()["digest"] == digest, "check mode wrote to Proxmox")
 
         # 3. A real run converges.
+        step("3. real run: converges")
         r = run_role(binary, config, FIX)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed", 0) >= 1,
               f"real run: want changed and not failed: {r}")
@@ -116,6 +132,7 @@ def main(binary):
 
         # 4. Converged: not changed, nothing written.
         digest = pvesim.api().config()["digest"]
+        step("4. again: converged, not changed")
         r = run_role(binary, config, FIX)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed") == 0,
               f"second run: want ok and not changed: {r}")
@@ -123,8 +140,9 @@ def main(binary):
         check(pvesim.api().config()["digest"] == digest, "the second run wrote to Proxmox")
         check(guest_state()["fstab_sha256"] == state["fstab_sha256"], "the second run changed the fstab")
     finally:
+        step("reset the lab")
         reset_lab()
-    print("ok ansible role on the lab")
+    step("ok ansible role on the lab")
 
 
 if __name__ == "__main__":
