@@ -403,14 +403,22 @@ Result<Playbook> channels_playbook(std::span<const ChannelsRequest> requests, co
 }
 
 Status write_playbooks(std::span<const Playbook> playbooks, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  // Playbooks carry the guests' fstab contents: private like the state directory they live in
+  // (directories 0700, files 0600), whatever the umask.
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  std::vector<fs::path> made;
+  for (auto p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) made.push_back(p);
+  fs::create_directories(dir, ec);
   if (ec) return fail("cannot create directory: " + ec.message(), dir.string(), "check the path and permissions");
-  auto write = [&](const std::filesystem::path& path, const std::string& text) -> Status {
+  for (const auto& p : made) fs::permissions(p, fs::perms::owner_all, fs::perm_options::replace, ec);
+  auto write = [&](const fs::path& path, const std::string& text) -> Status {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << text;
     out.close();
     if (!out) return fail("cannot write the file", path.string(), "check free space and permissions");
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
+    if (ec) return fail("cannot make the file private: " + ec.message(), path.string(), "check its owner");
     return {};
   };
   for (const auto& p : playbooks) {
