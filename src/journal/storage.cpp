@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <vector>
 
 namespace pw::journal {
 namespace {
@@ -17,19 +18,24 @@ constexpr std::string_view kSuffix = ".journal";
 
 // Test-only hooks (tests/reliability), right after the N-th durable record of the process:
 // PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS=N raises SIGKILL (a crash at every journaled step),
-// PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS=N raises SIGSTOP (the test decides when it goes
-// on: two controllers interleaved exactly). Unset, they cost two getenv per process.
+// PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS=N[,M...] raises SIGSTOP (the test injects a fault or
+// interleaves another controller, then sends SIGCONT). Unset, they cost two getenv per process.
 void test_hooks_after_durable_record() {
-  static const auto after = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr ? std::strtol(v, nullptr, 10) : 0L;
+  static const auto numbers = [](const char* name) {
+    std::vector<long> out;
+    for (const char* v = std::getenv(name); v != nullptr && *v != '\0';) {
+      char* end = nullptr;
+      out.push_back(std::strtol(v, &end, 10));
+      v = *end == ',' ? end + 1 : nullptr;
+    }
+    return out;
   };
-  static const long kill_after = after("PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS");
-  static const long pause_after = after("PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS");
+  static const std::vector<long> kill_after = numbers("PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS");
+  static const std::vector<long> pause_after = numbers("PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS");
   static std::atomic<long> durable{0};
   const long n = ++durable;
-  if (n == kill_after) std::raise(SIGKILL);
-  if (n == pause_after) std::raise(SIGSTOP);
+  if (std::find(kill_after.begin(), kill_after.end(), n) != kill_after.end()) std::raise(SIGKILL);
+  if (std::find(pause_after.begin(), pause_after.end(), n) != pause_after.end()) std::raise(SIGSTOP);
 }
 
 class FileJournalStorage final : public JournalStorage {
