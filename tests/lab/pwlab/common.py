@@ -19,6 +19,7 @@ def run(cmd, *, check=True, capture=False, input=None, env=None, cwd=None, timeo
     """Runs cmd (a list); on failure raises LabError with the command's last stderr lines."""
     try:
         proc = subprocess.run(cmd, input=input, env=env, cwd=cwd, timeout=timeout, text=True,
+                              stdin=subprocess.DEVNULL if input is None else None,
                               stdout=subprocess.PIPE if capture else None,
                               stderr=subprocess.PIPE)
     except FileNotFoundError:

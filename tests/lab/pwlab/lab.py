@@ -54,7 +54,9 @@ def kvm_usable(kernel: str) -> bool:
            "-kernel", kernel, "-append", "console=ttyS0 panic=-1 loglevel=1"]
     t0 = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=KVM_PROBE_TIMEOUT)
+        # stdin from /dev/null: QEMU's stdio chardev makes its stdin non-blocking and, killed at the
+        # timeout, leaves it so, which breaks every later ansible-playbook sharing that stdin.
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=KVM_PROBE_TIMEOUT)
         usable = b"Kernel panic" in proc.stdout
     except subprocess.TimeoutExpired:
         usable = False
