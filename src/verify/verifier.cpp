@@ -31,20 +31,28 @@ std::uint64_t round_up_mib(double bytes) {
   return static_cast<std::uint64_t>(std::ceil(bytes / static_cast<double>(kMiB))) * kMiB;
 }
 
-// The uncertainty of a set of interfaces, in shares of the current probe: the fixed noise floor
-// (shrinks relative to a bigger probe) and the background's part (grows with the probe's
-// duration, so its share stays).
+// The share of the probe window a bigger probe stretches: the probe's own run time. The rest
+// (reading the counters, starting the probe) stays as long whatever the probe size.
+double probe_part_of_window(const CounterAnalysis& a, const ProbeRun& probe) {
+  if (probe.wall_time.count() <= 0 || a.probe_window.count() <= 0) return 1.0;
+  return std::clamp(static_cast<double>(probe.wall_time.count()) / static_cast<double>(a.probe_window.count()), 0.0, 1.0);
+}
+
+// The uncertainty of a set of interfaces, in shares of the current probe. Fixed: the noise floor
+// and the background accumulated while no probe ran (both shrink against a bigger probe).
+// Scaling: the background accumulated during the probe itself (grows with the probe's duration,
+// so its share stays whatever the probe size).
 struct Noise {
   double floor = 0;
   double background = 0;
   std::string noisiest;
   double noisiest_background = -1;
 
-  void add(const CounterDelta& d, const NoiseModel& model, double p) {
+  void add(const CounterDelta& d, const NoiseModel& model, double p, double probe_part) {
     const double f = static_cast<double>(std::min(d.uncertainty, model.floor_bytes));
     const double bg = static_cast<double>(d.uncertainty) - f;
-    floor += f / p;
-    background += bg / p;
+    floor += (f + bg * (1.0 - probe_part)) / p;
+    background += bg * probe_part / p;
     if (bg > noisiest_background) { noisiest_background = bg; noisiest = d.name; }
   }
 };
@@ -147,8 +155,9 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
     out.summary = text::percent(net / p) + " of the probe's " + text::binary_bytes(p) + " " + what + " took " + intended->name;
     return out;
   }
+  const double probe_part = probe_part_of_window(a, probe);
   Noise intended_noise;
-  intended_noise.add(*intended, s.noise, p);
+  intended_noise.add(*intended, s.noise, p, probe_part);
   if (high < s.min_share) {
     if (seen_low >= s.min_seen_share) {
       out.verdict = Verdict::wrong_path;
@@ -163,7 +172,7 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
     }
     // Clearly not on the intended NIC, but where it went is lost in the others' noise.
     Noise all = intended_noise;
-    for (const auto* d : others) all.add(*d, s.noise, p);
+    for (const auto* d : others) all.add(*d, s.noise, p, probe_part);
     out.advice = advise_growth(all, std::abs((seen_low + seen_high) / 2 - s.min_seen_share), probe, s);
   } else {
     out.advice = advise_growth(intended_noise, std::abs(net / p - s.min_share), probe, s);

@@ -95,6 +95,8 @@ def secrets(w, policies, auth, secret):
     for root in (artefacts, w.state_dir(f"secrets-{auth}")):
         for dirpath, _, names in os.walk(root):
             for name in names:
+                if not stat.S_ISREG(os.lstat(os.path.join(dirpath, name)).st_mode):
+                    continue  # SSH connection-sharing sockets: no content to leak
                 with open(os.path.join(dirpath, name), "rb") as f:
                     data = f.read()
                 files += 1

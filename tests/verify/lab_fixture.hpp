@@ -36,6 +36,7 @@ struct Timing {
   double baseline_s = 1.0;
   double gap_s = 0.2;
   double probe_s = 1.35;
+  double dd_s = 0;  // the probe command's own run time inside the probe window; 0: all of it
 };
 
 inline std::chrono::nanoseconds secs(double s) {
@@ -87,7 +88,7 @@ inline Measurement measure(const std::vector<Lane>& lanes, std::uint64_t probe_b
     rx += l.probe_rx; tx += l.probe_tx;
     m.samples.after_probe.interfaces.push_back(counters(l, rx, tx));
   }
-  m.probe = ProbeRun{probe_bytes, dir, secs(t.probe_s)};
+  m.probe = ProbeRun{probe_bytes, dir, secs(t.dd_s > 0 ? t.dd_s : t.probe_s)};
   return m;
 }
 

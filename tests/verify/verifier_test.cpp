@@ -264,6 +264,43 @@ TEST_CASE("too little signal grows the probe, within its bound") {
   }
 }
 
+TEST_CASE("background gathered while no probe ran shrinks against a bigger probe") {
+  // The lab under TCG: 1 MB/s received on both links, a 4 MiB read done in 0.1 s inside a 10 s
+  // counter window (the rest is starting the commands that read the counters and run dd).
+  lab::Timing slow_window{.baseline_s = 5.0, .gap_s = 2.0, .probe_s = 10.0, .dd_s = 0.1};
+  const std::uint64_t probe = 4ull << 20;
+  Lane l1{"link1", lab::kLink1Mac, 5'000'000, 0, 10'000'000, 0, std::nullopt};
+  Lane l2{"link2", lab::kLink2Mac, 5'000'000, 0, 10'000'000 + probe, 0, std::nullopt};
+  auto in = lab::input(lab::movies_via_link2(), lab::clean_evidence(), lab::measure({l1, l2, lab::mgmt()}, probe,
+                                                                                    ProbeDirection::read, slow_window));
+  in.settings.max_probe_bytes = 64ull << 20;
+  const auto r = verify_path(in);
+  CHECK(r.verdict == Verdict::inconclusive);
+  REQUIRE(r.advice.next == NextStep::grow_probe);
+  CHECK(r.advice.probe_bytes > probe);
+  CHECK(r.advice.probe_bytes <= in.settings.max_probe_bytes);
+
+  SECTION("the grown probe, in a window stretched by its own run time only, decides") {
+    const std::uint64_t grown = r.advice.probe_bytes;
+    lab::Timing t = slow_window;
+    t.dd_s = 0.1 * static_cast<double>(grown) / static_cast<double>(probe);
+    t.probe_s = 10.0 - 0.1 + t.dd_s;
+    const auto bg = static_cast<std::uint64_t>(1'000'000 * t.probe_s);
+    Lane g1{"link1", lab::kLink1Mac, 5'000'000, 0, bg, 0, std::nullopt};
+    Lane g2{"link2", lab::kLink2Mac, 5'000'000, 0, bg + grown, 0, std::nullopt};
+    auto in2 = lab::input(lab::movies_via_link2(), lab::clean_evidence(),
+                          lab::measure({g1, g2, lab::mgmt()}, grown, ProbeDirection::read, t));
+    in2.settings.max_probe_bytes = 64ull << 20;
+    CHECK(verify_path(in2).verdict == Verdict::verified);
+  }
+  SECTION("when the probe fills the whole window, its share of the background stays: give up") {
+    lab::Timing busy = slow_window;
+    busy.dd_s = 0;
+    in.measurement = lab::measure({l1, l2, lab::mgmt()}, probe, ProbeDirection::read, busy);
+    CHECK(verify_path(in).advice.next == NextStep::give_up);
+  }
+}
+
 TEST_CASE("a probe whose bytes show nowhere is inconclusive (cached read)") {
   const auto m = lab::measure({lab::link1(0), lab::link2(0), lab::mgmt()}, lab::kProbe64MiB);
   const auto r = verify_path(lab::input(lab::movies_via_link2(), lab::clean_evidence(), m));
