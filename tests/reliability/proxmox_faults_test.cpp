@@ -134,11 +134,17 @@ class Spike {
     off_ = std::move(off);
     length_ = length;
   }
+  // The fault stays on for its length and, beyond that, until it met a few API requests: on a
+  // slow build (ASan) the run may not reach its next request within the length.
   void start() {
     if (thread_.joinable()) return;
+    const auto requests_at_start = api_requests();
     f_.sim().admin("PUT", "/pvesim/faults", on_);
-    thread_ = std::thread([this] {
+    thread_ = std::thread([this, requests_at_start] {
       std::this_thread::sleep_for(length_);
+      const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (api_requests() < requests_at_start + kMinRequestsHit && std::chrono::steady_clock::now() < cap)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       f_.sim().admin("PUT", "/pvesim/faults", off_);
     });
   }
@@ -147,6 +153,9 @@ class Spike {
   }
 
  private:
+  static constexpr std::int64_t kMinRequestsHit = 4;
+  std::int64_t api_requests() { return f_.stats().at("api_requests").to_number<std::int64_t>(); }
+
   Fleet& f_;
   std::string on_, off_;
   std::chrono::milliseconds length_{};
