@@ -75,20 +75,11 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     a.ansible_playbook = s.ansible.playbook_command;
     a.work_dir = rt->state->root() / "playbooks";
     // Host keys are always checked; the settings may name the known_hosts file to use.
-    // ANSIBLE_SSH_ARGS replaces Ansible's default ssh_args, so the connection sharing those
-    // defaults carry is named again: one SSH handshake per guest and playbook run instead of
-    // several per task, and modules piped over it (no become is used, so requiretty cannot bite).
-    // The masters end 15 s after their last session; their sockets sit in the state dir (0700),
-    // unless its path is too long for a socket name (sun_path, with Ansible's 40-character %C).
+    // Modules are piped over the task's SSH session instead of copied first (no become is used,
+    // so requiretty cannot bite). Connection sharing (ControlPersist) stays off: a shared
+    // connection to a guest that went away holds every later task until the run's time limit,
+    // where a new connection fails at once.
     std::string ssh_args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
-    const auto control_dir = rt->state->root() / "ssh";
-    constexpr std::size_t kMaxSocketPath = 100;
-    if (control_dir.string().size() + 41 <= kMaxSocketPath) {
-      ssh_args += " -o ControlMaster=auto -o ControlPersist=15s";
-      a.environment.emplace_back("ANSIBLE_SSH_CONTROL_PATH_DIR", control_dir.string());
-    } else {
-      spdlog::debug("state directory path too long for SSH connection sharing: {}", control_dir.string());
-    }
     if (!s.ansible.known_hosts_file.empty()) ssh_args += " -o UserKnownHostsFile=" + s.ansible.known_hosts_file;
     a.environment.emplace_back("ANSIBLE_HOST_KEY_CHECKING", "True");
     a.environment.emplace_back("ANSIBLE_SSH_ARGS", ssh_args);
