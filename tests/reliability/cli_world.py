@@ -18,7 +18,9 @@ import tempfile
 HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "proxmox"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
 from pvesim_fixture import Pvesim, local_env  # noqa: E402
+from pw_script import test_main  # noqa: E402,F401  (the scripts' entry point)
 
 GUESTS = os.path.join(ROOT, "tests", "lab", "light", "guests")
 TOKEN_ID = "root@pam!rel"
@@ -27,8 +29,8 @@ USER = "pathwarden@pve"
 PASSWORD = "rel-password-9d1b7c42"
 
 
-class Failure(Exception):
-    pass
+class Failure(AssertionError):
+    """A check that failed: test_main prints it as 'FAIL: ...' and exits 1."""
 
 
 def check(cond, msg):

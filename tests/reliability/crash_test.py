@@ -17,8 +17,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cli_world import World, check, describe_record, enter_controller_namespace, policy_text, report_of, \
-    results_record, Failure  # noqa: E402
+from cli_world import test_main, World, check, describe_record, enter_controller_namespace, policy_text, report_of, \
+    results_record  # noqa: E402
 
 AREA = "Crash (SIGKILL of the real binary; pvesim + light guests)"
 
@@ -85,12 +85,5 @@ def main(pvesim, pathwarden):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        main(sys.argv[1], sys.argv[2])
-    except Failure as e:
-        print(f"FAIL: {e}")
-        sys.exit(1)
+    test_main(main, __doc__, 2)
     print("ok")

@@ -23,7 +23,7 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cli_world import PASSWORD, TOKEN_ID, TOKEN_SECRET, USER, Failure, World, check, enter_controller_namespace, \
+from cli_world import test_main, PASSWORD, TOKEN_ID, TOKEN_SECRET, USER, World, check, enter_controller_namespace, \
     policy_text, report_of, results_record  # noqa: E402
 
 AREA = "Secure defaults (real binary; pvesim + light guests)"
@@ -191,12 +191,5 @@ def main(pvesim, pathwarden):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        main(sys.argv[1], sys.argv[2])
-    except Failure as e:
-        print(f"FAIL: {e}")
-        sys.exit(1)
+    test_main(main, __doc__, 2)
     print("ok")

@@ -22,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cli_world import Failure, World, check, enter_controller_namespace, policy_text, report_of, \
+from cli_world import test_main, Failure, World, check, enter_controller_namespace, policy_text, report_of, \
     results_record  # noqa: E402
 
 AREA = "Two controllers at once (real binary; pvesim + light guests)"
@@ -189,12 +189,5 @@ def main(pvesim, pathwarden):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        main(sys.argv[1], sys.argv[2])
-    except Failure as e:
-        print(f"FAIL: {e}")
-        sys.exit(1)
+    test_main(main, __doc__, 2)
     print("ok")
