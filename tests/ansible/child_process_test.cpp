@@ -44,7 +44,9 @@ TEST_CASE("a timeout ends the child and everything it started") {
   ChildProcessSpec spec;
   // The grandchild ignores SIGTERM, so only the group-wide SIGKILL ends it.
   spec.argv = {"sh", "-c", "sh -c 'trap \"\" TERM; echo $$; exec sleep 600' & wait"};
-  spec.timeout = 500ms;
+  // The limit only has to come after the grandchild printed its PID (a fork and two execs): 3 s
+  // leaves a loaded, sanitized machine two orders of magnitude of room.
+  spec.timeout = 3s;
   spec.kill_grace = 200ms;
   auto r = run_child_process(spec);
   REQUIRE(r);

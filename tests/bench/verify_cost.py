@@ -116,7 +116,7 @@ def probe_sequence(p):
 
 
 def reconcile(binary, config, policies):
-    proc = subprocess.run([binary, "--config", config, "reconcile", policies, "--output", "json"],
+    proc = subprocess.run([binary, "--config", config, "reconcile", policies, "--output", "json"], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=1800)
     try:
         return proc.returncode, json.loads(proc.stdout), proc.stderr
@@ -133,7 +133,7 @@ def reset_nic():
 
 def settings():
     out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"),
-                          tempfile.mkdtemp(prefix="pw-bench-lab-")], capture_output=True, text=True, check=True)
+                          tempfile.mkdtemp(prefix="pw-bench-lab-")], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 
@@ -200,13 +200,13 @@ def record_facts(binary, out_dir):
     if rc != 0:
         raise RuntimeError(f"the second run was not converged (exit {rc}): {json.dumps(report)[:2000]}")
     books = os.path.join(d, "books")
-    subprocess.run([binary, "--config", config, "plan", d, "--emit-playbooks", books], capture_output=True,
+    subprocess.run([binary, "--config", config, "plan", d, "--emit-playbooks", books], stdin=subprocess.DEVNULL, capture_output=True,
                    text=True, check=False)
     state = lab.read_state()
     env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.jsonl", ANSIBLE_JSON_INDENT="0",
                ANSIBLE_HOST_KEY_CHECKING="True", ANSIBLE_NOCOLOR="1", LC_ALL="C.UTF-8", LANG="C.UTF-8",
                ANSIBLE_SSH_ARGS=f"-F {state['ssh_config']} -o StrictHostKeyChecking=yes -o BatchMode=yes")
-    proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], os.path.join(books, "facts.yml")],
+    proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], os.path.join(books, "facts.yml")], stdin=subprocess.DEVNULL,
                           env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"facts run failed ({proc.returncode}): {proc.stderr[-1500:]}{proc.stdout[-1500:]}")
@@ -236,10 +236,10 @@ def main():
     env = dict(os.environ, PW_PVESIM=args.pvesim)
     log("bringing the lab up")
     t0 = time.monotonic()
-    up = subprocess.run([LAB, "up"], env=env, capture_output=True, text=True)
+    up = subprocess.run([LAB, "up"], stdin=subprocess.DEVNULL, env=env, capture_output=True, text=True)
     if up.returncode != 0:
         sys.stderr.write(up.stdout[-3000:] + up.stderr[-3000:])
-        subprocess.run([LAB, "down"], env=env, capture_output=True)
+        subprocess.run([LAB, "down"], stdin=subprocess.DEVNULL, env=env, capture_output=True)
         return 1
     result = {"lab_up_seconds": time.monotonic() - t0}
     try:
@@ -251,7 +251,7 @@ def main():
             record_facts(args.pathwarden, args.record_facts)
     finally:
         log("taking the lab down")
-        subprocess.run([LAB, "down"], env=env, capture_output=True, text=True)
+        subprocess.run([LAB, "down"], stdin=subprocess.DEVNULL, env=env, capture_output=True, text=True)
     print(json.dumps(result))
     wrong = [r for r in result["rows"] if r["status"] == "WRONG"]
     return 1 if wrong else 0

@@ -51,7 +51,7 @@ def check(cond, msg):
 
 def settings():
     out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"),
-                          tempfile.mkdtemp(prefix="pw-role-lab-")], capture_output=True, text=True, check=True)
+                          tempfile.mkdtemp(prefix="pw-role-lab-")], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 

@@ -51,7 +51,7 @@ def run_configure(playbook, start_at):
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
         env.pop(k, None)
     proc = subprocess.run(["ansible-playbook", "-i", "localhost,", playbook, "-e", "@" + os.path.join(AWX, "shards.yml"),
-                           "--start-at-task", start_at], capture_output=True, text=True, timeout=300, env=env)
+                           "--start-at-task", start_at], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, env=env)
     run = RoleRun(proc)
     tasks = run.out["plays"][0]["tasks"]
     check(tasks, f"{start_at}: no task ran:\n{proc.stderr[-1500:]}")
@@ -114,7 +114,7 @@ def check_workflow(task, nodes):
 
 
 def git(repo, *args):
-    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args],
+    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -127,7 +127,7 @@ def run_shard(ctl, work, extra, check_mode=False):
         f.write("localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n")
     env = dict(ctl.env, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1")
     proc = subprocess.run(["ansible-playbook", "-i", inventory, os.path.join(AWX, "pathwarden-shard.yml"),
-                           "-e", json.dumps(variables)] + (["--check"] if check_mode else []),
+                           "-e", json.dumps(variables)] + (["--check"] if check_mode else []), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=900, env=env, cwd=work)
     return RoleRun(proc)
 

@@ -55,5 +55,5 @@ def run_role(binary, settings, extra_vars=None, check=False, env=None, timeout=1
         cmd = ["ansible-playbook", "-i", inventory, PLAYBOOK, "-e", json.dumps(variables)] + (["--check"] if check else [])
         run_env = dict(env or os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1",
                        ANSIBLE_LOCAL_TEMP=os.path.join(tmp, "ansible-local"), ANSIBLE_RETRY_FILES_ENABLED="0")
-        return RoleRun(subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=run_env, cwd=tmp))
+        return RoleRun(subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, env=run_env, cwd=tmp))
 

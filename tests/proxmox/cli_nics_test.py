@@ -28,7 +28,7 @@ STATE = {
 def pathwarden(binary, sim, secret_file, *args):
     cmd = [binary, "proxmox", "nics", "--url", sim.url, "--token-id", "root@pam!cli",
            "--token-secret-file", secret_file, "--ca-file", sim.ca_file] + list(args)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=local_env())
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, env=local_env())
 
 
 def main(pvesim, binary):
@@ -74,12 +74,12 @@ def main(pvesim, binary):
               "auth error without the secret: %r" % bad.stderr)
 
         pinned = subprocess.run([binary, "proxmox", "nics", "--url", sim.url, "--token-id", "root@pam!cli",
-                                 "--token-secret-env", "PW_TEST_SECRET", "--fingerprint", "AA" + ":AA" * 31],
+                                 "--token-secret-env", "PW_TEST_SECRET", "--fingerprint", "AA" + ":AA" * 31], stdin=subprocess.DEVNULL,
                                 capture_output=True, text=True, timeout=120,
                                 env=dict(local_env(), PW_TEST_SECRET=SECRET))
         check(pinned.returncode == 1 and sim.fingerprint in pinned.stderr, "wrong pin names the seen fingerprint: %r"
               % pinned.stderr)
-        usage = subprocess.run([binary, "proxmox", "nic"], capture_output=True, text=True, timeout=60)
+        usage = subprocess.run([binary, "proxmox", "nic"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         check(usage.returncode == 1 and "did you mean 'nics'" in usage.stderr, "usage error: %r" % usage.stderr)
     print("cli_nics_test: ok")
 

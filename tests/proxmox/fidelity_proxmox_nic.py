@@ -47,7 +47,7 @@ def run_play(sim, workdir, queues, check_mode=False):
     cmd = ["ansible-playbook", "-i", "localhost,", os.path.join(HERE, "proxmox_nic_play.yml"), "-e", "@" + vars_file]
     if check_mode:
         cmd.append("--check")
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env, capture_output=True, text=True, timeout=300)
     try:
         report = json.loads(proc.stdout)
     except ValueError:

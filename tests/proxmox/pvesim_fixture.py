@@ -21,7 +21,7 @@ class Pvesim:
         ready = os.path.join(self.dir, "ready.json")
         cmd = [binary, "--port", "0", "--ready-file", ready, "--state", self.state_file,
                "--auth-failure-delay-ms", "0", "--task-duration-ms", "20", "--boot-delay-ms", "100"] + list(args)
-        self.proc = subprocess.Popen(cmd)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
         # Bounded only so that a broken start fails the test instead of hanging it.
         deadline = time.monotonic() + 60
         while not os.path.exists(ready):

@@ -1,6 +1,7 @@
 #include "pvesim_process.hpp"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -47,9 +48,14 @@ PvesimProcess::PvesimProcess(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
-  if (posix_spawn(&pid_, PVESIM_PATH, nullptr, nullptr, argv.data(), environ) != 0) {
-    throw std::runtime_error("cannot start " PVESIM_PATH);
-  }
+  // Its own /dev/null for stdin, never the test's: a shared description another process made
+  // non-blocking would follow pvesim into every hook it starts.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  const int spawned = posix_spawn(&pid_, PVESIM_PATH, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw std::runtime_error("cannot start " PVESIM_PATH);
   // Waiting for start-up is bounded only to turn a hang into a failure, not to measure anything.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!std::filesystem::exists(ready)) {

@@ -44,6 +44,9 @@ HookResult run_hook(const std::string& command, const std::string& event, int vm
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  // The hook (and the QEMU it may leave running) gets its own /dev/null for stdin: a process
+  // that switches its stdin to non-blocking must never reach a description others share.
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, pipefd[1], STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, pipefd[0]);
   posix_spawn_file_actions_addclose(&actions, pipefd[1]);

@@ -356,6 +356,9 @@ bool is_loopback_only_path(const std::string& s) { return s.starts_with("/pvesim
 bj::value Faults::to_json() const {
   bj::object o;
   o["latency_ms"] = latency_ms;
+  o["slow_writes"] = slow_writes;
+  o["slow_writes_after"] = slow_writes_after;
+  o["slow_writes_ms"] = slow_writes_ms;
   o["error_rate"] = error_rate;
   o["error_status"] = error_status;
   o["fail_next"] = fail_next;
@@ -379,6 +382,12 @@ std::string Faults::merge(const bj::value& json) {
     for (const auto& [k, v] : o) {
       if (k == "latency_ms") {
         latency_ms = v.to_number<int>();
+      } else if (k == "slow_writes") {
+        slow_writes = v.to_number<int>();
+      } else if (k == "slow_writes_after") {
+        slow_writes_after = v.to_number<int>();
+      } else if (k == "slow_writes_ms") {
+        slow_writes_ms = v.to_number<int>();
       } else if (k == "error_rate") {
         error_rate = v.to_number<double>();
       } else if (k == "error_status") {
@@ -461,6 +470,15 @@ struct Handlers {
       if (drop) ++sim.injected_drops_;
       if (error) ++sim.injected_errors_;
       latency = f.latency_ms;
+      if (api && req.method != "GET" && f.slow_writes > 0) {
+        if (f.slow_writes_after > 0) {
+          --f.slow_writes_after;
+        } else {
+          --f.slow_writes;
+          ++sim.delayed_requests_;
+          latency += f.slow_writes_ms;
+        }
+      }
     }
     ApiResponse resp;
     if (drop) {
@@ -1430,6 +1448,7 @@ struct Handlers {
                                       {"api_requests", sim.api_requests_},
                                       {"injected_errors", sim.injected_errors_},
                                       {"injected_drops", sim.injected_drops_},
+                                      {"delayed_requests", sim.delayed_requests_},
                                       {"concurrent_edits", sim.concurrent_edits_done_},
                                       {"config_writes", sim.config_writes_},
                                       {"config_writes_without_digest", sim.config_writes_without_digest_},
@@ -1439,7 +1458,7 @@ struct Handlers {
     if (m == "POST" && is({"pvesim", "stats", "reset"})) {
       std::lock_guard lock(sim.mutex_);
       sim.request_counts_.clear();
-      sim.api_requests_ = sim.injected_errors_ = sim.injected_drops_ = 0;
+      sim.api_requests_ = sim.injected_errors_ = sim.injected_drops_ = sim.delayed_requests_ = 0;
       sim.config_writes_ = sim.config_writes_without_digest_ = sim.digest_mismatches_ = 0;
       sim.connections_ = 0;
       return data_response(nullptr);

@@ -35,6 +35,12 @@ struct ApiResponse {
 
 struct Faults {
   int latency_ms = 0;
+  // Event-counted latency: after `slow_writes_after` more API writes (POST/PUT/DELETE) went by,
+  // the next `slow_writes` writes are answered `slow_writes_ms` late. Tests assert the fault hit
+  // through the `delayed_requests` counter, whatever the machine's speed.
+  int slow_writes = 0;
+  int slow_writes_after = 0;
+  int slow_writes_ms = 0;
   double error_rate = 0.0;  // share of API requests answered with error_status
   int error_status = 503;
   int fail_next = 0;  // the next N API requests get error_status
@@ -124,6 +130,7 @@ class Simulator {
   int api_requests_ = 0;
   int injected_errors_ = 0;
   int injected_drops_ = 0;
+  int delayed_requests_ = 0;
   int concurrent_edits_done_ = 0;
   // Config writes that passed the checks under the config lock, and those of them sent without a
   // digest (tests prove a client never writes blind); writes refused for a stale digest.

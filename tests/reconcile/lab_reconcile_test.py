@@ -36,12 +36,12 @@ def check(cond, msg):
 
 def settings() -> str:
     out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"),
-                          tempfile.mkdtemp(prefix="pw-lab-ctl-")], capture_output=True, text=True, check=True)
+                          tempfile.mkdtemp(prefix="pw-lab-ctl-")], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 
 def pathwarden(binary, config, *args):
-    proc = subprocess.run([binary, "--config", config, "--log-level", "trace", *args, "--output", "json"],
+    proc = subprocess.run([binary, "--config", config, "--log-level", "trace", *args, "--output", "json"], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=1800)
     secret_never_leaks(config, proc.stdout + proc.stderr)
     try:

@@ -43,7 +43,7 @@ def lab_name():
 
 
 def lab_env():
-    out = subprocess.run([GUESTS, "--lab", lab_name(), "env"], capture_output=True, text=True)
+    out = subprocess.run([GUESTS, "--lab", lab_name(), "env"], stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if out.returncode != 0:
         raise Failure("light guests are not up (the CTest fixture light_guests brings them up): " + out.stderr)
     return dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
@@ -78,7 +78,7 @@ class Guests:
         return f"guest{i}"
 
     def run(self, i, *argv):
-        return subprocess.run([GUESTS, "--lab", lab_name(), "exec", str(i), *argv], capture_output=True, text=True,
+        return subprocess.run([GUESTS, "--lab", lab_name(), "exec", str(i), *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=120)
 
     def must(self, i, *argv):
@@ -196,7 +196,7 @@ spec:
         return d
 
     def start(self, settings, *args, env=None):
-        return subprocess.Popen([self.pathwarden, "--config", settings, *args], stdout=subprocess.PIPE,
+        return subprocess.Popen([self.pathwarden, "--config", settings, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=dict(self.env, **(env or {})))
 
     def run(self, settings, *args, env=None, timeout=900):

@@ -10,10 +10,16 @@ usage: lab_faults_test.py PATHWARDEN NAME   (NAME: ssh_lost | nas_gone)
   down: the probe cannot reach the guest, nor can the rollback; the run ends rollback-failed
   (exit 5) with the journal left. With the link back, `pathwarden recover` restores the old
   fstab byte for byte and the old mounts.
-- nas_gone: the NAS's links go down as the probe starts: the O_DIRECT read hangs on the hard
-  mount until the Ansible run's time limit, the verification is inconclusive, and once the NAS
-  is back the change is rolled back (exit 4), fstab byte-identical, mounts as before.
+- nas_gone: the NAS's links go down as the probe starts (the run paused at its verify step's
+  begin record): the O_DIRECT read hangs on the hard mount; once the test sees that read running
+  in the guest it kills it (SIGKILL ends a read on a hard NFS mount), so the probe fails, the
+  verification is inconclusive, and at the rollback's begin record the NAS comes back: the change
+  is rolled back (exit 4), fstab byte-identical, mounts as before.
 
+Every fault is triggered by an event (a journal record, a process seen in the guest), never by a
+time window: at each pause the test checks the journal's last record is the one it names, and no
+Ansible time limit is shortened, so a slow machine changes how long the test takes, not its
+outcome.
 The policy is the seed's fix without the queues change (no reboot: the lab runs without KVM).
 Records of that run: 1 run-started, 2 step-begin change-fstab, 3 step-done, 4 step-begin verify,
 5 step-done (verdict), 6 rollback-begin, ...
@@ -54,23 +60,41 @@ spec:
 """
 
 
-def settings(run_timeout):
+def settings():
+    """The lab's settings as examples/lab/controller-settings writes them (Ansible's own time
+    limits untouched), and the policy directory; returns (settings, policies, state_dir)."""
     d = tempfile.mkdtemp(prefix="pw-rel-lab-")
     out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"), d],
-                         capture_output=True, text=True, check=True).stdout.strip()
-    with open(out) as f:
-        text = f.read()
-    with open(out, "w") as f:
-        f.write(text.replace("    remote_user: root\n", f"    remote_user: root\n    timeout: {run_timeout}\n"))
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout.strip()
     policies = os.path.join(d, "policies")
     os.makedirs(policies)
     with open(os.path.join(policies, "movies.yaml"), "w") as f:
         f.write(POLICY)
-    return out, policies
+    return out, policies, os.path.join(d, "state")
+
+
+def last_journal_record(state_dir):
+    """The newest journal's last record as JSON (each line: <crc32> <JSON>)."""
+    jdir = os.path.join(state_dir, "journal")
+    journals = sorted((os.path.join(jdir, n) for n in os.listdir(jdir) if n.endswith(".journal")),
+                      key=os.path.getmtime)
+    if not journals:
+        raise Failure(f"no journal in {jdir}")
+    with open(journals[-1]) as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    return json.loads(lines[-1].split(" ", 1)[1])
+
+
+def expect_paused_at(state_dir, want_type, want_kind=None):
+    """The run stopped where the test means to inject its fault, or the test says where it is."""
+    rec = last_journal_record(state_dir)
+    if rec.get("type") != want_type or (want_kind and rec.get("kind") != want_kind):
+        raise Failure(f"paused at the wrong record: expected {want_type} {want_kind or ''}, got {json.dumps(rec)[:600]}")
 
 
 def link(name, up):
-    subprocess.run(["ip", "-n", topo.NETNS, "link", "set", name, "up" if up else "down"], check=True)
+    subprocess.run(["ip", "-n", topo.NETNS, "link", "set", name, "up" if up else "down"], stdin=subprocess.DEVNULL,
+                   check=True)
 
 
 def guest_state():
@@ -94,7 +118,7 @@ def reset():
 
 def start(binary, config, policies, pause):
     return subprocess.Popen([binary, "--config", config, "reconcile", "--output", "json", policies],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **{PAUSE: pause}))
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **{PAUSE: pause}))
 
 
 def paused(p):
@@ -126,7 +150,8 @@ def finish(p):
 
 
 def recover(binary, config):
-    r = subprocess.run([binary, "--config", config, "recover", "--output", "json"], capture_output=True, text=True,
+    r = subprocess.run([binary, "--config", config, "recover", "--output", "json"], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True,
                        timeout=1800)
     return r.returncode, json.loads(r.stdout), r.stderr
 
@@ -134,11 +159,12 @@ def recover(binary, config):
 def test_ssh_lost(binary):
     reset()
     before, conf_before = guest_state(), pvesim.api().config()
-    config, policies = settings("3m")
+    config, policies, state = settings()
     mgmt = f"tap{topo.GUEST_VMID}i2"
     p = start(binary, config, policies, "3")
     try:
         wait_paused(p, "the end of its fstab step")
+        expect_paused_at(state, "step-done")
         written = guest_state()
         check(written["fstab"] != before["fstab"], "the fstab was not written before the link went down")
         link(mgmt, False)
@@ -167,23 +193,30 @@ def test_ssh_lost(binary):
 def test_nas_gone(binary):
     reset()
     before, conf_before = guest_state(), pvesim.api().config()
-    config, policies = settings("90s")
+    config, policies, state = settings()
     nas = [f"tap{topo.NAS_VMID}i0", f"tap{topo.NAS_VMID}i1"]
     p = start(binary, config, policies, "4,6")
     try:
         wait_paused(p, "the start of the verification")
+        expect_paused_at(state, "step-begin", "verify")
         for t in nas:
             link(t, False)
         os.kill(p.pid, signal.SIGCONT)
-        wait_paused(p, "the start of the rollback")
+        # The probe's read blocks on the hard mount as long as the NAS is gone. Each one seen
+        # running is killed (SIGKILL ends a read on a hard NFS mount): the probe fails by an event,
+        # not by a time limit; the run then stops itself at its rollback's begin record.
+        guest, killed = lab.Guest(), 0
+        while not paused(p):
+            if p.poll() is not None:
+                raise Failure(f"pathwarden exited ({p.returncode}) before its rollback:\n{p.stdout.read()[-3000:]}")
+            if guest.run("pgrep -x dd", check=False).returncode == 0:
+                killed += guest.run("pkill -KILL -x dd", check=False).returncode == 0
+            time.sleep(0.5)
+        check(killed > 0, "the probe's read was never seen running in the guest")
+        expect_paused_at(state, "rollback-begin")
     finally:
         for t in nas:
             link(t, True)
-    # The probe's read is blocked on the hard mount until the NAS answers again; the rollback
-    # unmounts, so it waits for that read to end (bounded, not asserted).
-    deadline = time.monotonic() + 600
-    while lab.Guest().run("pgrep -x dd", check=False).returncode == 0 and time.monotonic() < deadline:
-        time.sleep(2)
     os.kill(p.pid, signal.SIGCONT)
     rc, report, err = finish(p)
     pr = report["policies"][0]
@@ -193,7 +226,8 @@ def test_nas_gone(binary):
     check(after["fstab"] == before["fstab"], f"fstab not byte-identical:\n{before['fstab']}\n---\n{after['fstab']}")
     check(after["mounts"] == before["mounts"], f"mounts differ:\n{before['mounts']}\n{after['mounts']}")
     check(pvesim.api().config() == conf_before, "pvesim's config changed")
-    results_record("lab_faults", AREA, "the NAS goes away as the probe starts (both NAS links down)",
+    results_record("lab_faults", AREA, "the NAS goes away as the probe starts (both NAS links down; the hung "
+                   "read is killed)",
                    f"probe failed (\"{(pr['errors'] or ['?'])[0][:160]}\"), inconclusive → rolled-back (exit 4) once "
                    "the NAS was back; fstab byte-identical, mounts as before")
 

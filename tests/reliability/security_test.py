@@ -47,7 +47,7 @@ def tls(w, policies):
     ca = os.path.join(w.work, "other-ca.pem")
     key = os.path.join(w.work, "other-ca.key")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-keyout", key, "-out", ca, "-days", "2", "-subj", "/CN=not-the-node"],
+                    "-keyout", key, "-out", ca, "-days", "2", "-subj", "/CN=not-the-node"], stdin=subprocess.DEVNULL,
                    check=True, capture_output=True)
     settings = w.settings("tls-ca", fingerprint="-")
     with open(settings) as f:
@@ -110,7 +110,7 @@ def host_keys(w, policies):
     before = w.snapshot()
     # guest2 pinned with some other key: as if the guest had been replaced or impersonated.
     other = os.path.join(w.work, "other_host_key")
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other], stdin=subprocess.DEVNULL, check=True)
     with open(os.path.join(w.guests.env["LAB_STATE"], "known_hosts")) as f:
         pinned = f.read().splitlines()
     with open(other + ".pub") as f:

@@ -98,7 +98,7 @@ def screenshot(html, png, workdir):
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            "--hide-scrollbars", f"--user-data-dir={profile}", f"--screenshot={png}",
            f"--window-size={WIDTH},{HEIGHT}", "file://" + html]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180, env=env)
     check(proc.returncode == 0 and os.path.exists(png),
           f"chromium exited {proc.returncode} without a screenshot:\n{proc.stderr[-2000:]}")
 
@@ -113,7 +113,7 @@ def main():
     for f in (html, png):
         if os.path.exists(f):
             os.unlink(f)
-    proc = subprocess.run([binary, "report", "--input", REPORT, "--html", html], capture_output=True, text=True)
+    proc = subprocess.run([binary, "report", "--input", REPORT, "--html", html], stdin=subprocess.DEVNULL, capture_output=True, text=True)
     check(proc.returncode == 0, f"pathwarden report exited {proc.returncode}:\n{proc.stderr}")
     with tempfile.TemporaryDirectory(prefix="pw-chromium-") as work:
         screenshot(html, png, work)

@@ -21,7 +21,7 @@ from offline_controller import PVESIM_ARGS, STATE, OfflineController, Pvesim, ch
 
 
 def git(repo, *args):
-    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args],
+    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args], stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, check=True).stdout.strip()
 
 

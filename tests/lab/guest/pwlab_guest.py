@@ -17,7 +17,7 @@ FSTAB = "/etc/fstab"
 
 
 def sh(*cmd, check=True):
-    proc = subprocess.run(cmd, text=True, capture_output=True)
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, text=True, capture_output=True)
     if check and proc.returncode != 0:
         fail(f"{' '.join(cmd)}: {proc.stderr.strip() or 'exit ' + str(proc.returncode)}")
     return proc

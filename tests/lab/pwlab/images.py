@@ -223,7 +223,7 @@ def _busybox_tree(dl: str, tree: str) -> None:
 
 def _write_cpio(tree: str, out_path: str) -> None:
     with open(out_path, "wb") as out:
-        find = subprocess.Popen(["find", ".", "-print0"], cwd=tree, stdout=subprocess.PIPE)
+        find = subprocess.Popen(["find", ".", "-print0"], stdin=subprocess.DEVNULL, cwd=tree, stdout=subprocess.PIPE)
         cpio = subprocess.Popen(["cpio", "--null", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
                                 cwd=tree, stdin=find.stdout, stdout=subprocess.PIPE)
         gz = subprocess.Popen(["gzip", "-1"], stdin=cpio.stdout, stdout=out)

@@ -82,7 +82,7 @@ def choose_accel(kernel: str) -> str:
 
 def _link_exists(name: str, ns: str = None) -> bool:
     cmd = ["ip"] + (["-n", ns] if ns else []) + ["link", "show", name]
-    return subprocess.run(cmd, capture_output=True).returncode == 0
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True).returncode == 0
 
 
 def netns_exists() -> bool:
@@ -152,8 +152,10 @@ class Guest:
     """The lab guest over SSH (pinned host key, lab key)."""
 
     def run(self, command: str, check=True, timeout=120, input=None) -> subprocess.CompletedProcess:
+        # Never the caller's stdin: ssh makes a non-tty stdin non-blocking and, killed at the
+        # timeout, leaves it so for every process sharing it (ansible-playbook then refuses to run).
         proc = subprocess.run(ssh_command([command]), text=True, capture_output=True, timeout=timeout,
-                              input=input)
+                              input=input, stdin=subprocess.DEVNULL if input is None else None)
         if check and proc.returncode != 0:
             raise LabError(f"guest: `{command}` failed (exit {proc.returncode}): "
                            f"{proc.stderr.strip() or proc.stdout.strip()[-300:]}")

@@ -141,7 +141,7 @@ def test_ansible_modules():
         f.write(playbook)
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0")
     try:
-        proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], f.name],
+        proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], f.name], stdin=subprocess.DEVNULL,
                               text=True, capture_output=True, env=env, timeout=600)
     finally:
         os.unlink(f.name)
@@ -154,12 +154,12 @@ def test_host_key_pinned():
     """A wrong pinned host key makes SSH refuse the guest (host-key checking stays on)."""
     with tempfile.TemporaryDirectory() as d:
         key = os.path.join(d, "k")
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], check=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], stdin=subprocess.DEVNULL, check=True)
         with open(os.path.join(d, "known_hosts"), "w") as f, open(key + ".pub") as pub:
             f.write(f"{topo.GUEST_NAME} {' '.join(pub.read().split()[:2])}\n")
         proc = subprocess.run(["ssh", "-F", topo.run_path("ssh", "config"),
                                "-o", f"UserKnownHostsFile={os.path.join(d, 'known_hosts')}",
-                               topo.GUEST_NAME, "true"], capture_output=True, text=True, timeout=60)
+                               topo.GUEST_NAME, "true"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         check(proc.returncode != 0 and "HOST IDENTIFICATION HAS CHANGED" in proc.stderr,
               f"ssh accepted a guest whose host key does not match the pin: {proc.returncode} {proc.stderr}")
     check(lab.Guest().run("hostname").stdout.strip() == topo.GUEST_HOSTNAME, "the pinned key must work")
