@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "ansible/child_process.hpp"
@@ -76,11 +77,26 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     a.work_dir = rt->state->root() / "playbooks";
     // Host keys are always checked; the settings may name the known_hosts file to use.
     // Modules are piped over the task's SSH session instead of copied first (no become is used,
-    // so requiretty cannot bite). Connection sharing (ControlPersist) stays off: a shared
-    // connection to a guest that went away holds every later task until the run's time limit,
-    // where a new connection fails at once.
+    // so requiretty cannot bite). Connections are shared within a run, as Ansible does by
+    // default (ControlPersist: one handshake per guest instead of one per task, which on a slow
+    // guest is most of a task's cost), with dead-peer detection: a guest whose link went away is
+    // given up after ServerAliveInterval × ServerAliveCountMax (15 s) instead of holding every
+    // later task on a dead shared connection until the run's time limit. The control sockets
+    // live in the private state directory; the runner closes their masters when it is done.
     std::string ssh_args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
     if (!s.ansible.known_hosts_file.empty()) ssh_args += " -o UserKnownHostsFile=" + s.ansible.known_hosts_file;
+    const auto control_dir = rt->state->root() / "ssh";
+    // Ansible names a socket DIR/<40 hex digits>; a Unix socket path has at most 107 bytes.
+    constexpr std::size_t kMaxControlDir = 107 - 41;
+    std::error_code ec;
+    if (control_dir.string().size() <= kMaxControlDir && (std::filesystem::create_directory(control_dir, ec) || !ec)) {
+      std::filesystem::permissions(control_dir, std::filesystem::perms::owner_all, ec);
+      ssh_args += " -o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=5 -o ServerAliveCountMax=3";
+      a.environment.emplace_back("ANSIBLE_SSH_CONTROL_PATH_DIR", control_dir.string());
+      a.control_dir = control_dir;
+    } else {
+      spdlog::debug("SSH connections are not shared: {} is too long for a control socket path", control_dir.string());
+    }
     a.environment.emplace_back("ANSIBLE_HOST_KEY_CHECKING", "True");
     a.environment.emplace_back("ANSIBLE_SSH_ARGS", ssh_args);
     a.environment.emplace_back("ANSIBLE_PIPELINING", "True");

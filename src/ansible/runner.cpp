@@ -29,6 +29,20 @@ Result<std::string> read_text(const fs::path& path) {
 
 }  // namespace
 
+AnsiblePlaybookRunner::~AnsiblePlaybookRunner() {
+  if (!settings_.control_dir) return;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(*settings_.control_dir, ec)) {
+    if (!entry.is_socket(ec)) continue;
+    // The control socket is a path, not a network address: no namespace prefix is needed.
+    ChildProcessSpec spec;
+    spec.argv = {"ssh", "-o", "ControlPath=" + entry.path().string(), "-O", "exit", "pathwarden-control-master"};
+    spec.timeout = std::chrono::seconds(10);
+    spec.kill_grace = std::chrono::seconds(1);
+    (void)run_child_process(spec);  // best effort: a master that is gone already is fine
+  }
+}
+
 std::vector<std::pair<std::string, std::string>> AnsiblePlaybookRunner::environment() const {
   // Machine-readable output, and the security defaults whatever ansible.cfg says.
   std::vector<std::pair<std::string, std::string>> env{

@@ -40,11 +40,19 @@ struct AnsibleSettings {
   std::vector<std::pair<std::string, std::string>> environment;  // e.g. ANSIBLE_CONFIG
   std::chrono::seconds kill_grace{10};
   std::optional<std::filesystem::path> record_dir;  // save stdout/stderr/exit code per phase
+  // Where the SSH control sockets of shared connections live (ANSIBLE_SSH_CONTROL_PATH_DIR), if
+  // connections are shared: the runner closes those masters when it is destroyed.
+  std::optional<std::filesystem::path> control_dir;
 };
 
 class AnsiblePlaybookRunner final : public PlaybookRunner {
  public:
   explicit AnsiblePlaybookRunner(AnsibleSettings settings) : settings_(std::move(settings)) {}
+  // Ends the shared SSH connections its runs left (`ssh -O exit` per control socket), so none
+  // outlives the pathwarden run that opened it.
+  ~AnsiblePlaybookRunner() override;
+  AnsiblePlaybookRunner(const AnsiblePlaybookRunner&) = delete;
+  AnsiblePlaybookRunner& operator=(const AnsiblePlaybookRunner&) = delete;
   Result<RunReport> run(const RunRequest& request) override;
 
   // The command line and environment a request runs with (for logs and tests).

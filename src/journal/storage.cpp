@@ -16,7 +16,9 @@ namespace {
 
 constexpr std::string_view kSuffix = ".journal";
 
-// Test-only hooks (tests/reliability), right after the N-th durable record of the process:
+#ifdef PW_TEST_HOOKS
+// Test-only hooks (tests/reliability), compiled only into the dev and asan presets' builds
+// (PW_TEST_HOOKS), right after the N-th durable record of the process:
 // PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS=N raises SIGKILL (a crash at every journaled step),
 // PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS=N[,M...] raises SIGSTOP (the test injects a fault or
 // interleaves another controller, then sends SIGCONT). Unset, they cost two getenv per process.
@@ -37,6 +39,9 @@ void test_hooks_after_durable_record() {
   if (std::find(kill_after.begin(), kill_after.end(), n) != kill_after.end()) std::raise(SIGKILL);
   if (std::find(pause_after.begin(), pause_after.end(), n) != pause_after.end()) std::raise(SIGSTOP);
 }
+#else
+void test_hooks_after_durable_record() {}
+#endif
 
 class FileJournalStorage final : public JournalStorage {
  public:

@@ -12,7 +12,7 @@ PLAYBOOK = os.path.join(ROOT, "playbooks", "pathwarden.yml")
 class RoleRun:
     def __init__(self, proc):
         self.rc = proc.returncode
-        self.stderr = proc.stderr
+        self.stdout, self.stderr = proc.stdout, proc.stderr
         try:
             self.out = json.loads(proc.stdout)
         except json.JSONDecodeError:

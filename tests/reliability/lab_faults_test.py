@@ -29,7 +29,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -37,7 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
 sys.path.insert(0, HERE)
 from pwlab import topology as topo  # noqa: E402
-from pwlab import lab, pvesim, scenarios  # noqa: E402
+from pwlab import controller as ctl  # noqa: E402
+from pwlab import lab, pvesim  # noqa: E402
 from cli_world import Failure, check, results_record  # noqa: E402
 
 PAUSE = "PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS"
@@ -63,14 +63,12 @@ spec:
 def settings():
     """The lab's settings as examples/lab/controller-settings writes them (Ansible's own time
     limits untouched), and the policy directory; returns (settings, policies, state_dir)."""
-    d = tempfile.mkdtemp(prefix="pw-rel-lab-")
-    out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"), d],
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout.strip()
-    policies = os.path.join(d, "policies")
+    config = ctl.settings(prefix="pw-rel-lab-")
+    policies = os.path.join(os.path.dirname(config), "policies")
     os.makedirs(policies)
     with open(os.path.join(policies, "movies.yaml"), "w") as f:
         f.write(POLICY)
-    return out, policies, os.path.join(d, "state")
+    return config, policies, ctl.state_dir(config)
 
 
 def last_journal_record(state_dir):
@@ -98,22 +96,8 @@ def link(name, up):
 
 
 def guest_state():
-    g = lab.Guest()
-    fstab = g.run("cat /etc/fstab").stdout
-    mounts = sorted(line for line in g.run("grep ' nfs' /proc/mounts || true").stdout.splitlines())
-    keep = []
-    for line in mounts:
-        dev, mp, fstype, opts = line.split()[:4]
-        keep.append((dev, mp, fstype, tuple(o for o in opts.split(",") if o.split("=")[0] in ("vers", "addr", "nconnect"))))
-    return {"fstab": fstab, "mounts": keep}
-
-
-def reset():
-    a = pvesim.api()
-    want = topo.guest_vm_config()["net1"]
-    if a.config()["net1"] != want:
-        a.set_config({"net1": want})
-    lab.Guest().helper("apply", json.dumps(scenarios.scenario("trunk-trap")))
+    state = ctl.guest_state()
+    return {"fstab": state["fstab"], "mounts": ctl.mount_summary(state["mounts"])}
 
 
 def start(binary, config, policies, pause):
@@ -157,7 +141,7 @@ def recover(binary, config):
 
 
 def test_ssh_lost(binary):
-    reset()
+    ctl.reset_to_trap()
     before, conf_before = guest_state(), pvesim.api().config()
     config, policies, state = settings()
     mgmt = f"tap{topo.GUEST_VMID}i2"
@@ -191,7 +175,7 @@ def test_ssh_lost(binary):
 
 
 def test_nas_gone(binary):
-    reset()
+    ctl.reset_to_trap()
     before, conf_before = guest_state(), pvesim.api().config()
     config, policies, state = settings()
     nas = [f"tap{topo.NAS_VMID}i0", f"tap{topo.NAS_VMID}i1"]

@@ -144,6 +144,11 @@ def _guest_files() -> dict:
             "HostKey /etc/ssh/ssh_host_ed25519_key\nPermitRootLogin prohibit-password\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUseDNS no\n",
         "/etc/systemd/journald.conf.d/pwlab.conf": "[Journal]\nStorage=volatile\n",
+        # A login costs seconds under TCG on a loaded machine: sshd without its re-exec per
+        # connection (Debian's ssh.service passes SSHD_OPTS), and root's user manager kept
+        # running (linger) instead of started and stopped around every SSH session.
+        "/etc/default/ssh": 'SSHD_OPTS="-r"\n',
+        "/var/lib/systemd/linger/root": "",
         # Scenario routes (proto static) must survive a NIC being re-plugged.
         "/etc/systemd/networkd.conf.d/pwlab.conf":
             "[Network]\nManageForeignRoutes=no\nManageForeignRoutingPolicyRules=no\n",

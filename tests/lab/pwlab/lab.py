@@ -119,6 +119,23 @@ def delete_switch() -> None:
 # ---------------------------------------------------------------------------------------------
 # Files the controller uses: SSH config, known_hosts, Ansible inventory
 
+CONTROL_PATH = os.path.join(topo.RUN_DIR, "ssh", "cm-%C")
+# Ansible's connect timeout (ConnectTimeout, which also covers sshd's banner) for the TCG guest:
+# a bound on a hang, generous enough that a loaded machine's slow handshake is never "unreachable".
+ANSIBLE_CONNECT_TIMEOUT = 30
+
+
+def close_shared_ssh() -> None:
+    """Ends the harness's shared SSH connection to the guest, if one is open."""
+    config = topo.run_path("ssh", "config")
+    if os.path.exists(config):
+        try:
+            subprocess.run(["ssh", "-F", config, "-O", "exit", topo.GUEST_NAME], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            pass  # the master is killed with the VMs' network below
+
+
 def write_access_files(imgs: images.ImageSet) -> None:
     ssh_dir = topo.run_path("ssh")
     os.makedirs(ssh_dir, mode=0o700, exist_ok=True)
@@ -128,10 +145,14 @@ def write_access_files(imgs: images.ImageSet) -> None:
     known = os.path.join(ssh_dir, "known_hosts")
     with open(known, "w") as f:
         f.write(f"{topo.GUEST_NAME},{topo.GUEST_MGMT_ADDR} {imgs.guest_host_key()}\n")
+    # The harness's own SSH shares one connection (closed by `lab down`): a handshake with the
+    # TCG guest costs seconds on a loaded machine. ConnectTimeout only bounds a hang; it must
+    # not decide an outcome, so it leaves a slow guest's sshd plenty of time for its banner.
     opts = {"HostName": topo.GUEST_MGMT_ADDR, "User": "root", "IdentityFile": key,
             "IdentitiesOnly": "yes", "UserKnownHostsFile": known, "GlobalKnownHostsFile": "/dev/null",
-            "StrictHostKeyChecking": "yes", "HostKeyAlias": topo.GUEST_NAME, "ConnectTimeout": "5",
-            "ServerAliveInterval": "5", "ServerAliveCountMax": "6", "BatchMode": "yes", "LogLevel": "ERROR"}
+            "StrictHostKeyChecking": "yes", "HostKeyAlias": topo.GUEST_NAME, "ConnectTimeout": "60",
+            "ServerAliveInterval": "5", "ServerAliveCountMax": "6", "BatchMode": "yes", "LogLevel": "ERROR",
+            "ControlMaster": "auto", "ControlPath": CONTROL_PATH, "ControlPersist": "300"}
     with open(os.path.join(ssh_dir, "config"), "w") as f:
         f.write(f"Host {topo.GUEST_NAME}\n" + "".join(f"  {k} {v}\n" for k, v in opts.items()))
     common = (f"-o UserKnownHostsFile={known} -o GlobalKnownHostsFile=/dev/null "
@@ -140,7 +161,7 @@ def write_access_files(imgs: images.ImageSet) -> None:
         f.write("# The lab guest for ansible-playbook -i (written by tests/lab/lab up).\n[lab]\n"
                 f"{topo.GUEST_NAME} ansible_host={topo.GUEST_MGMT_ADDR} ansible_user=root "
                 f"ansible_ssh_private_key_file={key} ansible_python_interpreter=/usr/bin/python3 "
-                f"ansible_pipelining=true "
+                f"ansible_pipelining=true ansible_timeout={ANSIBLE_CONNECT_TIMEOUT} "
                 f"ansible_ssh_common_args='{common}'\n")
 
 
@@ -335,6 +356,7 @@ def down() -> list:
 
 def _down() -> list:
     state = read_state() or {}
+    close_shared_ssh()
     pvesim.stop(state)
     for d in glob.glob(topo.run_path("vms", "*")):
         name = os.path.basename(d)

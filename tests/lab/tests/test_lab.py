@@ -157,7 +157,9 @@ def test_host_key_pinned():
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key], stdin=subprocess.DEVNULL, check=True)
         with open(os.path.join(d, "known_hosts"), "w") as f, open(key + ".pub") as pub:
             f.write(f"{topo.GUEST_NAME} {' '.join(pub.read().split()[:2])}\n")
-        proc = subprocess.run(["ssh", "-F", topo.run_path("ssh", "config"),
+        # Its own connection, never the harness's shared one (which checked the real key).
+        proc = subprocess.run(["ssh", "-F", topo.run_path("ssh", "config"), "-o", "ControlMaster=no",
+                               "-o", "ControlPath=none",
                                "-o", f"UserKnownHostsFile={os.path.join(d, 'known_hosts')}",
                                topo.GUEST_NAME, "true"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         check(proc.returncode != 0 and "HOST IDENTIFICATION HAS CHANGED" in proc.stderr,

@@ -1,0 +1,82 @@
+"""pathwarden against the running lab, as the lab's CLI tests drive it (tests/reconcile,
+tests/ops, tests/reliability): settings written by examples/lab/controller-settings, the guest's
+fstab and NFS mounts as the kernel shows them, net1 reset, and the scan that the API token's
+secret never appears in an output or a file of the run."""
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import tempfile
+
+from . import lab, pvesim, scenarios
+from . import topology as topo
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
+PROBE = topo.PROBE_BYTES
+LINK1_MAC = topo.GUEST_MACS["link1"].lower()
+LINK2_MAC = topo.GUEST_MACS["link2"].lower()
+
+
+def settings(prefix: str = "pw-lab-ctl-") -> str:
+    """A fresh directory with the lab's controller settings and token; returns the settings file."""
+    out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"), tempfile.mkdtemp(prefix=prefix)],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def state_dir(config: str) -> str:
+    return os.path.join(os.path.dirname(config), "state")
+
+
+def guest_state() -> dict:
+    """fstab text and its SHA-256, and the guest's NFS lines of /proc/mounts (sorted)."""
+    g = lab.Guest()
+    fstab = g.run("cat /etc/fstab").stdout
+    mounts = sorted(line for line in g.run("grep ' nfs' /proc/mounts || true").stdout.splitlines())
+    return {"fstab_sha256": hashlib.sha256(fstab.encode()).hexdigest(), "fstab": fstab, "mounts": mounts}
+
+
+def mount_summary(lines) -> list:
+    """Device, mount point, type and the options that decide the path (vers, addr, nconnect)."""
+    out = []
+    for line in lines:
+        dev, mp, fstype, opts = line.split()[:4]
+        keep = [o for o in opts.split(",") if o.split("=")[0] in ("vers", "addr", "nconnect")]
+        out.append((dev, mp, fstype, tuple(keep)))
+    return out
+
+
+def reset_nic() -> None:
+    """net1 back to the lab's config (no queues=), so every case starts from the same VM."""
+    a = pvesim.api()
+    want = topo.guest_vm_config()["net1"]
+    if a.config()["net1"] != want:
+        a.set_config({"net1": want})
+
+
+def reset_to_trap() -> None:
+    """net1 as the lab made it and the guest in the seed's trap (NFSv4.2 through link1's address)."""
+    reset_nic()
+    lab.Guest().helper("apply", json.dumps(scenarios.scenario("trunk-trap")))
+
+
+def interface(report: dict, mac: str):
+    """The verification's entry for the guest interface with this MAC, or None."""
+    v = report["policies"][0]["verification"]
+    return next((i for i in v["interfaces"] if i["mac"] == mac), None)
+
+
+def secret_never_leaks(config: str, output: str) -> None:
+    """The API token's secret appears in no output, log, report, journal or generated playbook."""
+    conf_dir = os.path.dirname(config)
+    with open(os.path.join(conf_dir, "token")) as f:
+        secret = f.read().strip()
+    assert secret and secret not in output, "the token secret appeared in pathwarden's output"
+    for dirpath, _, files in os.walk(conf_dir):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if path == os.path.join(conf_dir, "token") or not stat.S_ISREG(os.lstat(path).st_mode):
+                continue  # the secret itself; SSH control sockets
+            with open(path, "rb") as f:
+                assert secret.encode() not in f.read(), f"the token secret appeared in {path}"
