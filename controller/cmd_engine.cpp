@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ansible/playbooks.hpp"
+#include "plan/guest_requests.hpp"
 #include "commands.hpp"
 #include "plan/render.hpp"
 #include "progress.hpp"
@@ -112,6 +113,32 @@ int usage_error(const std::string& command, const Error& e) {
   return 1;
 }
 
+// Every playbook the plan can run, generated as apply, rollback and the probe generate them
+// (plan/guest_requests.hpp, the same playbook options), for review before `apply`.
+Status write_review_playbooks(const plan::Plan& plan, const ansible::PlaybookOptions& options, const std::string& dir) {
+  const auto r = plan::guest_requests(plan);
+  std::vector<ansible::Playbook> books;
+  Status status;
+  auto add = [&](Result<ansible::Playbook> b, const char* name = nullptr) {
+    if (!b) {
+      if (status) status = std::unexpected(b.error());
+      return;
+    }
+    if (name != nullptr) b->name = name;  // two playbooks of one generator: the inverse's own name
+    books.push_back(std::move(*b));
+  };
+  if (!r.facts_hosts.empty()) add(ansible::facts_playbook(r.facts_hosts, options));
+  if (!r.fstab_changes.empty()) add(ansible::apply_playbook(r.fstab_changes, options));
+  if (!r.fstab_restores.empty()) add(ansible::rollback_playbook(r.fstab_restores, options));
+  if (!r.channels_changes.empty()) add(ansible::channels_playbook(r.channels_changes, options));
+  if (!r.channels_restores.empty()) add(ansible::channels_playbook(r.channels_restores, options), "channels-rollback");
+  if (!r.probes.empty()) add(ansible::probe_playbook(r.probes, options));
+  if (!status) return status;
+  if (auto st = ansible::write_playbooks(books, dir); !st) return st;
+  spdlog::info("wrote {} playbook(s) to {}", books.size(), dir);
+  return {};
+}
+
 int run_plan(const Args& args, const GlobalOptions& globals) {
   auto s = open_session(args, globals);
   if (!s) return usage_error("plan", s.error());
@@ -123,37 +150,7 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
     if (auto st = write_atomically(*out, json + "\n"); !st) return usage_error("plan", st.error());
   }
   if (auto dir = args.value("emit-playbooks")) {
-    std::vector<ansible::FstabChange> changes;
-    std::vector<ansible::FstabRestore> restores;
-    std::vector<ansible::ChannelsRequest> channels;
-    std::vector<ansible::ProbeRequest> probes;
-    std::vector<std::string> hosts;
-    for (const auto& p : plan.policies) {
-      hosts.push_back(p.host);
-      for (const auto& step : p.steps) {
-        if (const auto* f = std::get_if<plan::ChangeFstab>(&step.action)) {
-          changes.push_back({f->host, f->old_sha256, f->new_content, f->backup_path, f->activations});
-          restores.push_back({f->host, f->backup_path, f->old_sha256, f->new_sha256, f->inverse_activations});
-        } else if (const auto* c = std::get_if<plan::SetChannels>(&step.action)) {
-          channels.push_back({c->host, c->interface, c->to});
-        } else if (const auto* v = std::get_if<plan::VerifyPath>(&step.action)) {
-          probes.push_back({v->host, v->probe_file, v->probe_bytes,
-                            v->write ? ansible::ProbeDirection::write : ansible::ProbeDirection::read});
-        }
-      }
-    }
-    std::vector<ansible::Playbook> books;
-    auto add = [&](Result<ansible::Playbook> b) {
-      if (b) books.push_back(std::move(*b));
-      else spdlog::error("{}", b.error().to_string());
-    };
-    if (!hosts.empty()) add(ansible::facts_playbook(hosts));
-    if (!changes.empty()) add(ansible::apply_playbook(changes));
-    if (!restores.empty()) add(ansible::rollback_playbook(restores));
-    if (!channels.empty()) add(ansible::channels_playbook(channels));
-    if (!probes.empty()) add(ansible::probe_playbook(probes));
-    if (auto st = ansible::write_playbooks(books, *dir); !st) return usage_error("plan", st.error());
-    spdlog::info("wrote {} playbook(s) to {}", books.size(), *dir);
+    if (auto st = write_review_playbooks(plan, s->rt->playbook_options, *dir); !st) return usage_error("plan", st.error());
   }
   if (args.value_or("output", "text") == "json") {
     std::cout << json << "\n";

@@ -8,7 +8,7 @@
 #include "ansible/child_process.hpp"
 #include "policy/loader.hpp"
 #include "proxmox/client.hpp"
-#include "reconcile/ansible_guest_port.hpp"
+#include "ansible/guest_port.hpp"
 #include "settings.hpp"
 
 namespace pw::cli {
@@ -67,6 +67,7 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
   if (needs.proxmox) {
     auto opts = client_options(s.proxmox);
     if (!opts) return std::unexpected(opts.error().with_where("spec.proxmox in " + settings_file(globals).string()));
+    opts->sleeper = &rt->sleeper;
     auto client = proxmox::Client::create(std::move(*opts));
     if (!client) return std::unexpected(client.error());
     rt->api = std::move(*client);
@@ -102,11 +103,13 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     a.environment.emplace_back("ANSIBLE_PIPELINING", "True");
     if (!s.ansible.private_key_file.empty()) a.environment.emplace_back("ANSIBLE_PRIVATE_KEY_FILE", s.ansible.private_key_file);
     if (!s.ansible.remote_user.empty()) a.environment.emplace_back("ANSIBLE_REMOTE_USER", s.ansible.remote_user);
-    reconcile::AnsibleGuestPortOptions g;
+    ansible::GuestPortOptions g;
     g.inventories = {s.ansible.inventory};
     g.forks = s.ansible.forks;
     g.run_timeout = std::chrono::duration_cast<std::chrono::seconds>(s.ansible.timeout);
-    rt->guests = reconcile::make_ansible_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(a)), g);
+    g.playbook = rt->playbook_options;
+    g.sleeper = &rt->sleeper;
+    rt->guests = ansible::make_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(a)), g);
   }
   if (rt->api && rt->guests) {
     rt->engine = std::make_unique<reconcile::Engine>(

@@ -14,20 +14,23 @@
 #include "policy/model.hpp"
 #include "proxmox/api.hpp"
 #include "reconcile/engine.hpp"
-#include "reconcile/guest_port.hpp"
+#include "ansible/playbooks.hpp"
+#include "guest/port.hpp"
+#include "timing/sleeper.hpp"
 
 namespace pw::cli {
 
 struct Runtime {
   policy::ControllerSettings settings;
   std::unique_ptr<proxmox::Api> api;
-  std::unique_ptr<reconcile::GuestPort> guests;
+  std::unique_ptr<guest::GuestPort> guests;
+  ansible::PlaybookOptions playbook_options;  // what the guest port generates with; --emit-playbooks too
   std::unique_ptr<journal::StateDir> state;
   std::unique_ptr<journal::JournalStore> journals;
   std::unique_ptr<journal::GuestLocks> locks;
   std::unique_ptr<journal::PolicyResultStore> results;
   journal::SystemClock clock;
-  reconcile::RealSleeper sleeper;
+  timing::RealSleeper sleeper;
   std::unique_ptr<reconcile::Engine> engine;
 };
 

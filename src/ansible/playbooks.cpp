@@ -11,6 +11,13 @@
 
 namespace pw::ansible {
 
+using guest::ChannelsRequest;
+using guest::FstabChange;
+using guest::FstabRestore;
+using guest::MountActivation;
+using guest::ProbeDirection;
+using guest::ProbeRequest;
+
 namespace json = boost::json;
 
 namespace {

@@ -6,15 +6,26 @@
 namespace pw::plan {
 namespace json = boost::json;
 
-std::string Step::kind() const {
-  struct Kind {
-    std::string operator()(const SetNic&) const { return "set-nic"; }
-    std::string operator()(const RestartVm&) const { return "restart-vm"; }
-    std::string operator()(const SetChannels&) const { return "set-channels"; }
-    std::string operator()(const ChangeFstab&) const { return "change-fstab"; }
-    std::string operator()(const VerifyPath&) const { return "verify"; }
-  };
-  return std::visit(Kind{}, action);
+static_assert(std::variant_size_v<StepAction> == kPhaseOrder.size());
+static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::set_nic), StepAction>, SetNic>);
+static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::verify), StepAction>, VerifyPath>);
+
+std::string_view to_string(StepKind kind) {
+  switch (kind) {
+    case StepKind::set_nic: return "set-nic";
+    case StepKind::restart_vm: return "restart-vm";
+    case StepKind::set_channels: return "set-channels";
+    case StepKind::change_fstab: return "change-fstab";
+    case StepKind::verify: return "verify";
+  }
+  return "?";
+}
+
+std::optional<StepKind> step_kind_from(std::string_view text) {
+  for (auto k : kPhaseOrder) {
+    if (to_string(k) == text) return k;
+  }
+  return std::nullopt;
 }
 
 std::string_view to_string(PolicyState state) {
@@ -50,7 +61,7 @@ json::array strings_json(const std::vector<std::string>& v) {
   return a;
 }
 
-json::array activations_json(const std::vector<ansible::MountActivation>& v) {
+json::array activations_json(const std::vector<guest::MountActivation>& v) {
   json::array a;
   for (const auto& m : v) {
     a.push_back(json::object{{"path", m.path},
@@ -159,8 +170,8 @@ class Reader {
     }
     return ref;
   }
-  std::vector<ansible::MountActivation> activations(std::string_view key) {
-    std::vector<ansible::MountActivation> out;
+  std::vector<guest::MountActivation> activations(std::string_view key) {
+    std::vector<guest::MountActivation> out;
     const auto* v = find(key);
     if (v == nullptr) return out;
     const auto* a = v->if_array();
@@ -170,7 +181,7 @@ class Reader {
     }
     for (const auto& item : *a) {
       Reader r(item, where_ + "." + std::string(key));
-      ansible::MountActivation m;
+      guest::MountActivation m;
       m.path = r.str("path");
       m.source = r.str("source");
       m.fstype = r.str("fstype");
@@ -211,7 +222,7 @@ class Reader {
 }  // namespace
 
 json::value step_to_json(const Step& step) {
-  json::object o{{"kind", step.kind()}, {"disruptive", step.disruptive}, {"summary", step.summary}};
+  json::object o{{"kind", to_string(step.kind())}, {"disruptive", step.disruptive}, {"summary", step.summary}};
   struct Fill {
     json::object& o;
     void operator()(const SetNic& s) const {
@@ -260,7 +271,7 @@ json::value step_to_json(const Step& step) {
       o["probe_bytes"] = s.probe_bytes;
       o["max_probe_bytes"] = s.max_probe_bytes;
       o["min_share"] = s.min_share;
-      o["write"] = s.write;
+      o["write"] = s.direction == verify::ProbeDirection::write;
       o["baseline_ms"] = s.baseline_ms;
       o["rollback_on_inconclusive"] = s.rollback_on_inconclusive;
       o["verify_restored"] = s.verify_restored;
@@ -323,7 +334,7 @@ Result<Step> step_from_json(const json::value& v) {
     s.probe_bytes = r.uinteger("probe_bytes");
     s.max_probe_bytes = r.uinteger("max_probe_bytes");
     s.min_share = r.number("min_share");
-    s.write = r.boolean("write");
+    s.direction = r.boolean("write") ? verify::ProbeDirection::write : verify::ProbeDirection::read;
     s.baseline_ms = r.int32("baseline_ms");
     s.rollback_on_inconclusive = r.boolean("rollback_on_inconclusive");
     s.verify_restored = r.boolean("verify_restored");

@@ -2,6 +2,7 @@
 // A plan is a value (as in Terraform): computed once from desired × observed state, printed,
 // saved, and applied exactly as written. Every step carries the data its inverse needs, so a
 // rollback or a `pathwarden recover` never has to re-decide anything.
+#include <array>
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <optional>
@@ -9,8 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "ansible/playbooks.hpp"
 #include "diagnostics/error.hpp"
+#include "guest/operations.hpp"
 #include "proxmox/types.hpp"
 
 namespace pw::plan {
@@ -54,8 +55,8 @@ struct ChangeFstab {
   std::string old_sha256;
   std::string new_sha256;
   std::string backup_path;
-  std::vector<ansible::MountActivation> activations;          // new state, in mount order
-  std::vector<ansible::MountActivation> inverse_activations;  // old state, in mount order
+  std::vector<guest::MountActivation> activations;          // new state, in mount order
+  std::vector<guest::MountActivation> inverse_activations;  // old state, in mount order
   bool writes_file() const { return old_content != new_content; }
 };
 
@@ -74,7 +75,7 @@ struct VerifyPath {
   std::uint64_t probe_bytes = 0;
   std::uint64_t max_probe_bytes = 0;
   double min_share = 0.9;
-  bool write = false;      // probe direction: tx instead of rx
+  verify::ProbeDirection direction = verify::ProbeDirection::read;  // "write" in the plan file: tx
   int baseline_ms = 2000;
   bool rollback_on_inconclusive = true;
   bool verify_restored = true;
@@ -82,12 +83,20 @@ struct VerifyPath {
 
 using StepAction = std::variant<SetNic, RestartVm, SetChannels, ChangeFstab, VerifyPath>;
 
+// The kinds of step, in StepAction's order and in the order phases run. Strings ("set-nic") only
+// at the edges: plan files, journals, reports.
+enum class StepKind { set_nic, restart_vm, set_channels, change_fstab, verify };
+inline constexpr std::array<StepKind, 5> kPhaseOrder{StepKind::set_nic, StepKind::restart_vm, StepKind::set_channels,
+                                                     StepKind::change_fstab, StepKind::verify};
+std::string_view to_string(StepKind kind);  // "set-nic", "restart-vm", "set-channels", "change-fstab", "verify"
+std::optional<StepKind> step_kind_from(std::string_view text);
+
 struct Step {
   StepAction action;
   bool disruptive = false;  // interrupts the guest's path or the guest itself
   std::string summary;      // one line for plans, journals and reports
 
-  std::string kind() const;  // "set-nic", "restart-vm", "set-channels", "change-fstab", "verify"
+  StepKind kind() const { return static_cast<StepKind>(action.index()); }
 };
 
 enum class PolicyState {

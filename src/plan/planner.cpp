@@ -33,8 +33,8 @@ const guest::MountInfo* mount_at(const std::vector<guest::MountInfo>& mounts, st
 
 // Options to mount an existing mount again as it is now: its fstab entry when it has one, else
 // the effective options that matter for the path (version, connections, read-only).
-ansible::MountActivation activation_as_is(const guest::MountInfo& m, const guest::FstabFile& fstab) {
-  ansible::MountActivation a;
+guest::MountActivation activation_as_is(const guest::MountInfo& m, const guest::FstabFile& fstab) {
+  guest::MountActivation a;
   a.path = m.mount_point;
   if (auto entry = fstab.entry_for(m.mount_point)) {
     a.source = entry->spec;
@@ -332,13 +332,13 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     v.probe_bytes = p.verify.probe_bytes;
     v.max_probe_bytes = p.verify.max_probe_bytes;
     v.min_share = p.verify.min_share;
-    v.write = p.verify.direction == policy::ProbeDirection::write;
+    v.direction = p.verify.direction;
     v.baseline_ms = static_cast<int>(p.verify.baseline.count());
     v.rollback_on_inconclusive = p.rollback.on_inconclusive;
     v.verify_restored = p.rollback.verify_restored;
     out.steps.push_back({v, false,
                          "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
-                             (v.write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +
+                             (v.direction == verify::ProbeDirection::write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +
                              " (" + p.nic.device + ") for at least " +
                              std::to_string(static_cast<int>(p.verify.min_share * 100 + 0.5)) + "%"});
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "diagnostics/error.hpp"
+#include "verify/direction.hpp"
 
 namespace pw::policy {
 
@@ -50,7 +51,7 @@ struct MountSpec {
   std::string options_string() const;  // "vers=3,nconnect=8,_netdev"
 };
 
-enum class ProbeDirection { read, write };
+using verify::ProbeDirection;  // one name from policy to verdict
 
 struct VerifySpec {
   std::string probe_file;                     // relative to the mount path

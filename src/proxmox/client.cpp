@@ -6,7 +6,6 @@
 #include <condition_variable>
 #include <future>
 #include <regex>
-#include <thread>
 
 #include "proxmox/api_json.hpp"
 
@@ -476,15 +475,15 @@ ApiResult<TaskStatus> Client::task_status(const Upid& upid) {
 namespace {
 
 template <class Poll>
-auto poll_until(const WaitOptions& wait, Poll poll) -> decltype(poll()) {
-  const auto deadline = Clock::now() + wait.timeout;
+auto poll_until(timing::Sleeper& sleeper, const WaitOptions& wait, Poll poll) -> decltype(poll()) {
+  const auto deadline = sleeper.now() + wait.timeout;
   auto interval = wait.first_poll;
   while (true) {
     auto r = poll();
     if (!r || r->has_value()) return r;
-    const auto now = Clock::now();
+    const auto now = sleeper.now();
     if (now >= deadline) return r;
-    std::this_thread::sleep_for(std::min<Clock::duration>(interval, deadline - now));
+    sleeper.sleep(std::chrono::ceil<std::chrono::milliseconds>(std::min<Clock::duration>(interval, deadline - now)));
     interval = std::min(interval * 2, wait.max_poll);
   }
 }
@@ -494,7 +493,7 @@ std::string seconds(std::chrono::milliseconds ms) { return std::to_string((ms.co
 }  // namespace
 
 ApiResult<TaskStatus> Client::wait_task(const Upid& upid, const WaitOptions& wait) {
-  auto r = poll_until(wait, [&]() -> ApiResult<std::optional<TaskStatus>> {
+  auto r = poll_until(sleeper(), wait, [&]() -> ApiResult<std::optional<TaskStatus>> {
     auto st = task_status(upid);
     if (!st) return std::unexpected(st.error());
     if (st->running) return std::optional<TaskStatus>();
@@ -528,7 +527,7 @@ ApiResult<TaskStatus> Client::wait_task(const Upid& upid, const WaitOptions& wai
 
 ApiResult<VmStatus> Client::wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait) {
   std::optional<VmStatus> last;
-  auto r = poll_until(wait, [&]() -> ApiResult<std::optional<VmStatus>> {
+  auto r = poll_until(sleeper(), wait, [&]() -> ApiResult<std::optional<VmStatus>> {
     auto st = vm_status(vm);
     if (!st) return std::unexpected(st.error());
     last = *st;

@@ -57,6 +57,7 @@ class Client final : public Api {
   ApiResult<std::string> call(std::string method, std::string path, Params params = {});
 
  private:
+  timing::Sleeper& sleeper() const { return options_.sleeper ? *options_.sleeper : timing::real_sleeper(); }
   struct Call;
 
   Client(ClientOptions options, ApiEndpoint endpoint, std::unique_ptr<HttpTransport> transport);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "diagnostics/error.hpp"
+#include "timing/sleeper.hpp"
 
 namespace pw::proxmox {
 
@@ -55,6 +56,8 @@ struct ClientOptions {
   int max_in_flight = 16;
   std::chrono::milliseconds timeout{30000};  // per HTTP request
   RetryPolicy retry;
+  // Waits between task polls (wait_task, reboot_and_wait); nullptr: real time.
+  timing::Sleeper* sleeper = nullptr;
 };
 
 // The parts of a Proxmox URL: https only; the port defaults to 8006; a trailing /api2/json is allowed.

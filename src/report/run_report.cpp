@@ -6,6 +6,29 @@
 #include <sstream>
 
 namespace pw::report {
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::converged: return verdict::converged;
+    case Verdict::drift: return verdict::drift;
+    case Verdict::verified: return verdict::verified;
+    case Verdict::wrong_path: return verdict::wrong_path;
+    case Verdict::inconclusive: return verdict::inconclusive;
+    case Verdict::precondition_failed: return verdict::precondition_failed;
+    case Verdict::rolled_back: return verdict::rolled_back;
+    case Verdict::rollback_failed: return verdict::rollback_failed;
+  }
+  return "?";
+}
+
+std::optional<Verdict> verdict_from(std::string_view text) {
+  for (auto v : {Verdict::converged, Verdict::drift, Verdict::verified, Verdict::wrong_path, Verdict::inconclusive,
+                 Verdict::precondition_failed, Verdict::rolled_back, Verdict::rollback_failed}) {
+    if (to_string(v) == text) return v;
+  }
+  return std::nullopt;
+}
+
 namespace json = boost::json;
 
 int exit_code(const RunReport& r) {

@@ -11,6 +11,11 @@
 namespace pw::report {
 
 // Verdicts (contract, DESIGN.md) plus the two states of a policy that needed no verification.
+// The engine speaks Verdict; the report's fields hold the contract's spelling (to_string).
+enum class Verdict { converged, drift, verified, wrong_path, inconclusive, precondition_failed, rolled_back, rollback_failed };
+std::string_view to_string(Verdict v);
+std::optional<Verdict> verdict_from(std::string_view text);
+
 namespace verdict {
 inline constexpr const char* converged = "converged";  // nothing to do
 inline constexpr const char* drift = "drift";          // check mode: changes would be made

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "verify/direction.hpp"
+
 namespace pw::verify {
 
 // One interface as one read of /sys/class/net/IF/{address,statistics/*,speed} saw it.
@@ -31,8 +33,6 @@ struct CounterSnapshot {
   std::chrono::nanoseconds taken_at{0};
   std::vector<InterfaceCounters> interfaces;
 };
-
-enum class ProbeDirection { read, write };
 
 // What the probe did: read moves its bytes into the guest (rx), write out of it (tx).
 struct ProbeRun {

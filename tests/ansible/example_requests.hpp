@@ -9,6 +9,13 @@
 
 namespace pw::ansible::examples {
 
+using guest::ChannelsRequest;
+using guest::FstabChange;
+using guest::FstabRestore;
+using guest::MountActivation;
+using guest::ProbeDirection;
+using guest::ProbeRequest;
+
 inline const std::string kHostile =
     "x'\"; touch /tmp/pw-injected; $(touch /tmp/pw-injected) `id` {{ lookup('pipe', 'touch /tmp/pw-injected') }}"
     " {% raw %} {# c #}\nnext-line";

@@ -16,6 +16,7 @@
 
 namespace fs = std::filesystem;
 using namespace pw::ansible;
+using namespace pw::guest;
 using pw::guest::FstabFile;
 using pw::guest::GuestFacts;
 using pw::guest::sha256_hex;

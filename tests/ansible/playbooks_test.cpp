@@ -12,6 +12,7 @@
 #include "guest/facts.hpp"
 
 using namespace pw::ansible;
+using namespace pw::guest;
 namespace json = boost::json;
 
 namespace {

@@ -34,6 +34,7 @@
 #include "proxmox/client.hpp"
 #include "proxmox/net_device.hpp"
 #include "reconcile/engine.hpp"
+#include "timing/sleeper.hpp"
 #include "simulated_cluster.hpp"
 
 namespace fs = std::filesystem;
@@ -160,11 +161,6 @@ std::unique_ptr<pw::proxmox::Client> connect(const Args& a) {
   return std::move(*c);
 }
 
-class NoSleep final : public pw::reconcile::Sleeper {
- public:
-  void sleep(std::chrono::milliseconds) override {}
-};
-
 int run_observe(const Args& a) {
   const auto fleet = load_fleet(a.get("fleet"));
   pw::testing::SimulatedGuests guests;
@@ -178,7 +174,7 @@ int run_observe(const Args& a) {
     pw::journal::InMemoryGuestLocks locks;
     pw::journal::InMemoryPolicyResultStore results;
     pw::journal::SystemClock clock;
-    NoSleep sleeper;
+    pw::timing::ManualSleeper sleeper;
     pw::reconcile::EngineOptions options;
     options.observe_batch = static_cast<std::size_t>(a.number("batch", 256));
     pw::reconcile::Engine engine({*client, guests, journals, locks, results, clock, sleeper, {}}, options);
@@ -299,7 +295,7 @@ int run_guest_phases(const Args& a) {
     return std::string("# bench\ntmpfs /mnt/pw-bench tmpfs size=1m,mode=0755 0 0\n");
   };
   auto change = [&](const std::string& h) {
-    pw::ansible::FstabChange c;
+    pw::guest::FstabChange c;
     c.host = h;
     c.observed_sha256 = fstab_hash.at(h);
     c.new_content = new_fstab(h);
@@ -308,7 +304,7 @@ int run_guest_phases(const Args& a) {
     return c;
   };
   auto restore = [&](const std::string& h) {
-    pw::ansible::FstabRestore r;
+    pw::guest::FstabRestore r;
     r.host = h;
     r.backup_path = "/var/backups/pathwarden/fstab.bench." + h;
     r.backup_sha256 = fstab_hash.at(h);
@@ -322,23 +318,23 @@ int run_guest_phases(const Args& a) {
       {"facts", [](const std::vector<std::string>& h) { return pw::ansible::facts_playbook(h); }},
       {"apply",
        [&](const std::vector<std::string>& h) {
-         std::vector<pw::ansible::FstabChange> v;
+         std::vector<pw::guest::FstabChange> v;
          for (const auto& x : h) v.push_back(change(x));
          return pw::ansible::apply_playbook(v);
        }},
       {"probe",
        [&](const std::vector<std::string>& h) {
-         std::vector<pw::ansible::ProbeRequest> v;
+         std::vector<pw::guest::ProbeRequest> v;
          // With the engine's default baseline window, as a reconcile's probe phase runs it.
          for (const auto& x : h) {
-           v.push_back({x, probe_file, probe_bytes, pw::ansible::ProbeDirection::read, 1024 * 1024,
+           v.push_back({x, probe_file, probe_bytes, pw::verify::ProbeDirection::read, 1024 * 1024,
                         std::chrono::milliseconds(2000)});
          }
          return pw::ansible::probe_playbook(v);
        }},
       {"rollback",
        [&](const std::vector<std::string>& h) {
-         std::vector<pw::ansible::FstabRestore> v;
+         std::vector<pw::guest::FstabRestore> v;
          for (const auto& x : h) v.push_back(restore(x));
          return pw::ansible::rollback_playbook(v);
        }},

@@ -25,7 +25,7 @@ const T* find_step(const PolicyPlan& p) {
 
 std::vector<std::string> kinds(const PolicyPlan& p) {
   std::vector<std::string> out;
-  for (const auto& s : p.steps) out.push_back(s.kind());
+  for (const auto& s : p.steps) out.emplace_back(to_string(s.kind()));
   return out;
 }
 

@@ -11,29 +11,29 @@ using namespace pw::testing;
 namespace {
 
 // Passes every call on and remembers which guests each facts run was asked for.
-class FactsLog final : public reconcile::GuestPort {
+class FactsLog final : public guest::GuestPort {
  public:
   explicit FactsLog(GuestPort& inner) : inner_(inner) {}
   std::vector<std::vector<std::string>> runs;
 
-  std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> h) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> h) override {
     runs.emplace_back(h.begin(), h.end());
     return inner_.gather_facts(h);
   }
-  std::map<std::string, reconcile::GuestResult<void>> apply_fstab(std::span<const ansible::FstabChange> c) override {
+  std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> c) override {
     return inner_.apply_fstab(c);
   }
-  std::map<std::string, reconcile::GuestResult<void>> restore_fstab(std::span<const ansible::FstabRestore> r) override {
+  std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override {
     return inner_.restore_fstab(r);
   }
-  std::map<std::string, reconcile::GuestResult<void>> set_channels(std::span<const ansible::ChannelsRequest> r) override {
+  std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override {
     return inner_.set_channels(r);
   }
-  std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> probe(
-      std::span<const reconcile::ProbeSpec> p) override {
+  std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
+      std::span<const guest::ProbeRequest> p) override {
     return inner_.probe(p);
   }
-  std::map<std::string, reconcile::GuestResult<void>> wait_reachable(std::span<const std::string> h,
+  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> h,
                                                                      std::chrono::seconds t) override {
     return inner_.wait_reachable(h, t);
   }
@@ -63,7 +63,7 @@ struct Fleet {
   journal::InMemoryGuestLocks locks;
   journal::InMemoryPolicyResultStore results;
   journal::ManualClock clock{std::chrono::system_clock::time_point(std::chrono::hours(24 * 20000))};
-  NoSleep sleeper;
+  timing::ManualSleeper sleeper;
   std::vector<policy::StoragePath> policies;
 
   Fleet() {

@@ -10,6 +10,7 @@
 #include "journal/storage.hpp"
 #include "policy/loader.hpp"
 #include "reconcile/engine.hpp"
+#include "timing/sleeper.hpp"
 #include "simulated_cluster.hpp"
 
 namespace pw::testing {
@@ -20,11 +21,6 @@ inline const std::string kSeedFstab =
     "# /etc/fstab\nUUID=abcd / ext4 errors=remount-ro 0 1\n192.0.2.2:/srv/nas/tv /mnt/tv nfs vers=4.2,_netdev 0 0\n";
 inline constexpr const char* kNet1 = "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1";
 
-class NoSleep final : public reconcile::Sleeper {
- public:
-  void sleep(std::chrono::milliseconds) override {}
-};
-
 struct SeedWorld {
   SimulatedProxmox pve;
   SimulatedGuests guests;
@@ -32,7 +28,7 @@ struct SeedWorld {
   journal::InMemoryGuestLocks locks;
   journal::InMemoryPolicyResultStore results;
   journal::ManualClock clock{std::chrono::system_clock::time_point(std::chrono::hours(24 * 20000))};
-  NoSleep sleeper;
+  timing::ManualSleeper sleeper;
 
   SeedWorld() {
     SimulatedProxmox::Vm vm;

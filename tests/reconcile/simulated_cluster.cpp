@@ -233,7 +233,7 @@ int nconnect_of(const std::vector<std::string>& opts) {
   return 1;
 }
 
-reconcile::GuestFailure failure(reconcile::GuestFailure::Kind k, std::string what, const std::string& host) {
+guest::GuestFailure failure(guest::GuestFailure::Kind k, std::string what, const std::string& host) {
   return {k, Error{std::move(what), host, {}}};
 }
 
@@ -324,14 +324,14 @@ verify::CounterSnapshot SimulatedGuests::snapshot(const Guest& g, std::int64_t t
   return s;
 }
 
-std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> SimulatedGuests::gather_facts(
+std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::gather_facts(
     std::span<const std::string> hosts) {
   ++runs;
-  std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> out;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> out;
   for (const auto& h : hosts) {
     auto it = guests.find(h);
     if (it == guests.end() || !it->second.reachable) {
-      out.emplace(h, std::unexpected(failure(reconcile::GuestFailure::Kind::unreachable, "unreachable", h)));
+      out.emplace(h, std::unexpected(failure(guest::GuestFailure::Kind::unreachable, "unreachable", h)));
     } else {
       out.emplace(h, facts_of(h, it->second));
     }
@@ -339,22 +339,22 @@ std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> SimulatedGuests
   return out;
 }
 
-reconcile::GuestResult<void> SimulatedGuests::activate(Guest& g, const std::vector<ansible::MountActivation>& acts) {
+guest::GuestResult<void> SimulatedGuests::activate(Guest& g, const std::vector<guest::MountActivation>& acts) {
   for (auto it = acts.rbegin(); it != acts.rend(); ++it) {
     std::erase_if(g.mounts, [&](const Mount& m) { return m.mount_point == it->path; });
   }
   for (const auto& a : acts) {
     if (!a.mount) continue;
-    if (g.fail_mounts) return std::unexpected(failure(reconcile::GuestFailure::Kind::failed, "mount failed", "guest"));
+    if (g.fail_mounts) return std::unexpected(failure(guest::GuestFailure::Kind::failed, "mount failed", "guest"));
     mount(g, a.source, a.path, a.options);
   }
   return {};
 }
 
-std::map<std::string, reconcile::GuestResult<void>> SimulatedGuests::apply_fstab(
-    std::span<const ansible::FstabChange> changes) {
+std::map<std::string, guest::GuestResult<void>> SimulatedGuests::apply_fstab(
+    std::span<const guest::FstabChange> changes) {
   ++runs;
-  std::map<std::string, reconcile::GuestResult<void>> out;
+  std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& c : changes) {
     auto& g = guests.at(c.host);
     if (edit_fstab_before_apply) {
@@ -362,11 +362,11 @@ std::map<std::string, reconcile::GuestResult<void>> SimulatedGuests::apply_fstab
       edit_fstab_before_apply.reset();
     }
     if (!g.reachable) {
-      out.emplace(c.host, std::unexpected(failure(reconcile::GuestFailure::Kind::unreachable, "unreachable", c.host)));
+      out.emplace(c.host, std::unexpected(failure(guest::GuestFailure::Kind::unreachable, "unreachable", c.host)));
       continue;
     }
     if (guest::sha256_hex(g.fstab) != c.observed_sha256) {
-      out.emplace(c.host, std::unexpected(failure(reconcile::GuestFailure::Kind::conflict,
+      out.emplace(c.host, std::unexpected(failure(guest::GuestFailure::Kind::conflict,
                                                   "the fstab changed since it was observed", c.host)));
       continue;
     }
@@ -377,22 +377,22 @@ std::map<std::string, reconcile::GuestResult<void>> SimulatedGuests::apply_fstab
   return out;
 }
 
-std::map<std::string, reconcile::GuestResult<void>> SimulatedGuests::restore_fstab(
-    std::span<const ansible::FstabRestore> restores) {
+std::map<std::string, guest::GuestResult<void>> SimulatedGuests::restore_fstab(
+    std::span<const guest::FstabRestore> restores) {
   ++runs;
-  std::map<std::string, reconcile::GuestResult<void>> out;
+  std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& r : restores) {
     auto& g = guests.at(r.host);
     const auto now = guest::sha256_hex(g.fstab);
     if (now != r.written_sha256 && now != r.backup_sha256) {
-      out.emplace(r.host, std::unexpected(failure(reconcile::GuestFailure::Kind::conflict,
+      out.emplace(r.host, std::unexpected(failure(guest::GuestFailure::Kind::conflict,
                                                   "the fstab changed since pathwarden wrote it", r.host)));
       continue;
     }
     if (now != r.backup_sha256) {
       auto b = g.files.find(r.backup_path);
       if (b == g.files.end()) {
-        out.emplace(r.host, std::unexpected(failure(reconcile::GuestFailure::Kind::failed, "backup missing", r.host)));
+        out.emplace(r.host, std::unexpected(failure(guest::GuestFailure::Kind::failed, "backup missing", r.host)));
         continue;
       }
       g.fstab = b->second;
@@ -405,27 +405,27 @@ std::map<std::string, reconcile::GuestResult<void>> SimulatedGuests::restore_fst
   return out;
 }
 
-std::map<std::string, reconcile::GuestResult<void>> SimulatedGuests::set_channels(
-    std::span<const ansible::ChannelsRequest> requests) {
+std::map<std::string, guest::GuestResult<void>> SimulatedGuests::set_channels(
+    std::span<const guest::ChannelsRequest> requests) {
   ++runs;
-  std::map<std::string, reconcile::GuestResult<void>> out;
+  std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& r : requests) {
     auto& g = guests.at(r.host);
     auto nic = std::find_if(g.nics.begin(), g.nics.end(), [&](const Nic& n) { return n.name == r.interface; });
     if (nic == g.nics.end() || r.combined > nic->max_channels) {
-      out.emplace(r.host, std::unexpected(failure(reconcile::GuestFailure::Kind::failed, "ethtool -L failed", r.host)));
+      out.emplace(r.host, std::unexpected(failure(guest::GuestFailure::Kind::failed, "ethtool -L failed", r.host)));
       continue;
     }
     nic->channels = r.combined;
-    out.emplace(r.host, reconcile::GuestResult<void>{});
+    out.emplace(r.host, guest::GuestResult<void>{});
   }
   return out;
 }
 
-std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> SimulatedGuests::probe(
-    std::span<const reconcile::ProbeSpec> probes) {
+std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> SimulatedGuests::probe(
+    std::span<const guest::ProbeRequest> probes) {
   ++runs;
-  std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> out;
+  std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> out;
   for (const auto& p : probes) {
     auto& g = guests.at(p.host);
     const Mount* m = nullptr;
@@ -433,11 +433,11 @@ std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> Simulated
       if (p.path.starts_with(mm.mount_point + "/")) m = &mm;
     }
     if (m == nullptr) {
-      out.emplace(p.host, std::unexpected(failure(reconcile::GuestFailure::Kind::failed,
+      out.emplace(p.host, std::unexpected(failure(guest::GuestFailure::Kind::failed,
                                                   "dd: " + p.path + ": No such file or directory", p.host)));
       continue;
     }
-    reconcile::ProbeOutcome o;
+    guest::ProbeOutcome o;
     o.samples.baseline_start = snapshot(g, 0);
     o.samples.baseline_end = snapshot(g, 2);
     o.samples.before_probe = o.samples.baseline_end;
@@ -455,13 +455,13 @@ std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> Simulated
   return out;
 }
 
-std::map<std::string, reconcile::GuestResult<void>> SimulatedGuests::wait_reachable(std::span<const std::string> hosts,
+std::map<std::string, guest::GuestResult<void>> SimulatedGuests::wait_reachable(std::span<const std::string> hosts,
                                                                                     std::chrono::seconds) {
   ++runs;
-  std::map<std::string, reconcile::GuestResult<void>> out;
+  std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& h : hosts) {
-    if (guests.at(h).reachable) out.emplace(h, reconcile::GuestResult<void>{});
-    else out.emplace(h, std::unexpected(failure(reconcile::GuestFailure::Kind::timeout, "did not come back", h)));
+    if (guests.at(h).reachable) out.emplace(h, guest::GuestResult<void>{});
+    else out.emplace(h, std::unexpected(failure(guest::GuestFailure::Kind::timeout, "did not come back", h)));
   }
   return out;
 }

@@ -14,7 +14,7 @@
 #include "guest/fstab.hpp"
 #include "guest/sha256.hpp"
 #include "proxmox/api.hpp"
-#include "reconcile/guest_port.hpp"
+#include "guest/port.hpp"
 
 namespace pw::testing {
 
@@ -64,7 +64,7 @@ class SimulatedProxmox final : public proxmox::Api {
 };
 
 // One guest: fstab, mounts, NICs; a NAS with addresses; routes; the kernel's NFSv4.1 trunking.
-class SimulatedGuests final : public reconcile::GuestPort {
+class SimulatedGuests final : public guest::GuestPort {
  public:
   struct Nic {
     std::string name;
@@ -96,19 +96,19 @@ class SimulatedGuests final : public reconcile::GuestPort {
   Nic* nic_by_mac(const std::string& host, const std::string& mac);
   void mount(Guest& g, const std::string& device, const std::string& mount_point, const std::vector<std::string>& opts);
 
-  std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override;
-  std::map<std::string, reconcile::GuestResult<void>> apply_fstab(std::span<const ansible::FstabChange> changes) override;
-  std::map<std::string, reconcile::GuestResult<void>> restore_fstab(std::span<const ansible::FstabRestore> r) override;
-  std::map<std::string, reconcile::GuestResult<void>> set_channels(std::span<const ansible::ChannelsRequest> r) override;
-  std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> probe(
-      std::span<const reconcile::ProbeSpec> probes) override;
-  std::map<std::string, reconcile::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override;
+  std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
+  std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
+  std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
+  std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
+      std::span<const guest::ProbeRequest> probes) override;
+  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
                                                                      std::chrono::seconds timeout) override;
 
  private:
   guest::GuestFacts facts_of(const std::string& host, const Guest& g) const;
   verify::CounterSnapshot snapshot(const Guest& g, std::int64_t t) const;
-  reconcile::GuestResult<void> activate(Guest& g, const std::vector<ansible::MountActivation>& activations);
+  guest::GuestResult<void> activate(Guest& g, const std::vector<guest::MountActivation>& activations);
 };
 
 }  // namespace pw::testing

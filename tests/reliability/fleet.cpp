@@ -107,37 +107,37 @@ void PvesimBoundGuests::sync() {
   }
 }
 
-std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> PvesimBoundGuests::gather_facts(
+std::map<std::string, guest::GuestResult<guest::GuestFacts>> PvesimBoundGuests::gather_facts(
     std::span<const std::string> hosts) {
   sync();
   return sims_.gather_facts(hosts);
 }
 
-std::map<std::string, reconcile::GuestResult<void>> PvesimBoundGuests::apply_fstab(
-    std::span<const ansible::FstabChange> changes) {
+std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::apply_fstab(
+    std::span<const guest::FstabChange> changes) {
   sync();
   return sims_.apply_fstab(changes);
 }
 
-std::map<std::string, reconcile::GuestResult<void>> PvesimBoundGuests::restore_fstab(
-    std::span<const ansible::FstabRestore> r) {
+std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::restore_fstab(
+    std::span<const guest::FstabRestore> r) {
   sync();
   return sims_.restore_fstab(r);
 }
 
-std::map<std::string, reconcile::GuestResult<void>> PvesimBoundGuests::set_channels(
-    std::span<const ansible::ChannelsRequest> r) {
+std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::set_channels(
+    std::span<const guest::ChannelsRequest> r) {
   sync();
   return sims_.set_channels(r);
 }
 
-std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> PvesimBoundGuests::probe(
-    std::span<const reconcile::ProbeSpec> probes) {
+std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> PvesimBoundGuests::probe(
+    std::span<const guest::ProbeRequest> probes) {
   sync();
   return sims_.probe(probes);
 }
 
-std::map<std::string, reconcile::GuestResult<void>> PvesimBoundGuests::wait_reachable(
+std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::wait_reachable(
     std::span<const std::string> hosts, std::chrono::seconds timeout) {
   sync();
   return sims_.wait_reachable(hosts, timeout);

@@ -22,6 +22,7 @@
 #include "injecting_guests.hpp"
 #include "pvesim_process.hpp"
 #include "reconcile/engine.hpp"
+#include "timing/sleeper.hpp"
 #include "simulated_cluster.hpp"
 
 namespace pw::reliability {
@@ -41,7 +42,7 @@ struct FleetVm {
 // VM's config in effect: a NIC whose netN changed (re-plugged, or applied by a restart) comes
 // back with max channels = queues, current = min(queues, cores) and counters from 0; a VM that
 // is not running does not answer.
-class PvesimBoundGuests final : public reconcile::GuestPort {
+class PvesimBoundGuests final : public guest::GuestPort {
  public:
   explicit PvesimBoundGuests(proxmox::testing::PvesimProcess* sim) : sim_(sim) {}
 
@@ -49,13 +50,13 @@ class PvesimBoundGuests final : public reconcile::GuestPort {
   void add_guest(const FleetVm& vm, const boost::json::object& config);
   std::map<std::string, testing::SimulatedGuests::Guest>& guests() { return sims_.guests; }
 
-  std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override;
-  std::map<std::string, reconcile::GuestResult<void>> apply_fstab(std::span<const ansible::FstabChange> changes) override;
-  std::map<std::string, reconcile::GuestResult<void>> restore_fstab(std::span<const ansible::FstabRestore> r) override;
-  std::map<std::string, reconcile::GuestResult<void>> set_channels(std::span<const ansible::ChannelsRequest> r) override;
-  std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> probe(
-      std::span<const reconcile::ProbeSpec> probes) override;
-  std::map<std::string, reconcile::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override;
+  std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
+  std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
+  std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
+  std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
+      std::span<const guest::ProbeRequest> probes) override;
+  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
                                                                      std::chrono::seconds timeout) override;
 
  private:
@@ -66,11 +67,6 @@ class PvesimBoundGuests final : public reconcile::GuestPort {
   testing::SimulatedGuests sims_;
   std::map<std::string, int> vmid_of_;                          // host -> vmid
   std::map<int, std::map<std::string, std::string>> seen_nets_;  // vmid -> netN -> value in effect
-};
-
-class NoSleep final : public reconcile::Sleeper {
- public:
-  void sleep(std::chrono::milliseconds) override {}
 };
 
 inline constexpr const char* kServer = "198.51.100.2";
@@ -106,7 +102,7 @@ class Fleet {
   journal::InMemoryGuestLocks locks;
   journal::InMemoryPolicyResultStore results;
   journal::SystemClock clock;
-  NoSleep sleeper;
+  timing::ManualSleeper sleeper;
   reconcile::EngineOptions engine_options;
 
  private:

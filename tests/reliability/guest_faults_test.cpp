@@ -57,14 +57,14 @@ struct LightWorld {
   std::map<int, std::string> nic_before;
   std::unique_ptr<proxmox::testing::PvesimProcess> sim;
   std::unique_ptr<proxmox::Client> api;
-  std::unique_ptr<reconcile::GuestPort> real;
+  std::unique_ptr<guest::GuestPort> real;
   std::unique_ptr<InjectingGuests> guests;
   std::optional<journal::StateDir> state;
   std::optional<journal::FileJournalStore> journals;
   std::optional<journal::FlockGuestLocks> locks;
   std::optional<journal::FilePolicyResultStore> results;
   journal::SystemClock clock;
-  reconcile::RealSleeper sleeper;
+  timing::RealSleeper sleeper;
   reconcile::EngineOptions options;
 
   LightWorld() {

@@ -5,13 +5,13 @@
 #include <functional>
 #include <string>
 
-#include "reconcile/guest_port.hpp"
+#include "guest/port.hpp"
 
 namespace pw::reliability {
 
-class InjectingGuests final : public reconcile::GuestPort {
+class InjectingGuests final : public guest::GuestPort {
  public:
-  explicit InjectingGuests(reconcile::GuestPort& inner) : inner_(inner) {}
+  explicit InjectingGuests(guest::GuestPort& inner) : inner_(inner) {}
 
   // Called with the call's name: gather_facts, apply_fstab, restore_fstab, set_channels, probe,
   // wait_reachable.
@@ -30,29 +30,29 @@ class InjectingGuests final : public reconcile::GuestPort {
   }
 
  public:
-  std::map<std::string, reconcile::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override {
     return around("gather_facts", [&] { return inner_.gather_facts(hosts); });
   }
-  std::map<std::string, reconcile::GuestResult<void>> apply_fstab(std::span<const ansible::FstabChange> c) override {
+  std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> c) override {
     return around("apply_fstab", [&] { return inner_.apply_fstab(c); });
   }
-  std::map<std::string, reconcile::GuestResult<void>> restore_fstab(std::span<const ansible::FstabRestore> r) override {
+  std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override {
     return around("restore_fstab", [&] { return inner_.restore_fstab(r); });
   }
-  std::map<std::string, reconcile::GuestResult<void>> set_channels(std::span<const ansible::ChannelsRequest> r) override {
+  std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override {
     return around("set_channels", [&] { return inner_.set_channels(r); });
   }
-  std::map<std::string, reconcile::GuestResult<reconcile::ProbeOutcome>> probe(
-      std::span<const reconcile::ProbeSpec> p) override {
+  std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
+      std::span<const guest::ProbeRequest> p) override {
     return around("probe", [&] { return inner_.probe(p); });
   }
-  std::map<std::string, reconcile::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
+  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
                                                                      std::chrono::seconds timeout) override {
     return around("wait_reachable", [&] { return inner_.wait_reachable(hosts, timeout); });
   }
 
  private:
-  reconcile::GuestPort& inner_;
+  guest::GuestPort& inner_;
 };
 
 }  // namespace pw::reliability

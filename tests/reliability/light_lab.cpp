@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "ansible/runner.hpp"
-#include "reconcile/ansible_guest_port.hpp"
+#include "ansible/guest_port.hpp"
 
 namespace pw::reliability {
 namespace {
@@ -70,7 +70,7 @@ void LightLab::set_link(int i, bool up) const {
   if (r.exit_code != 0) throw std::runtime_error("ip link set eth0 in " + guest_namespace(i) + ": " + r.err);
 }
 
-std::unique_ptr<reconcile::GuestPort> LightLab::ansible_port(const std::filesystem::path& work_dir,
+std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::path& work_dir,
                                                              std::chrono::seconds task_timeout) const {
   ansible::AnsibleSettings s;
   s.command_prefix = {"ip", "netns", "exec", controller_namespace};
@@ -81,12 +81,12 @@ std::unique_ptr<reconcile::GuestPort> LightLab::ansible_port(const std::filesyst
                    {"ANSIBLE_HOST_KEY_CHECKING", "True"},
                    {"ANSIBLE_SSH_ARGS", "-o StrictHostKeyChecking=yes -o BatchMode=yes -o UserKnownHostsFile=" +
                                             state_dir + "/known_hosts"}};
-  reconcile::AnsibleGuestPortOptions o;
+  ansible::GuestPortOptions o;
   o.inventories = {inventory};
   o.forks = 10;
   o.run_timeout = task_timeout * 4;
   o.playbook.task_timeout = task_timeout;
-  return reconcile::make_ansible_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(s)), o);
+  return ansible::make_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(s)), o);
 }
 
 }  // namespace pw::reliability

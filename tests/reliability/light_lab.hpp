@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ansible/child_process.hpp"
-#include "reconcile/guest_port.hpp"
+#include "guest/port.hpp"
 
 namespace pw::reliability {
 
@@ -36,7 +36,7 @@ class LightLab {
   void set_link(int i, bool up) const;
 
   // The real guest port: ansible-playbook in the controller namespace over real SSH.
-  std::unique_ptr<reconcile::GuestPort> ansible_port(const std::filesystem::path& work_dir,
+  std::unique_ptr<guest::GuestPort> ansible_port(const std::filesystem::path& work_dir,
                                                      std::chrono::seconds task_timeout) const;
 };
 

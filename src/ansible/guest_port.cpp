@@ -1,40 +1,40 @@
-#include "reconcile/ansible_guest_port.hpp"
-
-#include <thread>
+#include "ansible/guest_port.hpp"
 
 #include "ansible/phase_results.hpp"
 #include "guest/interfaces.hpp"
 
-namespace pw::reconcile {
+namespace pw::ansible {
+
+using guest::GuestFailure;
+using guest::GuestResult;
+using guest::PerHost;
+using guest::ProbeOutcome;
 namespace {
 
 constexpr std::string_view kRefuseRestore = "Refuse to restore over someone else's edit";
 
-template <class T>
-using PerHost = std::map<std::string, GuestResult<T>>;
-
-GuestFailure failure_of(const ansible::RunReport& run, const std::string& host, std::string_view conflict_task) {
+GuestFailure failure_of(const RunReport& run, const std::string& host, std::string_view conflict_task) {
   const auto* h = run.host(host);
   if (h == nullptr) return {GuestFailure::Kind::failed, Error{"no result from ansible-playbook", host, {}}};
-  const std::string what = ansible::describe_outcome(*h);
+  const std::string what = describe_outcome(*h);
   switch (h->outcome) {
-    case ansible::HostOutcome::unreachable: return {GuestFailure::Kind::unreachable, Error{what, host, {}}};
-    case ansible::HostOutcome::timed_out: return {GuestFailure::Kind::timeout, Error{what, host, {}}};
-    case ansible::HostOutcome::failed: {
+    case HostOutcome::unreachable: return {GuestFailure::Kind::unreachable, Error{what, host, {}}};
+    case HostOutcome::timed_out: return {GuestFailure::Kind::timeout, Error{what, host, {}}};
+    case HostOutcome::failed: {
       const auto* t = h->failure();
       const bool conflict = t != nullptr && !conflict_task.empty() && t->task == conflict_task;
       return {conflict ? GuestFailure::Kind::conflict : GuestFailure::Kind::failed, Error{what, host, {}}};
     }
-    case ansible::HostOutcome::not_run:
+    case HostOutcome::not_run:
       return {GuestFailure::Kind::failed,
               Error{"no task ran (is it in the inventory?)", host, "check spec.ansible.inventory"}};
     default: return {GuestFailure::Kind::failed, Error{what, host, {}}};
   }
 }
 
-bool succeeded(const ansible::RunReport& run, const std::string& host) {
+bool succeeded(const RunReport& run, const std::string& host) {
   const auto* h = run.host(host);
-  return h != nullptr && (h->outcome == ansible::HostOutcome::ok || h->outcome == ansible::HostOutcome::changed);
+  return h != nullptr && (h->outcome == HostOutcome::ok || h->outcome == HostOutcome::changed);
 }
 
 verify::CounterSnapshot snapshot(const std::vector<guest::InterfaceCounters>& counters,
@@ -57,17 +57,17 @@ verify::CounterSnapshot snapshot(const std::vector<guest::InterfaceCounters>& co
   return s;
 }
 
-class AnsibleGuestPort final : public GuestPort {
+class AnsibleGuestPort final : public guest::GuestPort {
  public:
-  AnsibleGuestPort(std::unique_ptr<ansible::PlaybookRunner> runner, AnsibleGuestPortOptions options)
+  AnsibleGuestPort(std::unique_ptr<PlaybookRunner> runner, GuestPortOptions options)
       : runner_(std::move(runner)), o_(std::move(options)) {}
 
   PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts) override {
     PerHost<guest::GuestFacts> out;
     if (hosts.empty()) return out;
-    auto run = run_phase("facts", ansible::facts_playbook(hosts, o_.playbook), hosts);
+    auto run = run_phase("facts", facts_playbook(hosts, o_.playbook), hosts);
     if (!run) return all_failed<guest::GuestFacts>(hosts, run.error());
-    auto facts = ansible::guest_facts_from(*run);
+    auto facts = guest_facts_from(*run);
     for (const auto& h : hosts) {
       if (!succeeded(*run, h)) {
         out.emplace(h, std::unexpected(failure_of(*run, h, {})));
@@ -84,44 +84,32 @@ class AnsibleGuestPort final : public GuestPort {
     return out;
   }
 
-  PerHost<void> apply_fstab(std::span<const ansible::FstabChange> changes) override {
+  PerHost<void> apply_fstab(std::span<const guest::FstabChange> changes) override {
     std::vector<std::string> hosts;
     for (const auto& c : changes) hosts.push_back(c.host);
-    return simple("apply", ansible::apply_playbook(changes, o_.playbook), hosts, ansible::task::refuse_changed);
+    return simple("apply", apply_playbook(changes, o_.playbook), hosts, task::refuse_changed);
   }
 
-  PerHost<void> restore_fstab(std::span<const ansible::FstabRestore> restores) override {
+  PerHost<void> restore_fstab(std::span<const guest::FstabRestore> restores) override {
     std::vector<std::string> hosts;
     for (const auto& r : restores) hosts.push_back(r.host);
-    return simple("rollback", ansible::rollback_playbook(restores, o_.playbook), hosts, kRefuseRestore);
+    return simple("rollback", rollback_playbook(restores, o_.playbook), hosts, kRefuseRestore);
   }
 
-  PerHost<void> set_channels(std::span<const ansible::ChannelsRequest> requests) override {
+  PerHost<void> set_channels(std::span<const guest::ChannelsRequest> requests) override {
     std::vector<std::string> hosts;
     for (const auto& r : requests) hosts.push_back(r.host);
-    return simple("channels", ansible::channels_playbook(requests, o_.playbook), hosts, {});
+    return simple("channels", channels_playbook(requests, o_.playbook), hosts, {});
   }
 
-  PerHost<ProbeOutcome> probe(std::span<const ProbeSpec> probes) override {
+  PerHost<ProbeOutcome> probe(std::span<const guest::ProbeRequest> probes) override {
     PerHost<ProbeOutcome> out;
     if (probes.empty()) return out;
-    std::vector<ansible::ProbeRequest> requests;
     std::vector<std::string> hosts;
-    for (const auto& p : probes) {
-      ansible::ProbeRequest r;
-      r.host = p.host;
-      r.path = p.path;
-      r.bytes = p.bytes;
-      r.direction = p.direction == verify::ProbeDirection::write ? ansible::ProbeDirection::write
-                                                                 : ansible::ProbeDirection::read;
-      // Without a baseline window background traffic could not be told from the probe's bytes.
-      r.baseline = std::max(p.baseline, std::chrono::milliseconds(500));
-      requests.push_back(r);
-      hosts.push_back(p.host);
-    }
-    auto run = run_phase("probe", ansible::probe_playbook(requests, o_.playbook), hosts);
+    for (const auto& p : probes) hosts.push_back(p.host);
+    auto run = run_phase("probe", probe_playbook(probes, o_.playbook), hosts);
     if (!run) return all_failed<ProbeOutcome>(hosts, run.error());
-    auto observations = ansible::probe_observations_from(*run);
+    auto observations = probe_observations_from(*run);
     // The NFS evidence right after the probe: mounts, connections, transports, interfaces.
     std::vector<std::string> probed;
     for (const auto& h : hosts) {
@@ -166,7 +154,8 @@ class AnsibleGuestPort final : public GuestPort {
   }
 
   PerHost<void> wait_reachable(std::span<const std::string> hosts, std::chrono::seconds timeout) override {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto& sleeper = o_.sleeper ? *o_.sleeper : timing::real_sleeper();
+    const auto deadline = sleeper.now() + timeout;
     std::vector<std::string> waiting(hosts.begin(), hosts.end());
     PerHost<void> out;
     while (!waiting.empty()) {
@@ -176,7 +165,7 @@ class AnsibleGuestPort final : public GuestPort {
         auto it = facts.find(h);
         if (it != facts.end() && it->second) {
           out.emplace(h, GuestResult<void>{});
-        } else if (std::chrono::steady_clock::now() >= deadline) {
+        } else if (sleeper.now() >= deadline) {
           out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::timeout,
                                                       Error{"did not answer over SSH within " +
                                                                 std::to_string(timeout.count()) + " s",
@@ -186,16 +175,16 @@ class AnsibleGuestPort final : public GuestPort {
         }
       }
       waiting = std::move(still);
-      if (!waiting.empty()) std::this_thread::sleep_for(std::chrono::seconds(3));
+      if (!waiting.empty()) sleeper.sleep(std::chrono::seconds(3));
     }
     return out;
   }
 
  private:
-  Result<ansible::RunReport> run_phase(const std::string& phase, Result<ansible::Playbook> book,
+  Result<RunReport> run_phase(const std::string& phase, Result<Playbook> book,
                                        std::span<const std::string>) {
     if (!book) return std::unexpected(book.error());
-    ansible::RunRequest request;
+    RunRequest request;
     request.phase = phase;
     request.playbook = std::move(*book);
     request.inventories = o_.inventories;
@@ -211,7 +200,7 @@ class AnsibleGuestPort final : public GuestPort {
     return out;
   }
 
-  PerHost<void> simple(const std::string& phase, Result<ansible::Playbook> book, const std::vector<std::string>& hosts,
+  PerHost<void> simple(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts,
                        std::string_view conflict_task) {
     PerHost<void> out;
     if (hosts.empty()) return out;
@@ -224,15 +213,14 @@ class AnsibleGuestPort final : public GuestPort {
     return out;
   }
 
-  std::unique_ptr<ansible::PlaybookRunner> runner_;
-  AnsibleGuestPortOptions o_;
+  std::unique_ptr<PlaybookRunner> runner_;
+  GuestPortOptions o_;
 };
 
 }  // namespace
 
-std::unique_ptr<GuestPort> make_ansible_guest_port(std::unique_ptr<ansible::PlaybookRunner> runner,
-                                                   AnsibleGuestPortOptions options) {
+std::unique_ptr<guest::GuestPort> make_guest_port(std::unique_ptr<PlaybookRunner> runner, GuestPortOptions options) {
   return std::make_unique<AnsibleGuestPort>(std::move(runner), std::move(options));
 }
 
-}  // namespace pw::reconcile
+}  // namespace pw::ansible

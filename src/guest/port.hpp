@@ -1,0 +1,54 @@
+#pragma once
+// What the engine asks of the guests (the port; src/ansible has the adapter, tests have fakes).
+// Each call covers many guests at once (the Ansible adapter runs one ansible-playbook per call,
+// never one per guest) and answers per host.
+#include <chrono>
+#include <expected>
+#include <map>
+#include <span>
+#include <string>
+
+#include "diagnostics/error.hpp"
+#include "guest/facts.hpp"
+#include "guest/operations.hpp"
+#include "verify/counters.hpp"
+
+namespace pw::guest {
+
+struct GuestFailure {
+  enum class Kind {
+    unreachable,  // SSH could not reach the guest
+    conflict,     // the fstab changed since it was observed: re-observe, never overwrite
+    failed,       // a task failed
+    timeout,
+  };
+  Kind kind = Kind::failed;
+  Error error;
+};
+
+template <class T>
+using GuestResult = std::expected<T, GuestFailure>;
+
+template <class T>
+using PerHost = std::map<std::string, GuestResult<T>>;
+
+// Four counter snapshots around one probe, then the guest's NFS state right after it.
+struct ProbeOutcome {
+  verify::CounterSamples samples;
+  verify::ProbeRun run;
+  GuestFacts after;  // mounts, connections, transports, interfaces after the probe
+};
+
+class GuestPort {
+ public:
+  virtual ~GuestPort() = default;
+  virtual PerHost<GuestFacts> gather_facts(std::span<const std::string> hosts) = 0;
+  virtual PerHost<void> apply_fstab(std::span<const FstabChange> changes) = 0;
+  virtual PerHost<void> restore_fstab(std::span<const FstabRestore> restores) = 0;
+  virtual PerHost<void> set_channels(std::span<const ChannelsRequest> requests) = 0;
+  virtual PerHost<ProbeOutcome> probe(std::span<const ProbeRequest> probes) = 0;
+  // Waits until each guest answers over SSH again (after a restart).
+  virtual PerHost<void> wait_reachable(std::span<const std::string> hosts, std::chrono::seconds timeout) = 0;
+};
+
+}  // namespace pw::guest

@@ -1,0 +1,32 @@
+#pragma once
+// The one place plan steps become guest requests (guest/operations.hpp). apply, rollback,
+// recover, `verify --probe` and `plan --emit-playbooks` all go through here, so the playbooks a
+// plan shows for review are the ones that run.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "guest/operations.hpp"
+#include "plan/model.hpp"
+
+namespace pw::plan {
+
+guest::FstabChange fstab_change(const ChangeFstab& step);
+guest::FstabRestore fstab_restore(const ChangeFstab& step);  // the inverse
+guest::ChannelsRequest channels_change(const SetChannels& step);
+guest::ChannelsRequest channels_restore(const SetChannels& step);  // the inverse: back to `from`
+// One measurement of `bytes` (the adaptive probe grows it from v.probe_bytes).
+guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes);
+
+// Every guest request a whole plan can make, by kind, in plan order: what --emit-playbooks writes.
+struct GuestRequests {
+  std::vector<std::string> facts_hosts;  // every guest of the plan, once
+  std::vector<guest::FstabChange> fstab_changes;
+  std::vector<guest::FstabRestore> fstab_restores;
+  std::vector<guest::ChannelsRequest> channels_changes;
+  std::vector<guest::ChannelsRequest> channels_restores;
+  std::vector<guest::ProbeRequest> probes;
+};
+GuestRequests guest_requests(const Plan& plan);
+
+}  // namespace pw::plan

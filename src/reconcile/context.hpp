@@ -1,0 +1,71 @@
+#pragma once
+// What every unit of the reconcile loop shares: the I/O ports it drives (Proxmox, the guests,
+// journals, locks, results, time), the engine's options and the progress sink. Units hold a
+// `const Context&`; the Engine owns the one Context.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "guest/port.hpp"
+#include "journal/clock.hpp"
+#include "journal/guest_lock.hpp"
+#include "journal/result_store.hpp"
+#include "journal/storage.hpp"
+#include "proxmox/api.hpp"
+#include "timing/sleeper.hpp"
+
+namespace pw::reconcile {
+
+// Long steps announce themselves so a terminal can show progress; JSON output ignores them.
+struct ProgressEvent {
+  std::string policy;
+  std::string what;        // "probe", "restart", "task", ...
+  std::string detail;      // human text
+  std::uint64_t done = 0;  // bytes or seconds done, when known
+  std::uint64_t total = 0;
+};
+using ProgressSink = std::function<void(const ProgressEvent&)>;
+
+struct EngineOptions {
+  int max_rounds = 3;                                    // re-plans after conflicts
+  std::chrono::milliseconds requeue_backoff{1000};       // doubles per round
+  proxmox::WaitOptions task_wait{std::chrono::minutes(10), std::chrono::milliseconds(200), std::chrono::seconds(3)};
+  std::chrono::seconds guest_return_timeout{600};        // after a restart
+  std::chrono::seconds interface_return_timeout{120};    // after a NIC hot-plug
+  int max_measurements = 5;                              // adaptive probe: grow or re-measure
+  // Guests observed and planned at a time (one burst of config reads and one facts run each):
+  // memory holds one batch's observations, whatever the size of the fleet. A guest's facts run
+  // output is ≈ 27 KiB and its parse a few times that: 64 keep a 10,000-VM check under 64 MiB.
+  std::size_t observe_batch = 64;
+  std::string backup_dir = "/var/backups/pathwarden";
+  std::string policies_revision;
+  bool policies_dirty = false;
+};
+
+struct Dependencies {
+  proxmox::Api& api;
+  guest::GuestPort& guests;
+  journal::JournalStore& journals;
+  journal::GuestLocks& locks;
+  journal::PolicyResultStore& results;
+  const journal::Clock& clock;
+  timing::Sleeper& sleeper;  // every wait: task polls, a NIC coming back, re-plan backoff
+  ProgressSink progress;
+};
+
+struct Context {
+  Dependencies d;
+  EngineOptions o;
+
+  void progress(std::string policy, std::string what, std::string detail, std::uint64_t done = 0,
+                std::uint64_t total = 0) const {
+    if (d.progress) d.progress({std::move(policy), std::move(what), std::move(detail), done, total});
+  }
+};
+
+// Messages of the ports' errors, as the reports show them.
+std::string describe(const proxmox::ApiError& e);
+std::string describe(const guest::GuestFailure& f);
+
+}  // namespace pw::reconcile

@@ -1,0 +1,127 @@
+#include "reconcile/evidence.hpp"
+
+#include <cstdio>
+
+#include "guest/interfaces.hpp"
+
+namespace pw::reconcile {
+namespace {
+
+verify::CounterSnapshot snapshot_from(const guest::GuestFacts& f) {
+  verify::CounterSnapshot s;
+  for (const auto& c : f.counters) {
+    verify::InterfaceCounters ic;
+    ic.name = c.name;
+    ic.rx_bytes = c.rx_bytes;
+    ic.tx_bytes = c.tx_bytes;
+    if (const auto* i = guest::find_interface(f.interfaces, c.name)) {
+      ic.mac = i->mac;
+      ic.ifindex = i->ifindex;
+      if (i->speed_mbps && *i->speed_mbps > 0) ic.speed_mbps = static_cast<std::uint64_t>(*i->speed_mbps);
+    }
+    s.interfaces.push_back(std::move(ic));
+  }
+  return s;
+}
+
+verify::DesiredPath desired_from(const plan::VerifyPath& v) {
+  verify::DesiredPath d;
+  d.intended_mac = v.intended_mac;
+  d.mount_point = v.mount_point;
+  d.server = v.server;
+  d.nas_addresses = v.nas_addresses;
+  d.vers = v.vers;
+  if (v.nconnect) d.nconnect = static_cast<unsigned>(*v.nconnect);
+  if (v.queues) d.queues = static_cast<unsigned>(*v.queues);
+  return d;
+}
+
+}  // namespace
+
+verify::NfsEvidence evidence_from(const guest::GuestFacts& f, std::string_view mount_point,
+                                  std::string_view intended_mac) {
+  verify::NfsEvidence e;
+  for (const auto& m : f.mounts) {
+    if (!m.is_nfs()) continue;
+    verify::EffectiveMount em;
+    em.device = m.device;
+    em.mount_point = m.mount_point;
+    em.fstype = m.fstype;
+    for (const auto& o : m.options) em.options[o.name] = o.value.value_or("");
+    e.mounts.push_back(std::move(em));
+  }
+  for (const auto& c : f.nfs_connections) {
+    e.connections.push_back({c.local_address, static_cast<std::uint16_t>(c.local_port), c.peer_address,
+                             static_cast<std::uint16_t>(c.peer_port)});
+  }
+  for (const auto& s : f.mount_stats) {
+    if (s.mount_point == mount_point) e.transport_count = static_cast<unsigned>(s.transports.size());
+  }
+  if (const auto* i = guest::find_interface_by_mac(f.interfaces, intended_mac)) {
+    if (auto n = i->combined_current()) e.guest_channels = static_cast<unsigned>(*n);
+  }
+  return e;
+}
+
+verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& out) {
+  verify::VerificationInput in;
+  in.desired = desired_from(v);
+  in.evidence = evidence_from(out.after, v.mount_point, v.intended_mac);
+  in.measurement = verify::Measurement{out.samples, out.run};
+  in.interfaces = out.samples.after_probe;
+  in.settings.min_share = v.min_share;
+  in.settings.max_probe_bytes = v.max_probe_bytes;
+  return in;
+}
+
+verify::VerificationInput audit_input(const plan::VerifyPath& v, const guest::GuestFacts& facts) {
+  verify::VerificationInput in;
+  in.desired = desired_from(v);
+  in.evidence = evidence_from(facts, v.mount_point, v.intended_mac);
+  in.interfaces = snapshot_from(facts);
+  in.settings.min_share = v.min_share;
+  return in;
+}
+
+report::Verification verification_report(const verify::VerificationResult& r, const plan::VerifyPath& v,
+                                         std::uint64_t probe_bytes, int probes) {
+  report::Verification out;
+  out.verdict = std::string(verify::to_string(r.verdict));
+  out.summary = r.summary;
+  out.direction = verify::to_string(v.direction);
+  out.probe_bytes = probe_bytes;
+  out.probes = probes;
+  for (const auto& d : r.deltas) {
+    if (d.upper_device) continue;
+    out.interfaces.push_back({d.name, d.mac, d.intended, d.rx_bytes, d.tx_bytes, d.net(v.direction), d.speed_mbps});
+  }
+  out.intended_share = r.intended_share;
+  out.throughput = r.throughput;
+  if (r.exactly_old_number) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "throughput is %.0f%% of %s's line rate (%llu Mb/s): exactly the old number?",
+                  r.exactly_old_number->ratio * 100, r.exactly_old_number->interface_name.c_str(),
+                  static_cast<unsigned long long>(r.exactly_old_number->speed_mbps));
+    out.exactly_old_number = buf;
+  }
+  if (r.diagnosis) {
+    std::string d = std::string(verify::to_string(r.diagnosis->kind));
+    for (std::size_t i = 0; i < r.diagnosis->evidence.size(); ++i) d += (i ? "; " : ": ") + r.diagnosis->evidence[i];
+    out.diagnosis = d;
+    for (const auto& rem : r.diagnosis->remedies) out.remedies.push_back(rem.text);
+  }
+  for (const auto& e : r.failed_preconditions) out.failed_preconditions.push_back(e.to_string());
+  return out;
+}
+
+report::Verdict verdict_of(verify::Verdict v) {
+  switch (v) {
+    case verify::Verdict::verified: return report::Verdict::verified;
+    case verify::Verdict::wrong_path: return report::Verdict::wrong_path;
+    case verify::Verdict::inconclusive: return report::Verdict::inconclusive;
+    case verify::Verdict::precondition_failed: return report::Verdict::precondition_failed;
+  }
+  return report::Verdict::inconclusive;
+}
+
+}  // namespace pw::reconcile

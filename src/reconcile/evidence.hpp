@@ -1,0 +1,30 @@
+#pragma once
+// The verifier's inputs, made from what the guests report, and the report's view of its result.
+// The probe loop (reconcile) and the audit (verify) build them here alike.
+#include <cstdint>
+#include <string_view>
+
+#include "guest/facts.hpp"
+#include "guest/port.hpp"
+#include "plan/model.hpp"
+#include "report/run_report.hpp"
+#include "verify/nfs_evidence.hpp"
+#include "verify/verifier.hpp"
+
+namespace pw::reconcile {
+
+// The guest's NFS evidence as the verifier reads it.
+verify::NfsEvidence evidence_from(const guest::GuestFacts& facts, std::string_view mount_point,
+                                  std::string_view intended_mac);
+
+// One probe's measurement and the NFS state right after it.
+verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& outcome);
+// No probe: options, queues and connection addresses from one facts run.
+verify::VerificationInput audit_input(const plan::VerifyPath& v, const guest::GuestFacts& facts);
+
+report::Verification verification_report(const verify::VerificationResult& result, const plan::VerifyPath& v,
+                                         std::uint64_t probe_bytes, int probes);
+// The report's verdict for the verifier's.
+report::Verdict verdict_of(verify::Verdict v);
+
+}  // namespace pw::reconcile

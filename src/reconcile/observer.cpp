@@ -1,0 +1,135 @@
+#include "reconcile/observer.hpp"
+
+#include <algorithm>
+#include <future>
+#include <set>
+
+namespace pw::reconcile {
+namespace {
+
+// A VM's config as in effect, from GET .../pending (one read gives values, pending and digest).
+proxmox::VmConfig config_from_pending(const proxmox::PendingConfig& p) {
+  proxmox::VmConfig c;
+  c.ref = p.ref;
+  c.digest = p.digest;
+  for (const auto& item : p.items) {
+    if (item.value) c.entries.emplace_back(item.key, *item.value);
+  }
+  return c;
+}
+
+}  // namespace
+
+Observer::ListedGuests Observer::list_guests() {
+  ListedGuests l{ctx_.d.api.list_guests(), {}};
+  if (l.guests) {
+    for (const auto& g : *l.guests) l.by_vmid.emplace(g.ref.vmid, &g);
+  }
+  return l;
+}
+
+std::vector<plan::Observation> Observer::observe(std::span<const policy::StoragePath> policies) {
+  std::vector<const policy::StoragePath*> all;
+  all.reserve(policies.size());
+  for (const auto& p : policies) all.push_back(&p);
+  return observe_listed(list_guests(), all);
+}
+
+std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& listed,
+                                                      std::span<const policy::StoragePath* const> policies) {
+  std::vector<plan::Observation> out(policies.size());
+  std::vector<proxmox::VmRef> vms;
+  std::vector<std::string> hosts;
+  std::map<proxmox::VmRef, std::size_t> vm_index;  // not a search per policy: 10,000 VMs stay cheap
+  std::set<std::string_view> seen_hosts;
+  std::vector<std::size_t> vm_of(policies.size());
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    const auto& p = *policies[i];
+    proxmox::VmRef ref{p.guest.node, p.guest.vmid};
+    auto [it, added] = vm_index.try_emplace(ref, vms.size());
+    if (added) vms.push_back(ref);
+    vm_of[i] = it->second;
+    if (seen_hosts.insert(p.guest.host).second) hosts.push_back(p.guest.host);
+  }
+  // One config read per VM (/pending holds the values in effect, the pending ones and the
+  // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
+  // the big part, are parsed on this thread, so every batch reuses the same heap.
+  auto pendings_future = std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); });
+  auto facts = ctx_.d.guests.gather_facts(hosts);
+  auto pendings = pendings_future.get();
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    const auto& p = *policies[i];
+    auto& o = out[i];
+    const proxmox::VmRef& ref = vms[vm_of[i]];
+    auto& pending = pendings[vm_of[i]];
+    if (!listed.guests) {
+      o.vm_error = Error{describe(listed.guests.error()), listed.guests.error().where, {}};
+    } else if (!pending) {
+      o.vm_error = Error{describe(pending.error()), ref.to_string(), {}};
+    } else {
+      plan::ObservedVm vm;
+      vm.pending = *pending;
+      vm.config = config_from_pending(vm.pending);
+      vm.status.ref = ref;
+      if (auto g = listed.by_vmid.find(ref.vmid); g == listed.by_vmid.end()) {
+        o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " is not in the cluster",
+                           p.position_of("spec.guest.vmid").to_string(), "check spec.guest.vmid"};
+      } else {
+        const auto& summary = *g->second;
+        if (summary.ref.node != ref.node) {
+          o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " runs on node " + summary.ref.node + ", not " +
+                                 ref.node,
+                             p.position_of("spec.guest.node").to_string(), "fix spec.guest.node (was it migrated?)"};
+        }
+        if (summary.type != proxmox::GuestType::qemu) {
+          o.vm_error = Error{"guest " + std::to_string(ref.vmid) + " is an LXC container, not a QEMU VM",
+                             p.position_of("spec.guest.vmid").to_string(), "pathwarden manages QEMU VMs"};
+        }
+        vm.status.status = summary.status;
+        vm.status.lock = summary.lock;
+        vm.status.name = summary.name;
+      }
+      if (!o.vm_error) o.vm = std::move(vm);
+    }
+    auto fi = facts.find(p.guest.host);
+    if (fi == facts.end()) {
+      o.guest_error = Error{"no facts came back", p.guest.host, {}};
+    } else if (!fi->second) {
+      o.guest_error = fi->second.error().error;
+    } else {
+      o.guest = *fi->second;
+    }
+  }
+  return out;
+}
+
+void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, const plan::PlanningContext& planning,
+                                const PlanSink& take) {
+  // Whole guests per batch, in the order they first appear: a guest's facts are gathered once.
+  std::vector<std::vector<std::size_t>> by_host;
+  std::map<std::string_view, std::size_t> host_slot;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    auto [it, added] = host_slot.try_emplace(policies[i].guest.host, by_host.size());
+    if (added) by_host.emplace_back();
+    by_host[it->second].push_back(i);
+  }
+  host_slot.clear();
+  const auto listed = list_guests();
+  const std::size_t per_batch = std::max<std::size_t>(1, ctx_.o.observe_batch);
+  for (std::size_t first = 0; first < by_host.size(); first += per_batch) {
+    std::vector<std::size_t> indices;
+    for (std::size_t h = first; h < std::min(by_host.size(), first + per_batch); ++h) {
+      indices.insert(indices.end(), by_host[h].begin(), by_host[h].end());
+    }
+    std::vector<const policy::StoragePath*> batch;
+    batch.reserve(indices.size());
+    for (auto i : indices) batch.push_back(&policies[i]);
+    auto observed = observe_listed(listed, batch);
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      take(indices[k], plan::plan_policy(*batch[k], observed[k], planning));
+      observed[k] = {};  // the facts of a guest are the big part: drop them as soon as planned
+    }
+  }
+}
+
+}  // namespace pw::reconcile

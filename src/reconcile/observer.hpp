@@ -1,0 +1,43 @@
+#pragma once
+// Observation: what the planner is given. One list call for the whole cluster, one config read
+// per VM (GET .../pending: values in effect, pending values and digest at once) while the
+// guests' facts are gathered, in batches so memory holds one batch whatever the fleet's size.
+#include <functional>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "plan/planner.hpp"
+#include "policy/model.hpp"
+#include "reconcile/context.hpp"
+
+namespace pw::reconcile {
+
+class Observer {
+ public:
+  explicit Observer(const Context& ctx) : ctx_(ctx) {}
+
+  // Every policy's guest, in one pass.
+  std::vector<plan::Observation> observe(std::span<const policy::StoragePath> policies);
+
+  // observe + plan in batches of EngineOptions::observe_batch guests (a guest's policies share a
+  // batch): one list call in all, then per batch its config reads (while its facts run) and its
+  // plans, handed to `take` by policy index. Observations are dropped as soon as planned.
+  using PlanSink = std::function<void(std::size_t index, plan::PolicyPlan&& plan)>;
+  void observe_and_plan(std::span<const policy::StoragePath> policies, const plan::PlanningContext& planning,
+                        const PlanSink& take);
+
+ private:
+  // Status and locks of every guest from one list call, found by vmid.
+  struct ListedGuests {
+    proxmox::ApiResult<std::vector<proxmox::GuestSummary>> guests;
+    std::map<int, const proxmox::GuestSummary*> by_vmid;
+  };
+  ListedGuests list_guests();
+  std::vector<plan::Observation> observe_listed(const ListedGuests& listed,
+                                                std::span<const policy::StoragePath* const> policies);
+
+  const Context& ctx_;
+};
+
+}  // namespace pw::reconcile

@@ -1,0 +1,110 @@
+#include "reconcile/recovery.hpp"
+
+#include <algorithm>
+
+#include "journal/journal.hpp"
+#include "journal/replay.hpp"
+#include "reconcile/policy_run.hpp"
+#include "reconcile/rollback.hpp"
+#include "reconcile/run_reports.hpp"
+
+namespace pw::reconcile {
+namespace json = boost::json;
+
+report::RunReport Recovery::run() {
+  auto rep = new_report(ctx_, "recover", "");
+  auto scan = journal::scan_journals(ctx_.d.journals);
+  for (const auto& bad : scan.unreadable) {
+    report::PolicyReport pr;
+    pr.policy = "(journal)";
+    pr.verdict = report::verdict::rollback_failed;
+    pr.errors.push_back(bad.to_string() + "; inspect it by hand, then remove it");
+    rep.policies.push_back(std::move(pr));
+    rep.journal_left = true;
+  }
+  std::vector<plan::Plan> plans;
+  plans.reserve(scan.interrupted.size());
+  for (const auto& run : scan.interrupted) {
+    if (run.steps.empty() && run.rollback_steps.empty() && !run.info.contains("policy_plan")) {
+      // Killed while writing its very first record: the run never started anything.
+      if (auto st = ctx_.d.journals.remove(run.run_id); !st) {
+        rep.journal_left = true;
+        ctx_.progress("", "warning", "cannot remove empty journal " + run.run_id + ": " + st.error().to_string());
+      }
+      continue;
+    }
+    const auto* pp = run.info.if_contains("policy_plan");
+    auto plan = pp ? plan::plan_from_json(*pp) : Result<plan::Plan>(fail("journal has no plan"));
+    if (!plan || plan->policies.size() != 1) {
+      report::PolicyReport pr;
+      pr.policy = run.run_id;
+      pr.verdict = report::verdict::rollback_failed;
+      pr.errors.push_back("journal " + run.run_id + " cannot be recovered: " +
+                          (plan ? std::string("it holds no single policy plan") : plan.error().to_string()));
+      rep.policies.push_back(std::move(pr));
+      rep.journal_left = true;
+      continue;
+    }
+    plans.push_back(std::move(*plan));
+    const auto& policy_plan = plans.back().policies.front();
+    auto& pr = report_of(rep, policy_plan);
+    pr.notes.push_back("recovering interrupted run " + run.run_id);
+
+    PolicyRun w;
+    w.plan = &policy_plan;
+    w.report = &pr;
+    auto lock = ctx_.d.locks.lock(policy_plan.host);
+    if (!lock) {
+      pr.verdict = report::verdict::precondition_failed;
+      pr.errors.push_back("the guest is busy: " + lock.error().to_string() + "; run recover again when it is done");
+      rep.journal_left = true;
+      continue;
+    }
+    w.lock = std::move(*lock);
+    auto j = journal::Journal::resume(ctx_.d.journals, ctx_.d.clock, run.run_id, nullptr, json::object{{"by", "recover"}});
+    if (!j) {
+      pr.verdict = report::verdict::rollback_failed;
+      pr.errors.push_back("cannot resume journal " + run.run_id + ": " + j.error().to_string());
+      rep.journal_left = true;
+      continue;
+    }
+    w.journal.emplace(std::move(*j));
+
+    // A run whose verification already said "verified" only missed its last record.
+    bool verified_already = false;
+    for (const auto& s : run.steps) {
+      if (plan::step_kind_from(s.kind) == plan::StepKind::verify && s.state == journal::StepState::done) {
+        const auto* v = s.result.if_contains("verdict");
+        verified_already = v != nullptr && v->is_string() && v->get_string() == report::verdict::verified;
+      }
+    }
+    if (verified_already) {
+      for (const auto& s : run.steps) w.report->changes.push_back(policy_plan.steps.at(s.step).summary);
+      w.state = PolicyRun::State::verified;
+      if (w.finish()) rep.journal_left = true;
+      continue;
+    }
+    // Everything else is undone: every apply step that began, unless its inverse already ran.
+    for (const auto& s : run.steps) {
+      if (s.step >= policy_plan.steps.size()) continue;
+      if (s.state == journal::StepState::failed && s.error.starts_with(kRefused)) continue;
+      const auto* back = run.find(journal::StepPhase::rollback, s.step);
+      if (back != nullptr && back->state == journal::StepState::done) continue;
+      if (std::find(w.touched.begin(), w.touched.end(), s.step) == w.touched.end()) w.touched.push_back(s.step);
+    }
+    std::sort(w.touched.begin(), w.touched.end());
+    w.state = PolicyRun::State::failed;
+    w.interrupted = true;
+    if (w.touched.empty()) {
+      pr.notes.push_back("no step had started: nothing to undo");
+    } else {
+      Rollback(ctx_).run({&w});
+    }
+    if (w.finish()) rep.journal_left = true;
+  }
+  rep.finished_at = journal::format_utc(ctx_.d.clock.now());
+  remember_results(ctx_, rep);
+  return rep;
+}
+
+}  // namespace pw::reconcile

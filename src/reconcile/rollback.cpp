@@ -1,0 +1,211 @@
+#include "reconcile/rollback.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "guest/interfaces.hpp"
+#include "guest/sha256.hpp"
+#include "plan/guest_requests.hpp"
+#include "proxmox/net_device.hpp"
+
+namespace pw::reconcile {
+namespace {
+
+using Todo = std::vector<std::pair<PolicyRun*, std::size_t>>;
+
+std::optional<std::string> outcome(const guest::PerHost<void>& results, const std::string& host) {
+  auto it = results.find(host);
+  if (it == results.end()) return "no result";
+  if (!it->second) return describe(it->second.error());
+  return std::nullopt;
+}
+
+}  // namespace
+
+void Rollback::run(const std::vector<PolicyRun*>& batch) {
+  for (auto* w : batch) w->rollback_begin();
+  // Inverses run kind by kind across guests, in reverse phase order.
+  for (auto kind_it = plan::kPhaseOrder.rbegin(); kind_it != plan::kPhaseOrder.rend(); ++kind_it) {
+    Todo todo;
+    for (auto* w : batch) {
+      for (auto it = w->touched.rbegin(); it != w->touched.rend(); ++it) {
+        if (w->plan->steps[*it].kind() == *kind_it) todo.emplace_back(w, *it);
+      }
+    }
+    if (todo.empty()) continue;
+    switch (*kind_it) {
+      case plan::StepKind::change_fstab: undo_fstab(todo); break;
+      case plan::StepKind::set_channels: undo_channels(todo); break;
+      case plan::StepKind::set_nic: undo_nic(todo); break;
+      case plan::StepKind::restart_vm:  // no inverse of its own: reverting the NIC restarts again when it must
+      case plan::StepKind::verify: break;  // a proof changes nothing
+    }
+  }
+  // The restored state of every guest in one facts run, never one per guest.
+  std::vector<std::string> hosts;
+  for (auto* w : batch) {
+    if (w->rollback_ok && checks_restored_state(*w->plan)) hosts.push_back(w->host());
+  }
+  guest::PerHost<guest::GuestFacts> restored;
+  if (!hosts.empty()) restored = ctx_.d.guests.gather_facts(hosts);
+  for (auto* w : batch) {
+    if (w->rollback_ok && checks_restored_state(*w->plan)) check_restored(*w, restored);
+    w->rollback_done();
+  }
+}
+
+void Rollback::undo_fstab(const Todo& todo) {
+  std::vector<guest::FstabRestore> restores;
+  for (auto& [w, idx] : todo) {
+    w->rollback_step_begin(idx);
+    restores.push_back(plan::fstab_restore(std::get<plan::ChangeFstab>(w->plan->steps[idx].action)));
+  }
+  auto results = ctx_.d.guests.restore_fstab(restores);
+  for (auto& [w, idx] : todo) w->rollback_step_end(idx, outcome(results, w->host()));
+}
+
+// Only where the count moved: a failed `ethtool -L` changed nothing, and setting an unchanged
+// count again fails on NICs without combined channels and on older ethtool.
+void Rollback::undo_channels(const Todo& todo) {
+  std::vector<std::string> hosts;
+  for (auto& [w, idx] : todo) hosts.push_back(w->host());
+  auto facts = ctx_.d.guests.gather_facts(hosts);
+  std::vector<guest::ChannelsRequest> requests;
+  Todo resetting;
+  for (auto& [w, idx] : todo) {
+    w->rollback_step_begin(idx);
+    const auto& s = std::get<plan::SetChannels>(w->plan->steps[idx].action);
+    const auto f = facts.find(w->host());
+    const auto* i = f != facts.end() && f->second ? guest::find_interface_by_mac(f->second->interfaces, s.mac) : nullptr;
+    if (i != nullptr && i->combined_current().value_or(s.from) == s.from) {
+      w->rollback_step_end(idx, std::nullopt);
+      continue;
+    }
+    requests.push_back(plan::channels_restore(s));
+    resetting.emplace_back(w, idx);
+  }
+  if (requests.empty()) return;
+  auto results = ctx_.d.guests.set_channels(requests);
+  for (auto& [w, idx] : resetting) w->rollback_step_end(idx, outcome(results, w->host()));
+}
+
+void Rollback::undo_nic(const Todo& todo) {
+  for (auto& [w, idx] : todo) {
+    w->rollback_step_begin(idx);
+    const auto& s = std::get<plan::SetNic>(w->plan->steps[idx].action);
+    const bool restarted = std::any_of(w->touched.begin(), w->touched.end(), [&](std::size_t i) {
+      return w->plan->steps[i].kind() == plan::StepKind::restart_vm;
+    });
+    w->rollback_step_end(idx, revert_nic(s, restarted, w->host()));
+  }
+}
+
+std::optional<std::string> Rollback::revert_nic(const plan::SetNic& s, bool restart_if_pending, const std::string& host) {
+  // Our own write changed the digest; re-read, check the value is still ours, write it back.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto pending = ctx_.d.api.read_pending(s.vm);
+    if (!pending) return describe(pending.error());
+    const auto* item = pending->find(s.device);
+    const std::string in_effect = item && item->value ? *item->value : "";
+    const std::optional<std::string> waiting = item ? item->pending : std::nullopt;
+    auto same = [](const std::string& a, const std::string& b) {
+      auto pa = proxmox::NetDeviceSpec::parse(a);
+      auto pb = proxmox::NetDeviceSpec::parse(b);
+      return pa && pb ? pa->canonical() == pb->canonical() : a == b;
+    };
+    if (same(in_effect, s.from) && !waiting) return std::nullopt;  // nothing of ours is left
+    const bool ours = same(in_effect, s.to) || (waiting && same(*waiting, s.to));
+    if (!ours) {
+      return s.device + " was changed by someone else since (now '" + in_effect +
+             (waiting ? "', pending '" + *waiting : std::string()) + "'); not overwriting it";
+    }
+    auto spec = proxmox::NetDeviceSpec::parse(s.from);
+    if (!spec) return spec.error().to_string();
+    auto r = ctx_.d.api.update_nic(s.vm, s.device, *spec, pending->digest);
+    if (!r) {
+      if (r.error().kind == proxmox::ApiErrorKind::digest_conflict) continue;
+      return describe(r.error());
+    }
+    // The old value may now wait for a restart (hot-plug off): the forward change needed one too.
+    auto after = ctx_.d.api.read_pending(s.vm);
+    if (!after) return describe(after.error());
+    const auto* again = after->find(s.device);
+    if (again && again->pending) {
+      if (!restart_if_pending) return s.device + " is back to its old value but only pending until the next restart";
+      auto rb = ctx_.d.api.reboot_and_wait(s.vm, ctx_.o.task_wait);
+      if (!rb) return "restart to apply the old " + s.device + ": " + describe(rb.error());
+      const std::array<std::string, 1> hosts{host};
+      auto back = ctx_.d.guests.wait_reachable(hosts, ctx_.o.guest_return_timeout);
+      if (auto it = back.find(host); it == back.end() || !it->second) {
+        return "guest " + host + " did not come back after the restart";
+      }
+    }
+    return std::nullopt;
+  }
+  return s.device + ": the config kept changing while rolling back (digest conflicts)";
+}
+
+void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts) {
+  auto it = facts.find(w.plan->host);
+  if (it == facts.end() || !it->second) {
+    w.rollback_ok = false;
+    w.report->errors.push_back("could not read the guest back after the rollback");
+    return;
+  }
+  const auto& f = *it->second;
+  auto problem = [&](std::string what) {
+    w.rollback_ok = false;
+    w.report->errors.push_back("not restored: " + what);
+  };
+  for (auto idx : w.touched) {
+    const auto& step = w.plan->steps[idx];
+    if (const auto* fs = std::get_if<plan::ChangeFstab>(&step.action)) {
+      const auto hash = f.fstab_sha256.empty() ? guest::sha256_hex(f.fstab_content) : f.fstab_sha256;
+      if (hash == fs->old_sha256) {
+        w.report->restored_checks.push_back("/etc/fstab is byte-identical to before (sha256 " + hash.substr(0, 12) + ")");
+      } else {
+        problem("/etc/fstab differs from before the run");
+      }
+      for (const auto& a : fs->inverse_activations) {
+        const guest::MountInfo* m = nullptr;
+        for (const auto& mi : f.mounts) {
+          if (mi.mount_point == a.path) m = &mi;
+        }
+        if (!a.mount) {
+          if (m == nullptr) w.report->restored_checks.push_back(a.path + " is unmounted again, as before");
+          else problem(a.path + " is still mounted");
+        } else if (m == nullptr) {
+          problem(a.path + " is not mounted again");
+        } else {
+          w.report->restored_checks.push_back(a.path + " is mounted again from " + m->device + " (vers=" +
+                                              m->nfs_version() + ", addr=" + m->server_address() + ")");
+        }
+      }
+    } else if (const auto* ch = std::get_if<plan::SetChannels>(&step.action)) {
+      const auto* i = guest::find_interface_by_mac(f.interfaces, ch->mac);
+      if (i != nullptr && i->combined_current() == ch->from) {
+        w.report->restored_checks.push_back(i->name + " runs " + std::to_string(ch->from) + " channels again");
+      } else if (i != nullptr && i->combined_current()) {
+        problem(i->name + " runs " + std::to_string(*i->combined_current()) + " channels, not " +
+                std::to_string(ch->from));
+      }
+    } else if (const auto* nic = std::get_if<plan::SetNic>(&step.action)) {
+      auto pending = ctx_.d.api.read_pending(nic->vm);
+      if (!pending) {
+        problem("cannot read VM " + std::to_string(nic->vm.vmid) + " back: " + describe(pending.error()));
+        continue;
+      }
+      const auto* item = pending->find(nic->device);
+      auto now = item && item->value ? proxmox::NetDeviceSpec::parse(*item->value) : Result<proxmox::NetDeviceSpec>(
+                                                                                         std::unexpected(Error{}));
+      auto was = proxmox::NetDeviceSpec::parse(nic->from);
+      if (now && was && now->canonical() == was->canonical() && !(item && item->pending)) {
+        w.report->restored_checks.push_back("Proxmox " + nic->device + " is '" + nic->from + "' again");
+      } else {
+        problem("Proxmox " + nic->device + " is not back to '" + nic->from + "'");
+      }
+    }
+  }
+}
+
+}  // namespace pw::reconcile

@@ -1,0 +1,35 @@
+#pragma once
+// Where a rollback is done. Every step a run began is undone, in reverse phase order and kind by
+// kind across guests (one playbook per kind for all of them); each inverse first checks what is
+// really there, so undoing a step that failed half-way, or one already undone, is safe. Then the
+// restored state is read back and checked (unless the policy opted out).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reconcile/context.hpp"
+#include "reconcile/policy_run.hpp"
+
+namespace pw::reconcile {
+
+class Rollback {
+ public:
+  explicit Rollback(const Context& ctx) : ctx_(ctx) {}
+
+  // Undoes the begun steps of every run in `batch`; rollback_ok says how each ended.
+  void run(const std::vector<PolicyRun*>& batch);
+
+ private:
+  void undo_fstab(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
+  void undo_channels(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
+  void undo_nic(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
+  // Writes `from` back into the VM's config when the value there is still ours.
+  std::optional<std::string> revert_nic(const plan::SetNic& s, bool restart_if_pending, const std::string& host);
+  // After the inverses: is everything as it was before the run?
+  void check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts);
+
+  const Context& ctx_;
+};
+
+}  // namespace pw::reconcile

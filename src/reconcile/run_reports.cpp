@@ -1,0 +1,54 @@
+#include "reconcile/run_reports.hpp"
+
+#include "journal/journal.hpp"
+#include "report/run_report.hpp"
+
+namespace pw::reconcile {
+
+report::RunReport new_report(const Context& ctx, std::string mode, std::string plan_id) {
+  report::RunReport r;
+  r.run_id = journal::make_run_id(ctx.d.clock);
+  r.plan_id = std::move(plan_id);
+  r.mode = std::move(mode);
+  r.started_at = journal::format_utc(ctx.d.clock.now());
+  r.policies_revision = ctx.o.policies_revision;
+  r.policies_dirty = ctx.o.policies_dirty;
+  return r;
+}
+
+report::PolicyReport new_entry(const plan::PolicyPlan& p) {
+  report::PolicyReport pr;
+  pr.policy = p.policy;
+  pr.source = p.source;
+  pr.node = p.vm.node;
+  pr.vmid = p.vm.vmid;
+  pr.host = p.host;
+  return pr;
+}
+
+report::PolicyReport& report_of(report::RunReport& r, const plan::PolicyPlan& p) {
+  for (auto& existing : r.policies) {
+    if (existing.policy == p.policy) return existing;
+  }
+  r.policies.push_back(new_entry(p));
+  return r.policies.back();
+}
+
+void remember_results(const Context& ctx, const report::RunReport& r) {
+  for (const auto& p : r.policies) {
+    journal::PolicyResult res;
+    res.policy = p.policy;
+    res.verdict = p.verdict;
+    res.finished_at = r.finished_at;
+    res.run_id = r.run_id;
+    report::RunReport single;
+    single.policies.push_back(p);
+    res.details = report::to_json(single).as_object()["policies"].as_array()[0].as_object();
+    if (auto st = journal::record_result(ctx.d.results, res); !st) {
+      // The run's outcome stands; only `status` will not show it.
+      ctx.progress(p.policy, "warning", "could not store the result: " + st.error().to_string());
+    }
+  }
+}
+
+}  // namespace pw::reconcile

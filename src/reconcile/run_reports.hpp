@@ -1,0 +1,19 @@
+#pragma once
+// A run's report: its frame (ids, times, the policies' revision), one entry per policy, and the
+// per-policy results `status` shows, stored when a run ends.
+#include <string>
+
+#include "plan/model.hpp"
+#include "reconcile/context.hpp"
+#include "report/run_report.hpp"
+
+namespace pw::reconcile {
+
+report::RunReport new_report(const Context& ctx, std::string mode, std::string plan_id);
+report::PolicyReport new_entry(const plan::PolicyPlan& p);
+// The entry of this policy, added when missing.
+report::PolicyReport& report_of(report::RunReport& r, const plan::PolicyPlan& p);
+// Stores each policy's outcome for `status`; a failure to store is a warning, the run stands.
+void remember_results(const Context& ctx, const report::RunReport& r);
+
+}  // namespace pw::reconcile
