@@ -9,7 +9,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "ansible/playbooks.hpp"
+#include "ansible/review.hpp"
 #include "plan/guest_requests.hpp"
 #include "commands.hpp"
 #include "plan/render.hpp"
@@ -113,29 +113,13 @@ int usage_error(const std::string& command, const Error& e) {
   return 1;
 }
 
-// Every playbook the plan can run, generated as apply, rollback and the probe generate them
-// (plan/guest_requests.hpp, the same playbook options), for review before `apply`.
+// Every playbook the plan can run, made as apply, rollback and the probe make them (the same
+// translation and playbook options), for review before `apply`.
 Status write_review_playbooks(const plan::Plan& plan, const ansible::PlaybookOptions& options, const std::string& dir) {
-  const auto r = plan::guest_requests(plan);
-  std::vector<ansible::Playbook> books;
-  Status status;
-  auto add = [&](Result<ansible::Playbook> b, const char* name = nullptr) {
-    if (!b) {
-      if (status) status = std::unexpected(b.error());
-      return;
-    }
-    if (name != nullptr) b->name = name;  // two playbooks of one generator: the inverse's own name
-    books.push_back(std::move(*b));
-  };
-  if (!r.facts_hosts.empty()) add(ansible::facts_playbook(r.facts_hosts, options));
-  if (!r.fstab_changes.empty()) add(ansible::apply_playbook(r.fstab_changes, options));
-  if (!r.fstab_restores.empty()) add(ansible::rollback_playbook(r.fstab_restores, options));
-  if (!r.channels_changes.empty()) add(ansible::channels_playbook(r.channels_changes, options));
-  if (!r.channels_restores.empty()) add(ansible::channels_playbook(r.channels_restores, options), "channels-rollback");
-  if (!r.probes.empty()) add(ansible::probe_playbook(r.probes, options));
-  if (!status) return status;
-  if (auto st = ansible::write_playbooks(books, dir); !st) return st;
-  spdlog::info("wrote {} playbook(s) to {}", books.size(), dir);
+  auto books = ansible::review_playbooks(plan::guest_requests(plan), options);
+  if (!books) return std::unexpected(books.error());
+  if (auto st = ansible::write_playbooks(*books, dir); !st) return st;
+  spdlog::info("wrote {} playbook(s) to {}", books->size(), dir);
   return {};
 }
 

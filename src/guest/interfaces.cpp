@@ -1,5 +1,7 @@
 #include "guest/interfaces.hpp"
 
+#include "net/mac_address.hpp"
+
 #include <cctype>
 
 #include "guest/tokens.hpp"
@@ -34,8 +36,8 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
       return *n;
     };
     if (f[0] == "address") {
-      auto mac = normalize_mac(value);
-      info.mac = mac.value_or(std::string(value));
+      auto mac = net::MacAddress::parse(value);
+      info.mac = mac ? mac->str() : std::string(value);
     } else if (f[0] == "ifindex") {
       auto n = number("ifindex");
       if (!n) return std::unexpected(n.error());
@@ -60,27 +62,11 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
   return info;
 }
 
-std::optional<std::string> normalize_mac(std::string_view mac) {
-  if (mac.size() != 17) return std::nullopt;
-  std::string out;
-  for (std::size_t i = 0; i < mac.size(); ++i) {
-    char c = mac[i];
-    if (i % 3 == 2) {
-      if (c != ':' && c != '-') return std::nullopt;
-      out.push_back(':');
-    } else {
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    }
-  }
-  return out;
-}
-
 const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, std::string_view mac) {
-  auto wanted = normalize_mac(mac);
+  auto wanted = net::MacAddress::parse(mac);
   if (!wanted) return nullptr;
   for (const auto& i : interfaces) {
-    if (i.mac == *wanted) return &i;
+    if (i.mac == wanted->str()) return &i;
   }
   return nullptr;
 }

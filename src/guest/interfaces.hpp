@@ -29,9 +29,6 @@ struct InterfaceInfo {
 // speed, operstate, rx_queues, tx_queues), then the output of `ethtool -l`, if any.
 Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_view text, std::string_view where);
 
-// "52:54:00:AB:cd:01" → "52:54:00:ab:cd:01"; nullopt when it is not six hex pairs.
-std::optional<std::string> normalize_mac(std::string_view mac);
-
 const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, std::string_view mac);
 const InterfaceInfo* find_interface(const std::vector<InterfaceInfo>& interfaces, std::string_view name);
 

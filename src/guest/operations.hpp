@@ -63,4 +63,15 @@ struct ChannelsRequest {
   int combined = 1;
 };
 
+// Every request a whole plan can make, by kind, in plan order (plan::guest_requests): what
+// `plan --emit-playbooks` shows for review.
+struct RequestSet {
+  std::vector<std::string> facts_hosts;  // every guest of the plan, once
+  std::vector<FstabChange> fstab_changes;
+  std::vector<FstabRestore> fstab_restores;
+  std::vector<ChannelsRequest> channels_changes;
+  std::vector<ChannelsRequest> channels_restores;
+  std::vector<ProbeRequest> probes;
+};
+
 }  // namespace pw::guest

@@ -32,8 +32,8 @@ guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes) {
   return r;
 }
 
-GuestRequests guest_requests(const Plan& plan) {
-  GuestRequests out;
+guest::RequestSet guest_requests(const Plan& plan) {
+  guest::RequestSet out;
   for (const auto& p : plan.policies) {
     if (std::find(out.facts_hosts.begin(), out.facts_hosts.end(), p.host) == out.facts_hosts.end()) {
       out.facts_hosts.push_back(p.host);

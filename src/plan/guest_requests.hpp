@@ -4,7 +4,6 @@
 // plan shows for review are the ones that run.
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "guest/operations.hpp"
 #include "plan/model.hpp"
@@ -18,15 +17,7 @@ guest::ChannelsRequest channels_restore(const SetChannels& step);  // the invers
 // One measurement of `bytes` (the adaptive probe grows it from v.probe_bytes).
 guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes);
 
-// Every guest request a whole plan can make, by kind, in plan order: what --emit-playbooks writes.
-struct GuestRequests {
-  std::vector<std::string> facts_hosts;  // every guest of the plan, once
-  std::vector<guest::FstabChange> fstab_changes;
-  std::vector<guest::FstabRestore> fstab_restores;
-  std::vector<guest::ChannelsRequest> channels_changes;
-  std::vector<guest::ChannelsRequest> channels_restores;
-  std::vector<guest::ProbeRequest> probes;
-};
-GuestRequests guest_requests(const Plan& plan);
+// Every guest request of a whole plan (guest::RequestSet), in plan order.
+guest::RequestSet guest_requests(const Plan& plan);
 
 }  // namespace pw::plan

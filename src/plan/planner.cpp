@@ -1,5 +1,7 @@
 #include "plan/planner.hpp"
 
+#include "net/mac_address.hpp"
+
 #include <algorithm>
 
 #include "guest/interfaces.hpp"
@@ -15,11 +17,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
   return out;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 const guest::MountInfo* mount_at(const std::vector<guest::MountInfo>& mounts, std::string_view path) {
@@ -157,7 +154,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     block(p.nic.device + " of VM " + std::to_string(p.guest.vmid) + " cannot be read: " + nic.error().to_string());
     return finish();
   }
-  const auto mac = nic->mac() ? lower(*nic->mac()) : std::string{};
+  const auto mac = nic->mac() ? net::canonical_mac(*nic->mac()) : std::string{};
   const guest::InterfaceInfo* iface = mac.empty() ? nullptr : guest::find_interface_by_mac(facts.interfaces, mac);
   if (iface == nullptr) {
     block("no interface in guest " + p.guest.host + " has " + p.nic.device + "'s MAC " + mac +

@@ -1,6 +1,6 @@
 #include "reconcile/audit.hpp"
 
-#include "guest/interfaces.hpp"
+#include "net/mac_address.hpp"
 #include "plan/guest_requests.hpp"
 #include "proxmox/net_device.hpp"
 #include "reconcile/evidence.hpp"
@@ -39,7 +39,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
     plan::VerifyPath v;
     v.host = p.guest.host;
     v.mount_point = p.mount.path;
-    v.intended_mac = guest::normalize_mac(*spec->mac()).value_or(*spec->mac());
+    v.intended_mac = net::canonical_mac(*spec->mac());
     v.server = p.mount.server;
     v.nas_addresses = p.mount.nas_addresses;
     v.vers = p.mount.nfs_version();

@@ -1,5 +1,7 @@
 #include "verify/counters.hpp"
 
+#include "net/mac_address.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -37,7 +39,7 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
     auto claimable = [&](const Track& t) { return t.at[k] == nullptr && t.latest_before(k) != nullptr; };
     // Same MAC and same name first, so several interfaces sharing a MAC keep their identities.
     for (std::size_t i = 0; i < ifaces.size(); ++i) {
-      const std::string mac = normalize_mac(ifaces[i].mac);
+      const std::string mac = net::canonical_mac(ifaces[i].mac);
       for (auto& t : tracks) {
         if (claimable(t) && t.mac == mac && t.latest_before(k)->name == ifaces[i].name) {
           t.at[k] = &ifaces[i];
@@ -49,7 +51,7 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
     // Then a renamed interface: the only unclaimed track with its MAC.
     for (std::size_t i = 0; i < ifaces.size(); ++i) {
       if (matched[i]) continue;
-      const std::string mac = normalize_mac(ifaces[i].mac);
+      const std::string mac = net::canonical_mac(ifaces[i].mac);
       if (meaningless_mac(mac)) continue;
       Track* only = nullptr;
       int count = 0;
@@ -63,7 +65,7 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
     for (std::size_t i = 0; i < ifaces.size(); ++i) {
       if (matched[i]) continue;
       Track t;
-      t.mac = normalize_mac(ifaces[i].mac);
+      t.mac = net::canonical_mac(ifaces[i].mac);
       t.at[k] = &ifaces[i];
       tracks.push_back(t);
     }
@@ -100,18 +102,11 @@ std::string_view to_string(CounterIssue issue) {
   return "?";
 }
 
-std::string normalize_mac(std::string_view mac) {
-  std::string out;
-  out.reserve(mac.size());
-  for (char c : mac) out.push_back(c == '-' ? ':' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
-}
-
 IntendedInterface find_intended(const CounterSnapshot& snapshot, std::string_view intended_mac) {
-  const std::string mac = normalize_mac(intended_mac);
+  const std::string mac = net::canonical_mac(intended_mac);
   std::vector<const InterfaceCounters*> devices, uppers;
   for (const auto& i : snapshot.interfaces) {
-    if (normalize_mac(i.mac) != mac) continue;
+    if (net::canonical_mac(i.mac) != mac) continue;
     (i.upper_device ? uppers : devices).push_back(&i);
   }
   const auto& pool = devices.empty() ? uppers : devices;
@@ -151,7 +146,7 @@ CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& 
     d.upper_device = last->upper_device;
     d.speed_mbps = last->speed_mbps;
     d.intended = intended.found && t.at[kAfter] && t.at[kAfter]->name == intended.found->name &&
-                 t.mac == normalize_mac(intended.found->mac);
+                 t.mac == net::canonical_mac(intended.found->mac);
     for (const auto* seen : t.at) {
       if (seen && seen->name != d.name) {
         d.previous_name = seen->name;

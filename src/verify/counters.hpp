@@ -84,8 +84,6 @@ struct CounterDelta {
   std::uint64_t raw(ProbeDirection d) const { return d == ProbeDirection::read ? rx_bytes : tx_bytes; }
 };
 
-// "52-54-00-AB-..." → "52:54:00:ab:...".
-std::string normalize_mac(std::string_view mac);
 
 struct NoiseModel {
   std::uint64_t floor_bytes = 64 * 1024;  // ARP, SSH of the probe itself, management chatter

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "lab_fixture.hpp"
+#include "net/mac_address.hpp"
 #include "verify/counters.hpp"
 
 using namespace pw::verify;
@@ -13,8 +14,8 @@ const CounterDelta& by_mac(const CounterAnalysis& a, const std::string& mac) { r
 }  // namespace
 
 TEST_CASE("MACs compare in any case and separator") {
-  CHECK(normalize_mac("52-54-00-AB-cd-01") == "52:54:00:ab:cd:01");
-  CHECK(normalize_mac("52:54:00:ab:cd:01") == "52:54:00:ab:cd:01");
+  CHECK(pw::net::canonical_mac("52-54-00-AB-cd-01") == "52:54:00:ab:cd:01");
+  CHECK(pw::net::canonical_mac("52:54:00:ab:cd:01") == "52:54:00:ab:cd:01");
 }
 
 TEST_CASE("background learnt in the baseline window is subtracted from the probe's delta") {
