@@ -15,11 +15,12 @@
 #include "proxmox/api.hpp"
 #include "reconcile/engine.hpp"
 #include "reconcile/guest_port.hpp"
+#include "settings/model.hpp"
 
 namespace pw::cli {
 
 struct Runtime {
-  policy::ControllerSettings settings;
+  settings::ControllerSettings settings;
   std::unique_ptr<proxmox::Api> api;
   std::unique_ptr<reconcile::GuestPort> guests;
   std::unique_ptr<journal::StateDir> state;
