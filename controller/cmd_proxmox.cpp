@@ -11,7 +11,8 @@
 #include "commands.hpp"
 #include "diagnostics/suggest.hpp"
 #include "proxmox/client.hpp"
-#include "settings.hpp"
+#include "settings/proxmox_options.hpp"
+#include "settings_file.hpp"
 
 namespace pw::cli {
 
@@ -51,34 +52,13 @@ Result<ClientOptions> options_from_flags(const Args& args) {
 }
 
 Result<ClientOptions> options_from_settings(const GlobalOptions& globals) {
-  auto settings = load_settings(globals);
-  if (!settings) {
-    Error e = settings.error();
+  auto loaded = load_settings(globals);
+  if (!loaded) {
+    Error e = loaded.error();
     e.hint = "pass --url with --token-id and --token-secret-file, or set proxmox: in the controller settings";
     return std::unexpected(e);
   }
-  const auto& p = settings->proxmox;
-  ClientOptions o;
-  o.url = p.url;
-  o.token_id = p.token_id;
-  o.user = p.user;
-  if (!p.token_id.empty()) {
-    auto s = secret_from(p.token_secret_file.empty() ? std::nullopt : std::optional(p.token_secret_file),
-                         p.token_secret_env.empty() ? std::nullopt : std::optional(p.token_secret_env));
-    if (!s) return std::unexpected(s.error());
-    o.token_secret = std::move(*s);
-  } else if (!p.user.empty()) {
-    auto s = secret_from(p.password_file.empty() ? std::nullopt : std::optional(p.password_file),
-                         p.password_env.empty() ? std::nullopt : std::optional(p.password_env));
-    if (!s) return std::unexpected(s.error());
-    o.password = std::move(*s);
-  }
-  o.ca_file = p.ca_file;
-  o.fingerprint = p.fingerprint;
-  o.insecure_skip_verify = p.insecure_skip_verify;
-  o.max_in_flight = p.max_in_flight;
-  o.timeout = p.timeout;
-  return o;
+  return settings::proxmox_client_options(*loaded);
 }
 
 struct NicRow {
@@ -86,7 +66,7 @@ struct NicRow {
   std::string key;
   std::string model, mac, bridge;
   std::optional<int> queues;
-  std::string value;  // in effect
+  std::string value;                   // in effect
   std::optional<std::string> pending;  // new value waiting for a restart
   bool pending_delete = false;
 };
@@ -109,13 +89,13 @@ std::string pending_text(const NicRow& row) {
 }
 
 void print_table(const std::vector<NicRow>& rows) {
-  const std::vector<std::string> head{"NODE", "VMID", "NAME", "STATUS", "NIC", "MODEL", "MAC", "BRIDGE", "QUEUES",
-                                      "PENDING"};
+  const std::vector<std::string> head{"NODE",  "VMID", "NAME",   "STATUS", "NIC",
+                                      "MODEL", "MAC",  "BRIDGE", "QUEUES", "PENDING"};
   std::vector<std::vector<std::string>> table{head};
   for (const auto& r : rows) {
-    table.push_back({r.guest.ref.node, std::to_string(r.guest.ref.vmid), r.guest.name, r.guest.status, r.key,
-                     r.model, r.mac, r.bridge.empty() ? "-" : r.bridge,
-                     r.queues ? std::to_string(*r.queues) : "-", pending_text(r)});
+    table.push_back({r.guest.ref.node, std::to_string(r.guest.ref.vmid), r.guest.name, r.guest.status, r.key, r.model,
+                     r.mac, r.bridge.empty() ? "-" : r.bridge, r.queues ? std::to_string(*r.queues) : "-",
+                     pending_text(r)});
   }
   std::vector<std::size_t> width(head.size(), 0);
   for (const auto& line : table) {
@@ -226,9 +206,15 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
   if (output == "json") {
     boost::json::array nics;
     for (const auto& r : rows) {
-      boost::json::object o{{"node", r.guest.ref.node}, {"vmid", r.guest.ref.vmid}, {"name", r.guest.name},
-                            {"status", r.guest.status}, {"nic", r.key}, {"model", r.model},
-                            {"mac", r.mac}, {"bridge", r.bridge}, {"value", r.value}};
+      boost::json::object o{{"node", r.guest.ref.node},
+                            {"vmid", r.guest.ref.vmid},
+                            {"name", r.guest.name},
+                            {"status", r.guest.status},
+                            {"nic", r.key},
+                            {"model", r.model},
+                            {"mac", r.mac},
+                            {"bridge", r.bridge},
+                            {"value", r.value}};
       o["queues"] = r.queues ? boost::json::value(*r.queues) : boost::json::value(nullptr);
       o["pending"] = r.pending ? boost::json::value(*r.pending) : boost::json::value(nullptr);
       o["pending_delete"] = r.pending_delete;
@@ -236,18 +222,21 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
     }
     boost::json::array errors;
     for (const auto& [ref, e] : failures) {
-      errors.push_back({{"node", ref.node}, {"vmid", ref.vmid}, {"kind", std::string(to_string(e.kind))},
+      errors.push_back({{"node", ref.node},
+                        {"vmid", ref.vmid},
+                        {"kind", std::string(to_string(e.kind))},
                         {"message", e.to_string()}});
     }
-    std::cout << boost::json::serialize(boost::json::object{
-                     {"nics", nics}, {"errors", errors}, {"containers_skipped", containers}})
+    std::cout << boost::json::serialize(
+                     boost::json::object{{"nics", nics}, {"errors", errors}, {"containers_skipped", containers}})
               << "\n";
   } else {
     print_table(rows);
     std::cout << rows.size() << " NIC" << (rows.size() == 1 ? "" : "s") << " on " << (qemu.size() - failures.size())
               << " VM" << (qemu.size() - failures.size() == 1 ? "" : "s");
     if (vms_with_pending > 0) std::cout << ", " << vms_with_pending << " with changes waiting for a restart";
-    if (containers > 0) std::cout << "; " << containers << " LXC container" << (containers == 1 ? "" : "s") << " skipped";
+    if (containers > 0)
+      std::cout << "; " << containers << " LXC container" << (containers == 1 ? "" : "s") << " skipped";
     std::cout << "\n";
   }
   for (const auto& [ref, e] : failures) std::cerr << "pathwarden proxmox nics: " << e.to_string() << "\n";

@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "commands.hpp"
-#include "policy/loader.hpp"
-#include "settings.hpp"
+#include "settings/loader.hpp"
+#include "settings_file.hpp"
 
 namespace pw::cli {
 
@@ -24,7 +24,7 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
     }
     inputs.emplace_back(*dir);
   }
-  auto result = policy::load_paths(inputs);
+  auto result = settings::load_paths(inputs);
   auto& diags = result.diagnostics;
   std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.pos.file, a.pos.line, a.pos.column) < std::tie(b.pos.file, b.pos.line, b.pos.column);
@@ -35,12 +35,15 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
   if (args.value_or("output", "text") == "json") {
     boost::json::array problems;
     for (const auto& d : diags) {
-      problems.push_back({{"file", d.pos.file}, {"line", d.pos.line}, {"column", d.pos.column}, {"message", d.message}});
+      problems.push_back(
+          {{"file", d.pos.file}, {"line", d.pos.line}, {"column", d.pos.column}, {"message", d.message}});
     }
     boost::json::array names;
     for (const auto& p : result.paths) names.push_back(boost::json::string(p.name));
-    boost::json::object out{{"valid", diags.empty()}, {"policies", names},
-                            {"controllers", result.controllers.size()}, {"problems", problems}};
+    boost::json::object out{{"valid", diags.empty()},
+                            {"policies", names},
+                            {"controllers", result.controllers.size()},
+                            {"problems", problems}};
     std::cout << boost::json::serialize(out) << "\n";
   } else {
     for (const auto& d : diags) std::cout << d.to_string() << "\n";
@@ -49,8 +52,8 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
       if (!result.controllers.empty()) std::cout << ", " << result.controllers.size() << " controller settings";
       std::cout << "\n";
     } else {
-      std::cout << diags.size() << " problem" << (diags.size() == 1 ? "" : "s") << " in " << bad_files.size()
-                << " file" << (bad_files.size() == 1 ? "" : "s") << "\n";
+      std::cout << diags.size() << " problem" << (diags.size() == 1 ? "" : "s") << " in " << bad_files.size() << " file"
+                << (bad_files.size() == 1 ? "" : "s") << "\n";
     }
   }
   return diags.empty() ? 0 : 1;
@@ -63,9 +66,10 @@ Command validate_command() {
       .name = "validate",
       .summary = "check policy and controller settings files and report every problem",
       .usage = "validate [--output text|json] [PATH...]",
-      .description = "PATH is a file or a directory (every *.yaml/*.yml below it; hidden directories such as .git\n"
-                     "are skipped). Without PATH, the policies directory of the controller settings is checked.\n"
-                     "Each problem is printed as file:line:col: message. Exit status: 0 valid, 1 problems found.",
+      .description =
+          "PATH is a file or a directory (every *.yaml/*.yml below it; hidden directories such as .git\n"
+          "are skipped). Without PATH, the policies directory of the controller settings is checked.\n"
+          "Each problem is printed as file:line:col: message. Exit status: 0 valid, 1 problems found.",
       .options = {{"output", "FMT", "text (default) or json"}},
       .run = run_validate,
   };

@@ -1,5 +1,6 @@
 #pragma once
-// Each subcommand lives in its own cmd_*.cpp and is listed in main.cpp.
+// Each subcommand lives in its own cmd_*.cpp and is listed in main.cpp; what the engine-driving
+// ones share is in command_support.hpp.
 #include "cli.hpp"
 
 namespace pw::cli {

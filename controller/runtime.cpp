@@ -6,54 +6,21 @@
 #include <iostream>
 
 #include "ansible/child_process.hpp"
-#include "policy/loader.hpp"
 #include "proxmox/client.hpp"
 #include "ansible/guest_port.hpp"
-#include "settings.hpp"
+#include "settings/loader.hpp"
+#include "settings/proxmox_options.hpp"
+#include "settings_file.hpp"
 
 namespace pw::cli {
-
-namespace {
-
-Result<proxmox::ClientOptions> client_options(const policy::ProxmoxSettings& p) {
-  proxmox::ClientOptions o;
-  o.url = p.url;
-  o.token_id = p.token_id;
-  o.user = p.user;
-  o.ca_file = p.ca_file;
-  o.fingerprint = p.fingerprint;
-  o.insecure_skip_verify = p.insecure_skip_verify;
-  o.max_in_flight = p.max_in_flight;
-  o.timeout = p.timeout;
-  auto secret = [](const std::string& file, const std::string& env) -> Result<proxmox::Secret> {
-    if (!file.empty()) return proxmox::load_secret_file(file);
-    return proxmox::load_secret_env(env);
-  };
-  if (!p.token_id.empty()) {
-    auto s = secret(p.token_secret_file, p.token_secret_env);
-    if (!s) return std::unexpected(s.error());
-    o.token_secret = std::move(*s);
-  } else {
-    auto s = secret(p.password_file, p.password_env);
-    if (!s) return std::unexpected(s.error());
-    o.password = std::move(*s);
-  }
-  if (p.insecure_skip_verify) {
-    spdlog::warn("TLS verification of {} is OFF (insecure_skip_verify): anyone on the path can read the API token",
-                 p.url);
-  }
-  return o;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, RuntimeNeeds needs,
                                               reconcile::EngineOptions engine_options,
                                               reconcile::ProgressSink progress) {
   auto rt = std::make_unique<Runtime>();
-  auto settings = load_settings(globals);
-  if (!settings) return std::unexpected(settings.error());
-  rt->settings = std::move(*settings);
+  auto loaded = load_settings(globals);
+  if (!loaded) return std::unexpected(loaded.error());
+  rt->settings = std::move(*loaded);
   const auto& s = rt->settings;
 
   auto state = journal::StateDir::open(s.state_dir);
@@ -65,9 +32,13 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
   rt->results = std::make_unique<journal::FilePolicyResultStore>(*rt->state);
 
   if (needs.proxmox) {
-    auto opts = client_options(s.proxmox);
+    auto opts = settings::proxmox_client_options(s);
     if (!opts) return std::unexpected(opts.error().with_where("spec.proxmox in " + settings_file(globals).string()));
     opts->sleeper = &rt->sleeper;
+    if (s.proxmox.insecure_skip_verify) {
+      spdlog::warn("TLS verification of {} is OFF (insecure_skip_verify): anyone on the path can read the API token",
+                   s.proxmox.url);
+    }
     auto client = proxmox::Client::create(std::move(*opts));
     if (!client) return std::unexpected(client.error());
     rt->api = std::move(*client);
@@ -101,7 +72,8 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     a.environment.emplace_back("ANSIBLE_HOST_KEY_CHECKING", "True");
     a.environment.emplace_back("ANSIBLE_SSH_ARGS", ssh_args);
     a.environment.emplace_back("ANSIBLE_PIPELINING", "True");
-    if (!s.ansible.private_key_file.empty()) a.environment.emplace_back("ANSIBLE_PRIVATE_KEY_FILE", s.ansible.private_key_file);
+    if (!s.ansible.private_key_file.empty())
+      a.environment.emplace_back("ANSIBLE_PRIVATE_KEY_FILE", s.ansible.private_key_file);
     if (!s.ansible.remote_user.empty()) a.environment.emplace_back("ANSIBLE_REMOTE_USER", s.ansible.remote_user);
     ansible::GuestPortOptions g;
     g.inventories = {s.ansible.inventory};
@@ -113,8 +85,8 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
   }
   if (rt->api && rt->guests) {
     rt->engine = std::make_unique<reconcile::Engine>(
-        reconcile::Dependencies{*rt->api, *rt->guests, *rt->journals, *rt->locks, *rt->results, rt->clock,
-                                rt->sleeper, std::move(progress)},
+        reconcile::Dependencies{*rt->api, *rt->guests, *rt->journals, *rt->locks, *rt->results, rt->clock, rt->sleeper,
+                                std::move(progress)},
         std::move(engine_options));
   }
   return rt;
@@ -130,7 +102,7 @@ Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const G
     inputs.push_back(*dir);
   }
   if (policies_root != nullptr) *policies_root = inputs.front();
-  auto loaded = policy::load_paths(inputs);
+  auto loaded = settings::load_paths(inputs);
   if (!loaded.ok()) {
     for (const auto& d : loaded.diagnostics) std::cerr << d.to_string() << "\n";
     return fail(std::to_string(loaded.diagnostics.size()) + " problem(s) in the policies", inputs.front().string(),

@@ -17,11 +17,12 @@
 #include "ansible/playbooks.hpp"
 #include "guest/port.hpp"
 #include "timing/sleeper.hpp"
+#include "settings/model.hpp"
 
 namespace pw::cli {
 
 struct Runtime {
-  policy::ControllerSettings settings;
+  settings::ControllerSettings settings;
   std::unique_ptr<proxmox::Api> api;
   std::unique_ptr<guest::GuestPort> guests;
   ansible::PlaybookOptions playbook_options;  // what the guest port generates with; --emit-playbooks too

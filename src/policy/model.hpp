@@ -1,6 +1,6 @@
 #pragma once
-// The policy format as plain structs: what users write in policies/*.yaml (kind: StoragePath)
-// and the controller's own settings (kind: Controller). See policies/README.md.
+// The policy format as plain structs: what users write in policies/*.yaml (kind: StoragePath).
+// See policies/README.md; the controller's own settings (kind: Controller) are src/settings.
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -54,12 +54,12 @@ struct MountSpec {
 using verify::ProbeDirection;  // one name from policy to verdict
 
 struct VerifySpec {
-  std::string probe_file;                     // relative to the mount path
-  std::uint64_t probe_bytes = 256ull << 20;   // first probe
-  std::uint64_t max_probe_bytes = 1ull << 30; // adaptive probe bound; default 4 x probe_bytes
-  double min_share = 0.9;                     // share of probe bytes the intended NIC must carry
+  std::string probe_file;                      // relative to the mount path
+  std::uint64_t probe_bytes = 256ull << 20;    // first probe
+  std::uint64_t max_probe_bytes = 1ull << 30;  // adaptive probe bound; default 4 x probe_bytes
+  double min_share = 0.9;                      // share of probe bytes the intended NIC must carry
   ProbeDirection direction = ProbeDirection::read;
-  std::chrono::milliseconds baseline{2000};   // window for learning background rates
+  std::chrono::milliseconds baseline{2000};  // window for learning background rates
 };
 
 // "Sun 02:00-04:00", "Mon-Fri 22:00-06:00", "daily 01:00-05:00"; end before start wraps midnight.
@@ -67,7 +67,7 @@ struct TimeWindow {
   std::array<bool, 7> days{};  // index 0 = Sunday, as in std::tm::tm_wday
   int start_minute = 0;        // minutes after midnight
   int end_minute = 0;
-  std::string text;            // as written, for messages
+  std::string text;  // as written, for messages
 
   // Whether a local time (weekday 0=Sunday, minute of day) falls inside the window. A window
   // that wraps midnight belongs to the day it starts on.
@@ -156,41 +156,6 @@ struct StoragePath {
 
   // Position of a field, or of the document when the field was not written.
   SourcePos position_of(std::string_view field) const;
-};
-
-struct ProxmoxSettings {
-  std::string url;  // https://host:8006
-  // API token auth: token_id "user@realm!name" plus secret from file or environment.
-  std::string token_id;
-  std::string token_secret_file;
-  std::string token_secret_env;
-  // Ticket auth: user "name@realm" plus password from file or environment.
-  std::string user;
-  std::string password_file;
-  std::string password_env;
-  std::string ca_file;
-  std::string fingerprint;  // pinned SHA-256 of the server certificate, colon-hex
-  bool insecure_skip_verify = false;
-  int max_in_flight = 16;
-  std::chrono::milliseconds timeout{30000};
-};
-
-struct AnsibleSettings {
-  std::string inventory;
-  std::string playbook_command = "ansible-playbook";
-  int forks = 16;
-  std::chrono::milliseconds timeout{600000};  // per ansible-playbook run
-  std::string private_key_file;
-  std::string known_hosts_file;  // host keys are always checked; this names the file
-  std::string remote_user;
-};
-
-struct ControllerSettings {
-  ProxmoxSettings proxmox;
-  AnsibleSettings ansible;
-  std::string state_dir = "/var/lib/pathwarden";
-  std::string policies_dir;
-  SourcePos source;
 };
 
 // Parses "256MiB", "1GiB", "64MB", "1048576" into bytes.

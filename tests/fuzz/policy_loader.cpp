@@ -9,6 +9,7 @@
 #include "invariant.hpp"
 #include "plan/planner.hpp"
 #include "policy/loader.hpp"
+#include "settings/loader.hpp"
 
 namespace {
 
@@ -85,7 +86,7 @@ void check_policy(const policy::StoragePath& p) {
   PW_FUZZ_CHECK(owner && owner->policy == p.name, who + " fstab: " + fuzz::printable(printed));
 }
 
-void check_controller(const policy::ControllerSettings& c) {
+void check_controller(const settings::ControllerSettings& c) {
   PW_FUZZ_CHECK(c.source.file == kFile, "controller");
   PW_FUZZ_CHECK(c.proxmox.url.starts_with("https://"), fuzz::printable(c.proxmox.url));
   PW_FUZZ_CHECK(c.proxmox.token_id.empty() != c.proxmox.user.empty(), "exactly one authentication method");
@@ -98,7 +99,7 @@ void check_controller(const policy::ControllerSettings& c) {
 
 void one_input(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const auto r = policy::load_text(text, kFile);
+  const auto r = settings::load_text(text, kFile);
   check_diagnostics(r, text);
   PW_FUZZ_CHECK(!r.ok() || r.paths.size() + r.controllers.size() >= 1, "a valid file yields a policy or settings");
   for (const auto& p : r.paths) check_policy(p);
@@ -106,7 +107,7 @@ void one_input(const std::uint8_t* data, std::size_t size) {
   // The cross-policy checks must cope with whatever one file produced.
   for (const auto& d : policy::check_policy_set(r.paths)) PW_FUZZ_CHECK(!d.message.empty(), d.to_string());
 
-  const auto again = policy::load_text(text, kFile);
+  const auto again = settings::load_text(text, kFile);
   PW_FUZZ_CHECK(again.diagnostics.size() == r.diagnostics.size() && again.paths.size() == r.paths.size(),
                 "deterministic");
   for (std::size_t i = 0; i < r.diagnostics.size(); ++i) {

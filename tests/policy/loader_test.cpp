@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "policy/loader.hpp"
+#include "settings/loader.hpp"
 
 namespace fs = std::filesystem;
 using namespace pw::policy;
@@ -75,7 +76,8 @@ TEST_CASE("every file of the bad corpus reports exactly its expected problems") 
     const fs::path expected_file = p.parent_path() / (p.stem().string() + ".expected");
     REQUIRE(fs::exists(expected_file));
     const std::array<fs::path, 1> inputs{p};
-    auto r = load_paths(inputs);
+    // The corpus holds controller settings too, read as `pathwarden validate` reads them.
+    auto r = pw::settings::load_paths(inputs);
     INFO("corpus file: " << p.filename());
     CHECK_FALSE(r.ok());
     CHECK(render(r.diagnostics) == read(expected_file));
@@ -118,7 +120,7 @@ TEST_CASE("controller settings resolve relative paths and keep secrets out") {
       std::string(
           "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89") +
       "\"\n  ansible: {inventory: inv.ini, forks: 8}\n  state_dir: /var/lib/pathwarden\n  policies: ../policies\n";
-  auto r = load_text(text, "/etc/pathwarden/pathwarden.yaml");
+  auto r = pw::settings::load_text(text, "/etc/pathwarden/pathwarden.yaml");
   INFO(render(r.diagnostics));
   REQUIRE(r.ok());
   REQUIRE(r.controllers.size() == 1);
@@ -135,7 +137,7 @@ TEST_CASE("secrets written inline never reach a message") {
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
       "  proxmox: {url: https://h:8006, token_id: a@pve!b, token_secret: s3cr3t-VALUE}\n"
       "  ansible: {inventory: i}\n";
-  auto r = load_text(text, "c.yaml");
+  auto r = pw::settings::load_text(text, "c.yaml");
   REQUIRE_FALSE(r.ok());
   for (const auto& d : r.diagnostics) CHECK(d.message.find("s3cr3t-VALUE") == std::string::npos);
 }

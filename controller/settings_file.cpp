@@ -1,8 +1,8 @@
-#include "settings.hpp"
+#include "settings_file.hpp"
 
 #include <cstdlib>
 
-#include "policy/loader.hpp"
+#include "settings/loader.hpp"
 
 namespace pw::cli {
 
@@ -12,24 +12,24 @@ std::filesystem::path settings_file(const GlobalOptions& globals) {
   return "/etc/pathwarden/pathwarden.yaml";
 }
 
-Result<policy::ControllerSettings> load_settings(const GlobalOptions& globals) {
+Result<settings::ControllerSettings> load_settings(const GlobalOptions& globals) {
   const auto file = settings_file(globals);
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) {
     return fail("controller settings file not found", file.string(),
                 "pass --config FILE or set PATHWARDEN_CONFIG; policies/README.md documents the format");
   }
-  return policy::load_controller_settings(file);
+  return settings::load_controller_settings(file);
 }
 
 Result<std::filesystem::path> default_policies_dir(const GlobalOptions& globals) {
-  auto settings = load_settings(globals);
-  if (!settings) return std::unexpected(settings.error());
-  if (settings->policies_dir.empty()) {
+  auto loaded = load_settings(globals);
+  if (!loaded) return std::unexpected(loaded.error());
+  if (loaded->policies_dir.empty()) {
     return fail("no policies directory: the settings file has no spec.policies", settings_file(globals).string(),
                 "give the policy PATH on the command line or set spec.policies");
   }
-  return std::filesystem::path(settings->policies_dir);
+  return std::filesystem::path(loaded->policies_dir);
 }
 
 }  // namespace pw::cli

@@ -3,14 +3,14 @@
 #include <filesystem>
 
 #include "cli.hpp"
-#include "policy/model.hpp"
+#include "settings/model.hpp"
 
 namespace pw::cli {
 
 // --config, else $PATHWARDEN_CONFIG, else /etc/pathwarden/pathwarden.yaml.
 std::filesystem::path settings_file(const GlobalOptions& globals);
 
-Result<policy::ControllerSettings> load_settings(const GlobalOptions& globals);
+Result<settings::ControllerSettings> load_settings(const GlobalOptions& globals);
 
 // The policies directory named by the settings file, for commands run without a PATH.
 Result<std::filesystem::path> default_policies_dir(const GlobalOptions& globals);

@@ -1,0 +1,68 @@
+// plan: observe, make the plan, print it; --out saves it for apply, --emit-playbooks writes the
+// playbooks it would run.
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+#include <iostream>
+#include <string>
+
+#include "ansible/review.hpp"
+#include "command_support.hpp"
+#include "commands.hpp"
+#include "plan/guest_requests.hpp"
+#include "plan/model.hpp"
+#include "plan/render.hpp"
+
+namespace pw::cli {
+namespace {
+
+// --emit-playbooks DIR: every playbook the plan can run, made as apply, rollback and the probe
+// make them (plan::guest_requests, the runtime's playbook options), for review before `apply`.
+int write_playbooks_for(const plan::Plan& plan, const ansible::PlaybookOptions& options, const std::string& dir) {
+  auto books = ansible::review_playbooks(plan::guest_requests(plan), options);
+  if (!books) return usage_error("plan", books.error());
+  if (auto st = ansible::write_playbooks(*books, dir); !st) return usage_error("plan", st.error());
+  spdlog::info("wrote {} playbook(s) to {}", books->size(), dir);
+  return 0;
+}
+
+int run_plan(const Args& args, const GlobalOptions& globals) {
+  auto s = open_session(args, globals);
+  if (!s) return usage_error("plan", s.error());
+  auto& engine = *s->rt->engine;
+  auto observed = engine.observe(s->policies);
+  auto plan = engine.make_plan(s->policies, observed);
+  const auto json = boost::json::serialize(plan::to_json(plan));
+  if (auto out = args.value("out")) {
+    if (auto st = write_atomically(*out, json + "\n"); !st) return usage_error("plan", st.error());
+  }
+  if (auto dir = args.value("emit-playbooks")) {
+    if (int rc = write_playbooks_for(plan, s->rt->playbook_options, *dir); rc != 0) return rc;
+  }
+  if (args.value_or("output", "text") == "json") {
+    std::cout << json << "\n";
+  } else {
+    std::cout << plan::render_plan(plan, {.colour = colour(args)});
+  }
+  if (plan.has_changes() || plan.has_blockers()) return 3;
+  return 0;
+}
+
+}  // namespace
+
+Command plan_command() {
+  return {.name = "plan",
+          .summary = "show what reconcile would change, as a diff; save it with --out",
+          .usage = "plan [--out FILE] [--emit-playbooks DIR] [--policy NAME] [--output text|json] [PATH...]",
+          .description =
+              "Observes Proxmox and the guests and prints the plan. Exit 0: nothing to do; 3: changes or\n"
+              "blocked policies. 'pathwarden apply FILE' applies exactly a saved plan.",
+          .options = {{"out", "FILE", "save the plan (JSON) for 'pathwarden apply'"},
+                      {"emit-playbooks", "DIR", "write the playbooks the plan would run, for review"},
+                      kPolicy,
+                      kOutput,
+                      kNoColor},
+          .run = run_plan};
+}
+
+}  // namespace pw::cli

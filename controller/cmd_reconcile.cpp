@@ -1,0 +1,33 @@
+// reconcile: observe, plan, apply, verify by byte counters, roll back on mismatch (--check: drift only).
+#include "command_support.hpp"
+#include "commands.hpp"
+
+namespace pw::cli {
+namespace {
+
+int run_reconcile(const Args& args, const GlobalOptions& globals) {
+  auto s = open_session(args, globals);
+  if (!s) return usage_error("reconcile", s.error());
+  return emit(s->rt->engine->reconcile(s->policies, args.flag("check")), args, *s->rt);
+}
+
+}  // namespace
+
+Command reconcile_command() {
+  return {.name = "reconcile",
+          .summary = "observe, plan, apply, verify by byte counters, roll back on mismatch",
+          .usage = "reconcile [--check] [--policy NAME] [--output text|json] [--prometheus FILE] [PATH...]",
+          .description =
+              "Exit codes: 0 nothing to do or all verified; 2 changes applied and verified; 3 drift found\n"
+              "(--check) or blocked; 4 a change failed verification and was rolled back; 5 a rollback\n"
+              "failed or a journal needs 'pathwarden recover'; 1 bad usage or bad policy.",
+          .options = {{"check", "", "only report drift; change nothing (exit 3 on drift)"},
+                      kPolicy,
+                      kOutput,
+                      kReportFile,
+                      kPrometheus,
+                      kNoColor},
+          .run = run_reconcile};
+}
+
+}  // namespace pw::cli

@@ -1,0 +1,105 @@
+#include "command_support.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "progress.hpp"
+
+namespace pw::cli {
+namespace {
+
+std::optional<double> unix_time(const std::string& rfc3339) {
+  std::tm tm{};
+  std::istringstream in(rfc3339);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return std::nullopt;
+  return static_cast<double>(timegm(&tm));
+}
+
+reconcile::EngineOptions engine_options(const std::filesystem::path& policies_root) {
+  reconcile::EngineOptions o;
+  if (auto rev = policy_revision(policies_root)) {
+    o.policies_revision = rev->commit;
+    o.policies_dirty = rev->dirty;
+  }
+  return o;
+}
+
+}  // namespace
+
+bool colour(const Args& args) {
+  return !args.flag("no-color") && args.value_or("output", "text") == "text" && isatty(STDOUT_FILENO) != 0 &&
+         std::getenv("NO_COLOR") == nullptr;
+}
+
+Status write_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return fail("cannot write " + tmp, path);
+    out << content;
+    out.flush();
+    if (!out) return fail("cannot write " + tmp, path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename " + tmp + " to " + path, path);
+  return {};
+}
+
+int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
+  const bool json_output = args.value_or("output", "text") == "json";
+  // Built only when asked for: for 10,000 policies the JSON document weighs more than the run.
+  const auto json_text =
+      json_output || args.value("report-file") ? boost::json::serialize(report::to_json(rep)) : std::string();
+  if (json_output) {
+    std::cout << json_text << "\n";
+  } else {
+    std::cout << report::render_text(rep, colour(args));
+  }
+  if (auto file = args.value("report-file")) {
+    if (auto st = write_atomically(*file, json_text + "\n"); !st) spdlog::error("{}", st.error().to_string());
+  }
+  if (auto file = args.value("prometheus")) {
+    std::map<std::string, double> last_success;
+    if (auto all = rt.results->all()) {
+      for (const auto& r : *all) {
+        if (r.last_verified_at) {
+          if (auto t = unix_time(*r.last_verified_at)) last_success[r.policy] = *t;
+        }
+      }
+    }
+    if (auto st = write_atomically(*file, report::render_prometheus(rep, last_success)); !st) {
+      spdlog::error("{}", st.error().to_string());
+    }
+  }
+  return report::exit_code(rep);
+}
+
+Result<Session> open_session(const Args& args, const GlobalOptions& globals) {
+  Session s;
+  std::filesystem::path root;
+  auto policies = load_policies(args, globals, &root);
+  if (!policies) return std::unexpected(policies.error());
+  s.policies = std::move(*policies);
+  auto rt = make_runtime(globals, {}, engine_options(root), progress_sink(args.value_or("output", "text") == "text"));
+  if (!rt) return std::unexpected(rt.error());
+  s.rt = std::move(*rt);
+  return s;
+}
+
+int usage_error(const std::string& command, const Error& e) {
+  std::cerr << "pathwarden " << command << ": " << e.to_string() << "\n";
+  return 1;
+}
+
+}  // namespace pw::cli

@@ -1,0 +1,45 @@
+#pragma once
+// What the commands that drive the engine share (plan, apply, reconcile, verify, recover,
+// status): their common options, the policy and runtime setup, and the run report's output.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "diagnostics/error.hpp"
+#include "policy/model.hpp"
+#include "report/run_report.hpp"
+#include "runtime.hpp"
+
+namespace pw::cli {
+
+inline const OptionSpec kOutput{"output", "FMT", "text (default) or json"};
+inline const OptionSpec kPolicy{"policy", "NAME", "only this policy (repeatable)", true};
+inline const OptionSpec kReportFile{"report-file", "FILE", "also write the JSON report to FILE"};
+inline const OptionSpec kPrometheus{"prometheus", "FILE", "write a node_exporter textfile (atomically) to FILE"};
+inline const OptionSpec kNoColor{"no-color", "", "never colour the output"};
+
+// Text output to a terminal, unless --no-color or $NO_COLOR says otherwise.
+bool colour(const Args& args);
+
+// Writes path.tmp, then renames it over path.
+Status write_atomically(const std::string& path, const std::string& content);
+
+// Prints the report as --output asks, writes --report-file and --prometheus, and returns the
+// run's exit code.
+int emit(const report::RunReport& rep, const Args& args, Runtime& rt);
+
+// Commands that need the policies, Proxmox and the guests.
+struct Session {
+  std::vector<policy::StoragePath> policies;
+  std::unique_ptr<Runtime> rt;
+};
+
+// Loads the policies the command line names (or the settings' directory), then the runtime,
+// its runs marked with the git revision of the policies.
+Result<Session> open_session(const Args& args, const GlobalOptions& globals);
+
+// Prints "pathwarden COMMAND: problem" and returns 1.
+int usage_error(const std::string& command, const Error& e);
+
+}  // namespace pw::cli

@@ -1,0 +1,48 @@
+#pragma once
+// src/settings: the controller's own settings file (kind: Controller) -- its model, its decoder
+// and what the controller makes of it (the Proxmox client options). It may depend on policy (the
+// YAML schema toolkit and the file handling it decodes through), diagnostics and proxmox; nothing
+// in src/ depends on settings, only the controller does. The format is in policies/README.md.
+#include <chrono>
+#include <string>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::settings {
+
+struct ProxmoxSettings {
+  std::string url;  // https://host:8006
+  // API token auth: token_id "user@realm!name" plus secret from file or environment.
+  std::string token_id;
+  std::string token_secret_file;
+  std::string token_secret_env;
+  // Ticket auth: user "name@realm" plus password from file or environment.
+  std::string user;
+  std::string password_file;
+  std::string password_env;
+  std::string ca_file;
+  std::string fingerprint;  // pinned SHA-256 of the server certificate, colon-hex
+  bool insecure_skip_verify = false;
+  int max_in_flight = 16;
+  std::chrono::milliseconds timeout{30000};
+};
+
+struct AnsibleSettings {
+  std::string inventory;
+  std::string playbook_command = "ansible-playbook";
+  int forks = 16;
+  std::chrono::milliseconds timeout{600000};  // per ansible-playbook run
+  std::string private_key_file;
+  std::string known_hosts_file;  // host keys are always checked; this names the file
+  std::string remote_user;
+};
+
+struct ControllerSettings {
+  ProxmoxSettings proxmox;
+  AnsibleSettings ansible;
+  std::string state_dir = "/var/lib/pathwarden";
+  std::string policies_dir;
+  SourcePos source;
+};
+
+}  // namespace pw::settings
