@@ -316,23 +316,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   }
 
   if (!out.steps.empty()) {
-    VerifyPath v;
-    v.host = p.guest.host;
-    v.mount_point = p.mount.path;
-    v.intended_mac = mac;
-    v.server = p.mount.server;
-    v.nas_addresses = p.mount.nas_addresses;
-    v.vers = p.mount.nfs_version();
-    v.nconnect = p.mount.nconnect();
-    v.queues = p.nic.queues;
-    v.probe_file = p.mount.path + "/" + p.verify.probe_file;
-    v.probe_bytes = p.verify.probe_bytes;
-    v.max_probe_bytes = p.verify.max_probe_bytes;
-    v.min_share = p.verify.min_share;
-    v.direction = p.verify.direction;
-    v.baseline_ms = static_cast<int>(p.verify.baseline.count());
-    v.rollback_on_inconclusive = p.rollback.on_inconclusive;
-    v.verify_restored = p.rollback.verify_restored;
+    VerifyPath v = verify_path_of(p, mac);
     out.steps.push_back({v, false,
                          "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
                              (v.direction == verify::ProbeDirection::write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +
@@ -340,6 +324,27 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
                              std::to_string(static_cast<int>(p.verify.min_share * 100 + 0.5)) + "%"});
   }
   return finish();
+}
+
+VerifyPath verify_path_of(const policy::StoragePath& p, std::string intended_mac) {
+  VerifyPath v;
+  v.host = p.guest.host;
+  v.mount_point = p.mount.path;
+  v.intended_mac = std::move(intended_mac);
+  v.server = p.mount.server;
+  v.nas_addresses = p.mount.nas_addresses;
+  v.vers = p.mount.nfs_version();
+  v.nconnect = p.mount.nconnect();
+  v.queues = p.nic.queues;
+  v.probe_file = p.mount.path + "/" + p.verify.probe_file;
+  v.probe_bytes = p.verify.probe_bytes;
+  v.max_probe_bytes = p.verify.max_probe_bytes;
+  v.min_share = p.verify.min_share;
+  v.direction = p.verify.direction;
+  v.baseline_ms = static_cast<int>(p.verify.baseline.count());
+  v.rollback_on_inconclusive = p.rollback.on_inconclusive;
+  v.verify_restored = p.rollback.verify_restored;
+  return v;
 }
 
 Plan make_plan(std::span<const policy::StoragePath> policies, std::span<const Observation> observations,

@@ -50,4 +50,7 @@ guest::FstabEntrySpec desired_fstab_entry(const policy::StoragePath& policy);
 // Whether an effective NFS version satisfies a pinned one ("4" accepts any 4.x).
 bool nfs_version_matches(std::string_view wanted, std::string_view effective);
 
+// The verify step's data for a policy whose NIC has this MAC (the planner's, and the audit's).
+VerifyPath verify_path_of(const policy::StoragePath& p, std::string intended_mac);
+
 }  // namespace pw::plan

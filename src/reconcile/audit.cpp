@@ -3,6 +3,7 @@
 #include "net/mac_address.hpp"
 #include "plan/guest_requests.hpp"
 #include "proxmox/net_device.hpp"
+#include "plan/planner.hpp"
 #include "reconcile/evidence.hpp"
 #include "reconcile/observer.hpp"
 #include "reconcile/run_reports.hpp"
@@ -36,21 +37,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       pr.errors.push_back("VM " + std::to_string(p.guest.vmid) + " has no usable " + p.nic.device);
       continue;
     }
-    plan::VerifyPath v;
-    v.host = p.guest.host;
-    v.mount_point = p.mount.path;
-    v.intended_mac = net::canonical_mac(*spec->mac());
-    v.server = p.mount.server;
-    v.nas_addresses = p.mount.nas_addresses;
-    v.vers = p.mount.nfs_version();
-    v.nconnect = p.mount.nconnect();
-    v.queues = p.nic.queues;
-    v.probe_file = p.mount.path + "/" + p.verify.probe_file;
-    v.probe_bytes = p.verify.probe_bytes;
-    v.max_probe_bytes = p.verify.max_probe_bytes;
-    v.min_share = p.verify.min_share;
-    v.direction = p.verify.direction;
-    v.baseline_ms = static_cast<int>(p.verify.baseline.count());
+    const plan::VerifyPath v = plan::verify_path_of(p, net::canonical_mac(*spec->mac()));
     if (probe) {
       probes.push_back(plan::probe_request(v, v.probe_bytes));
     } else {
