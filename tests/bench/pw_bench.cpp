@@ -88,7 +88,7 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// ---- the fleet (written by tests/bench/fleet.py): pvesim state + one policy per VM ----------
+// ---- the fleet (written by tests/pwtest/fleet.py): pvesim state + one policy per VM ----------
 
 struct Fleet {
   std::vector<pw::policy::StoragePath> policies;

@@ -31,33 +31,15 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
-sys.path.insert(0, HERE)
-from pwlab import topology as topo  # noqa: E402
-from pwlab import controller as ctl  # noqa: E402
-from pwlab import lab, pvesim  # noqa: E402
-from cli_world import Failure, check, results_record  # noqa: E402
+from pwtest.cli_world import results_record
+from pwtest.lab import controller as ctl
+from pwtest.lab import lab, pvesim
+from pwtest.lab import topology as topo
+from pwtest.policies import seed_fix, write as write_policy
+from pwtest.script import Failure, check
 
 PAUSE = "PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS"
 AREA = "Guest (QEMU lab: real guest, knfsd NAS, pvesim, SSH)"
-POLICY = """apiVersion: pathwarden/v1
-kind: StoragePath
-metadata: {name: movies-10g}
-spec:
-  guest: {node: pve1, vmid: 101, host: media-vm}
-  nic: {device: net1}
-  mount:
-    server: 198.51.100.2
-    nas_addresses: [192.0.2.2]
-    export: /volume1/movies
-    path: /mnt/movies
-    options: [vers=3, nconnect=8, _netdev]
-    reason: "vers=3 on purpose: NFSv4.1 trunking reuses the 1 GbE transport"
-  verify: {probe_file: probe-64m, probe_bytes: 64MiB}
-  restart: {allowed: true}
-"""
 
 
 def settings():
@@ -66,8 +48,7 @@ def settings():
     config = ctl.settings(prefix="pw-rel-lab-")
     policies = os.path.join(os.path.dirname(config), "policies")
     os.makedirs(policies)
-    with open(os.path.join(policies, "movies.yaml"), "w") as f:
-        f.write(POLICY)
+    write_policy(policies, "movies.yaml", seed_fix())
     return config, policies, ctl.state_dir(config)
 
 

@@ -18,12 +18,10 @@ usage: two_controllers_test.py PVESIM PATHWARDEN
 import json
 import os
 import signal
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cli_world import test_main, Failure, World, check, enter_controller_namespace, policy_text, report_of, \
-    results_record  # noqa: E402
+from pwtest.cli_world import World, enter_controller_namespace, policy_text, report_of, results_record
+from pwtest.script import Failure, check, test_main
 
 AREA = "Two controllers at once (real binary; pvesim + light guests)"
 
