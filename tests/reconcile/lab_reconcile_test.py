@@ -9,13 +9,12 @@ through the role operators schedule, with the assertions that used to be here.
 """
 import json
 import subprocess
-import sys
 import tempfile
 
 from pwtest.lab import controller as ctl
 from pwtest.lab import lab, scenarios
 from pwtest.policies import seed_fix, write as write_policy
-from pwtest.script import Failure, check
+from pwtest.script import Failure, case_main, check
 
 
 def pathwarden(binary, config, *args):
@@ -57,13 +56,4 @@ def test_misrouted(binary):
 
 
 if __name__ == "__main__":
-    tests = {"misrouted": test_misrouted}
-    if len(sys.argv) != 3 or sys.argv[2] not in tests:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        tests[sys.argv[2]](sys.argv[1])
-    except Failure as e:
-        print(f"FAIL {sys.argv[2]}: {e}")
-        sys.exit(1)
-    print(f"ok {sys.argv[2]}")
+    case_main({"misrouted": test_misrouted}, __doc__)

@@ -28,17 +28,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 from pwtest.cli_world import results_record
+from pwtest.journal_pause import PAUSE, paused
 from pwtest.lab import controller as ctl
 from pwtest.lab import lab, pvesim
 from pwtest.lab import topology as topo
 from pwtest.policies import seed_fix, write as write_policy
-from pwtest.script import Failure, check
+from pwtest.script import Failure, case_main, check
 
-PAUSE = "PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS"
 AREA = "Guest (QEMU lab: real guest, knfsd NAS, pvesim, SSH)"
 
 
@@ -84,14 +83,6 @@ def guest_state():
 def start(binary, config, policies, pause):
     return subprocess.Popen([binary, "--config", config, "reconcile", "--output", "json", policies],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **{PAUSE: pause}))
-
-
-def paused(p):
-    try:
-        with open(f"/proc/{p.pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "T"
-    except OSError:
-        return False
 
 
 def wait_paused(p, what, timeout=900):
@@ -198,13 +189,4 @@ def test_nas_gone(binary):
 
 
 if __name__ == "__main__":
-    tests = {"ssh_lost": test_ssh_lost, "nas_gone": test_nas_gone}
-    if len(sys.argv) != 3 or sys.argv[2] not in tests:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        tests[sys.argv[2]](sys.argv[1])
-    except Failure as e:
-        print(f"FAIL {sys.argv[2]}: {e}")
-        sys.exit(1)
-    print(f"ok {sys.argv[2]}")
+    case_main({"ssh_lost": test_ssh_lost, "nas_gone": test_nas_gone}, __doc__)

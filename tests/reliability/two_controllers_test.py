@@ -21,6 +21,7 @@ import signal
 import time
 
 from pwtest.cli_world import World, enter_controller_namespace, policy_text, report_of, results_record
+from pwtest.journal_pause import PAUSE, paused
 from pwtest.script import Failure, check, test_main
 
 AREA = "Two controllers at once (real binary; pvesim + light guests)"
@@ -41,18 +42,6 @@ def wait_for(what, predicate, procs, timeout=300):
         if time.monotonic() > deadline:
             raise Failure(f"gave up waiting for {what}")
         time.sleep(0.05)
-
-
-PAUSE = "PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS"
-
-
-def paused(p):
-    """Whether the controller stopped itself (SIGSTOP, the journal's test hook)."""
-    try:
-        with open(f"/proc/{p.pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "T"
-    except OSError:
-        return False
 
 
 def records(w, name):
