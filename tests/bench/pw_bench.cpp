@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "ansible/child_process.hpp"
 #include "ansible/phase_results.hpp"
 #include "ansible/playbooks.hpp"
 #include "ansible/runner.hpp"
@@ -33,6 +32,8 @@
 #include "policy/loader.hpp"
 #include "proxmox/client.hpp"
 #include "proxmox/net_device.hpp"
+#include "light_lab.hpp"
+#include "no_sleep.hpp"
 #include "reconcile/engine.hpp"
 #include "simulated_cluster.hpp"
 
@@ -160,11 +161,6 @@ std::unique_ptr<pw::proxmox::Client> connect(const Args& a) {
   return std::move(*c);
 }
 
-class NoSleep final : public pw::reconcile::Sleeper {
- public:
-  void sleep(std::chrono::milliseconds) override {}
-};
-
 int run_observe(const Args& a) {
   const auto fleet = load_fleet(a.get("fleet"));
   pw::testing::SimulatedGuests guests;
@@ -178,7 +174,7 @@ int run_observe(const Args& a) {
     pw::journal::InMemoryGuestLocks locks;
     pw::journal::InMemoryPolicyResultStore results;
     pw::journal::SystemClock clock;
-    NoSleep sleeper;
+    pw::testing::NoSleep sleeper;
     pw::reconcile::EngineOptions options;
     options.observe_batch = static_cast<std::size_t>(a.number("batch", 256));
     pw::reconcile::Engine engine({*client, guests, journals, locks, results, clock, sleeper, {}}, options);
@@ -231,30 +227,12 @@ int run_throughput(const Args& a) {
 
 // ---- guest phases against light guests --------------------------------------------------------
 
-struct Lab {
-  std::string name, inventory, config, controller_namespace;
-  int guests = 0;
-};
-
-Lab light_lab(const std::string& name) {
-  pw::ansible::ChildProcessSpec spec;
-  spec.argv = {std::string(PW_SOURCE_DIR) + "/tests/lab/light/guests", "--lab", name, "env"};
-  spec.timeout = std::chrono::minutes(1);
-  auto r = pw::ansible::run_child_process(spec);
-  if (!r || r->exit_code != 0) die("light guests of lab " + name + " are not up");
-  Lab l;
-  l.name = name;
-  std::istringstream in(r->out);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto eq = line.find('=');
-    const auto key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "LAB_INVENTORY") l.inventory = value;
-    if (key == "LAB_CONFIG") l.config = value;
-    if (key == "LAB_NAMESPACE") l.controller_namespace = value;
-    if (key == "LAB_GUESTS") l.guests = std::stoi(value);
+pw::testing::LightLab light_lab(const std::string& name) {
+  try {
+    return pw::testing::LightLab::open(name);
+  } catch (const std::exception& e) {
+    die("light guests of lab " + name + " are not up: " + e.what());
   }
-  return l;
 }
 
 // One phase's playbook for some guests; `facts` (from the first facts run) gives the fstab hashes.
@@ -277,7 +255,7 @@ int run_guest_phases(const Args& a) {
   pw::ansible::AnsibleSettings s;
   s.command_prefix = {"ip", "netns", "exec", lab.controller_namespace};
   s.work_dir = work;
-  s.environment = {{"ANSIBLE_CONFIG", lab.config}};
+  s.environment = {{"ANSIBLE_CONFIG", lab.ansible_config}};
   pw::ansible::AnsiblePlaybookRunner runner(s);
   const int forks = static_cast<int>(a.number("forks", 16));
   auto run = [&](const std::string& phase, pw::Result<pw::ansible::Playbook> book) {

@@ -9,6 +9,7 @@
 #include "journal/result_store.hpp"
 #include "journal/storage.hpp"
 #include "policy/loader.hpp"
+#include "no_sleep.hpp"
 #include "reconcile/engine.hpp"
 #include "simulated_cluster.hpp"
 
@@ -19,11 +20,6 @@ inline constexpr const char* kNewLink = "198.51.100.2";
 inline const std::string kSeedFstab =
     "# /etc/fstab\nUUID=abcd / ext4 errors=remount-ro 0 1\n192.0.2.2:/srv/nas/tv /mnt/tv nfs vers=4.2,_netdev 0 0\n";
 inline constexpr const char* kNet1 = "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1";
-
-class NoSleep final : public reconcile::Sleeper {
- public:
-  void sleep(std::chrono::milliseconds) override {}
-};
 
 struct SeedWorld {
   SimulatedProxmox pve;

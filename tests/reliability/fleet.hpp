@@ -1,7 +1,7 @@
 #pragma once
 // A 200-VM fleet for the Proxmox fault tests: the real pvesim (tests/pvesim) on loopback, the real
 // proxmox::Client and reconcile::Engine, and one in-process simulated guest per VM
-// (SimulatedGuests, tests/reconcile) whose NICs follow what pvesim says is in effect. The guest
+// (SimulatedGuests, tests/support) whose NICs follow what pvesim says is in effect. The guest
 // side is simulated here on purpose (200 QEMU guests cannot run on 2 cores); it is proven real
 // by the light-guest and lab tests.
 #include <boost/json.hpp>
@@ -20,6 +20,7 @@
 #include "proxmox/client.hpp"
 #include "case_record.hpp"
 #include "injecting_guests.hpp"
+#include "no_sleep.hpp"
 #include "pvesim_process.hpp"
 #include "reconcile/engine.hpp"
 #include "simulated_cluster.hpp"
@@ -68,11 +69,6 @@ class PvesimBoundGuests final : public reconcile::GuestPort {
   std::map<int, std::map<std::string, std::string>> seen_nets_;  // vmid -> netN -> value in effect
 };
 
-class NoSleep final : public reconcile::Sleeper {
- public:
-  void sleep(std::chrono::milliseconds) override {}
-};
-
 inline constexpr const char* kServer = "198.51.100.2";
 inline constexpr const char* kMountPoint = "/mnt/data";
 std::string initial_fstab(const std::string& host);
@@ -106,7 +102,7 @@ class Fleet {
   journal::InMemoryGuestLocks locks;
   journal::InMemoryPolicyResultStore results;
   journal::SystemClock clock;
-  NoSleep sleeper;
+  testing::NoSleep sleeper;
   reconcile::EngineOptions engine_options;
 
  private:
