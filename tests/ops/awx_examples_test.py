@@ -19,11 +19,10 @@ usage: awx_examples_test.py PATHWARDEN PVESIM
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 
-from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, write_policy
+from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, closed_loopback_port, write_policy
 from pwtest.paths import ROOT
 from pwtest.pvesim_process import Pvesim
 from pwtest.role_run import RoleRun
@@ -37,14 +36,8 @@ CONFIGURE_TASKS = ["Project with the policies and the pathwarden playbooks", "In
 PASSWORD = "pw-test-controller-password-7f3a"  # distinctive: no_log masks it wherever it appears
 
 
-def closed_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_configure(playbook, start_at):
-    env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_port()}", CONTROLLER_USERNAME="admin",
+    env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_loopback_port()}", CONTROLLER_USERNAME="admin",
                CONTROLLER_PASSWORD=PASSWORD, CONTROLLER_VERIFY_SSL="true",
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", no_proxy="*")
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
