@@ -13,6 +13,7 @@
 #include "ansible/runner.hpp"
 #include "guest/fstab.hpp"
 #include "guest/sha256.hpp"
+#include "light_lab.hpp"
 
 namespace fs = std::filesystem;
 using namespace pw::ansible;
@@ -23,50 +24,13 @@ using pw::guest::sha256_hex;
 
 namespace {
 
-const fs::path kGuests = fs::path(PW_SOURCE_DIR) / "tests" / "lab" / "light" / "guests";
-
 std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
 
-struct Lab {
-  std::string name;
-  std::string state;
-  std::string inventory;
-  std::string config;
-  std::string controller_namespace;
-  int guests = 0;
-};
-
-ChildProcessResult run(std::vector<std::string> argv) {
-  ChildProcessSpec spec;
-  spec.argv = std::move(argv);
-  spec.timeout = std::chrono::minutes(2);
-  auto r = run_child_process(spec);
-  if (!r) FAIL(r.error().to_string());
-  return *r;
-}
-
-const Lab& lab() {
-  static Lab lab = [] {
-    Lab l;
-    l.name = env_or("PW_LIGHT_LAB", "light");
-    auto r = run({kGuests.string(), "--lab", l.name, "env"});
-    if (r.exit_code != 0) FAIL("light guests are not up (the light_guests fixture brings them up): " + r.err);
-    std::istringstream in(r.out);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto eq = line.find('=');
-      auto key = line.substr(0, eq), value = line.substr(eq + 1);
-      if (key == "LAB_STATE") l.state = value;
-      if (key == "LAB_INVENTORY") l.inventory = value;
-      if (key == "LAB_CONFIG") l.config = value;
-      if (key == "LAB_NAMESPACE") l.controller_namespace = value;
-      if (key == "LAB_GUESTS") l.guests = std::stoi(value);
-    }
-    return l;
-  }();
+const pw::testing::LightLab& lab() {
+  static const auto lab = pw::testing::LightLab::open();
   return lab;
 }
 
@@ -82,9 +46,7 @@ std::vector<std::string> all_guests() {
 
 // Runs argv inside guest i (its network and mount namespaces); values stay argv items.
 ChildProcessResult in_guest(int i, std::vector<std::string> argv) {
-  std::vector<std::string> full{kGuests.string(), "--lab", lab().name, "exec", std::to_string(i)};
-  full.insert(full.end(), argv.begin(), argv.end());
-  return run(full);
+  return lab().exec(i, std::move(argv));
 }
 
 std::string guest_file(int i, const std::string& path) {
@@ -106,7 +68,7 @@ AnsiblePlaybookRunner runner(const std::string& tag) {
   AnsibleSettings s;
   s.command_prefix = {"ip", "netns", "exec", lab().controller_namespace};
   s.work_dir = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / tag;
-  s.environment = {{"ANSIBLE_CONFIG", lab().config}};
+  s.environment = {{"ANSIBLE_CONFIG", lab().ansible_config}};
   if (const char* rec = std::getenv("PW_RECORD_DIR")) s.record_dir = fs::path(rec) / tag;
   return AnsiblePlaybookRunner(s);
 }
@@ -321,8 +283,8 @@ TEST_CASE("an unreachable guest is reported for that guest only") {
   fs::create_directories(ghost_inventory.parent_path());
   // An address on the lab bridge where no guest lives: SSH gets no answer.
   std::ofstream(ghost_inventory) << "ghost ansible_host=203.0.113.250 ansible_user=root ansible_ssh_private_key_file="
-                                 << lab().state
-                                 << "/id_ed25519 ansible_ssh_common_args='-o UserKnownHostsFile=" << lab().state
+                                 << lab().state_dir
+                                 << "/id_ed25519 ansible_ssh_common_args='-o UserKnownHostsFile=" << lab().state_dir
                                  << "/known_hosts -o StrictHostKeyChecking=yes -o ConnectTimeout=5'\n";
   // guest1 again under another name, checked against an empty known_hosts: host-key checking is
   // on, so SSH must refuse it rather than trust it on first use. Its own ControlPath keeps it off
@@ -330,9 +292,9 @@ TEST_CASE("an unreachable guest is reported for that guest only") {
   auto empty_known_hosts = ghost_inventory.parent_path() / "empty_known_hosts";
   std::ofstream(empty_known_hosts).flush();
   std::ofstream(ghost_inventory, std::ios::app)
-      << "unpinned ansible_host=203.0.113.11 ansible_user=root ansible_ssh_private_key_file=" << lab().state
+      << "unpinned ansible_host=203.0.113.11 ansible_user=root ansible_ssh_private_key_file=" << lab().state_dir
       << "/id_ed25519 ansible_ssh_common_args='-o UserKnownHostsFile=" << empty_known_hosts.string()
-      << " -o GlobalKnownHostsFile=/dev/null -o ControlPath=" << lab().state << "/u%C'\n";
+      << " -o GlobalKnownHostsFile=/dev/null -o ControlPath=" << lab().state_dir << "/u%C'\n";
   auto hosts = all_guests();
   hosts.push_back("ghost");
   hosts.push_back("unpinned");

@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "ansible/child_process.hpp"
 #include "ansible/phase_results.hpp"
 #include "ansible/playbooks.hpp"
 #include "ansible/runner.hpp"
@@ -33,6 +32,7 @@
 #include "policy/loader.hpp"
 #include "proxmox/client.hpp"
 #include "proxmox/net_device.hpp"
+#include "light_lab.hpp"
 #include "reconcile/engine.hpp"
 #include "timing/sleeper.hpp"
 #include "simulated_cluster.hpp"
@@ -89,7 +89,7 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// ---- the fleet (written by tests/bench/fleet.py): pvesim state + one policy per VM ----------
+// ---- the fleet (written by tests/pwtest/fleet.py): pvesim state + one policy per VM ----------
 
 struct Fleet {
   std::vector<pw::policy::StoragePath> policies;
@@ -227,30 +227,12 @@ int run_throughput(const Args& a) {
 
 // ---- guest phases against light guests --------------------------------------------------------
 
-struct Lab {
-  std::string name, inventory, config, controller_namespace;
-  int guests = 0;
-};
-
-Lab light_lab(const std::string& name) {
-  pw::ansible::ChildProcessSpec spec;
-  spec.argv = {std::string(PW_SOURCE_DIR) + "/tests/lab/light/guests", "--lab", name, "env"};
-  spec.timeout = std::chrono::minutes(1);
-  auto r = pw::ansible::run_child_process(spec);
-  if (!r || r->exit_code != 0) die("light guests of lab " + name + " are not up");
-  Lab l;
-  l.name = name;
-  std::istringstream in(r->out);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto eq = line.find('=');
-    const auto key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "LAB_INVENTORY") l.inventory = value;
-    if (key == "LAB_CONFIG") l.config = value;
-    if (key == "LAB_NAMESPACE") l.controller_namespace = value;
-    if (key == "LAB_GUESTS") l.guests = std::stoi(value);
+pw::testing::LightLab light_lab(const std::string& name) {
+  try {
+    return pw::testing::LightLab::open(name);
+  } catch (const std::exception& e) {
+    die("light guests of lab " + name + " are not up: " + e.what());
   }
-  return l;
 }
 
 // One phase's playbook for some guests; `facts` (from the first facts run) gives the fstab hashes.
@@ -273,7 +255,7 @@ int run_guest_phases(const Args& a) {
   pw::ansible::AnsibleSettings s;
   s.command_prefix = {"ip", "netns", "exec", lab.controller_namespace};
   s.work_dir = work;
-  s.environment = {{"ANSIBLE_CONFIG", lab.config}};
+  s.environment = {{"ANSIBLE_CONFIG", lab.ansible_config}};
   pw::ansible::AnsiblePlaybookRunner runner(s);
   const int forks = static_cast<int>(a.number("forks", 16));
   auto run = [&](const std::string& phase, pw::Result<pw::ansible::Playbook> book) {

@@ -15,7 +15,7 @@ to the NAS's address on that link, paced to the rate (each 60 KB echo reply is r
 link, whatever route the NFS traffic takes), on link1 and link2 at once; the rate actually
 received is measured from the guest's counters and reported.
 
---record-facts DIR: afterwards converge the guest with the seed fix (tests/bench/fleet.py's policy)
+--record-facts DIR: afterwards converge the guest with the seed fix (pwtest.fleet's policy)
 and record one facts run of it for tests/bench/recordings/ (the replay of the fleet benchmarks).
 """
 import argparse
@@ -27,34 +27,20 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
-sys.path.insert(0, HERE)
-from pwlab import topology as topo  # noqa: E402
-from pwlab import lab, pvesim, scenarios  # noqa: E402
-import fleet  # noqa: E402
+# Run by hand and by tests/bench/run, not by CTest: tests/, where the pwtest package is.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from pwtest import fleet  # noqa: E402
+from pwtest.lab import topology as topo  # noqa: E402
+from pwtest.lab import lab, pvesim, scenarios  # noqa: E402
+from pwtest.paths import ROOT  # noqa: E402
+from pwtest.policies import seed_fix, write as write_policy  # noqa: E402
 
 LAB = os.path.join(ROOT, "tests", "lab", "lab")
 START_PROBE = 4 << 20
 MAX_PROBE = topo.PROBE_BYTES
 REPLY_BYTES = 60000 + 8 + 41 * (20 + 14)  # payload, ICMP header, 41 fragments' IP + Ethernet headers
-POLICY = """apiVersion: pathwarden/v1
-kind: StoragePath
-metadata: {{name: movies-bench}}
-spec:
-  guest: {{node: pve1, vmid: 101, host: media-vm}}
-  nic: {{device: net1}}
-  mount:
-    server: 198.51.100.2
-    nas_addresses: [192.0.2.2]
-    export: /volume1/movies
-    path: /mnt/movies
-    options: [vers=3, nconnect=8, _netdev]
-    reason: "benchmark: verification cost"
-  verify: {{probe_file: probe-64m, probe_bytes: {start}, max_probe_bytes: {max}}}
-  restart: {{allowed: false}}
-"""
+POLICY = seed_fix("movies-bench", reason="benchmark: verification cost", probe_bytes=START_PROBE,
+                  max_probe_bytes=MAX_PROBE, restart=False)
 CASES = (("correct path", "clean-link2", "verified"), ("misrouted", "misrouted-link2", "wrong-path"))
 
 
@@ -140,8 +126,7 @@ def settings():
 def run_cases(binary, rates):
     config = settings()
     d = tempfile.mkdtemp(prefix="pw-bench-verify-")
-    with open(os.path.join(d, "movies.yaml"), "w") as f:
-        f.write(POLICY.format(start=START_PROBE, max=MAX_PROBE))
+    write_policy(d, "movies.yaml", POLICY)
     guest = lab.Guest()
     rows = []
     for rate in rates:
@@ -181,15 +166,14 @@ def run_cases(binary, rates):
     return rows
 
 
-SEED_FIX = fleet.POLICY.format(name="movies-10g", node="pve1", vmid=101, host="media-vm", reason=fleet.REASON)
+SEED_FIX = fleet.policy("movies-10g", "pve1", 101, "media-vm")
 
 
 def record_facts(binary, out_dir):
     """Converge the lab guest with the fleet's policy and record one facts run (jsonl) of it."""
     config = settings()
     d = tempfile.mkdtemp(prefix="pw-bench-record-")
-    with open(os.path.join(d, "movies-10g.yaml"), "w") as f:
-        f.write(SEED_FIX)
+    write_policy(d, "movies-10g.yaml", SEED_FIX)
     reset_nic()
     lab.Guest().helper("apply", json.dumps(scenarios.scenario("trunk-trap")))
     rc, report, err = reconcile(binary, config, d)

@@ -54,7 +54,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 // A state directory in a temp dir with a file journal store and a fixed clock.
 struct FileJournals {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   StateDir state = StateDir::open(tmp.path() / "state").value();
   FileJournalStore store{state};
   ManualClock clock{kStart};
@@ -73,7 +73,7 @@ TEST_CASE("a finished run round-trips through the file journal") {
     CHECK(j.last_seq() == 8);
   }
   const auto path = store.path_of("run-1");
-  CHECK(test::mode_of(path) == 0600);
+  CHECK(pw::testing::mode_of(path) == 0600);
   const auto text = slurp(path);
   CHECK(lines_of(text).size() == 8);
   CHECK(text.find("\"plan\":\"plan-abc\"") != std::string::npos);

@@ -70,7 +70,7 @@ struct LockHolder {
 }  // namespace
 
 TEST_CASE("two processes never hold one guest's lock; the loser is told who holds it") {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   auto state = StateDir::open(tmp.path() / "state");
   REQUIRE(state);
   ManualClock clock(kStart);
@@ -83,7 +83,7 @@ TEST_CASE("two processes never hold one guest's lock; the loser is told who hold
                                  std::to_string(holder.pid) + ", started 2024-05-05T02:05:00.000Z)");
   CHECK(mine.error().where == locks.path_of("pve1/101").string());
   CHECK(mine.error().hint.find("wait") != std::string::npos);
-  CHECK(test::mode_of(locks.path_of("pve1/101")) == 0600);
+  CHECK(pw::testing::mode_of(locks.path_of("pve1/101")) == 0600);
 
   // Another guest is free meanwhile.
   CHECK(locks.lock("pve1/102"));
@@ -101,7 +101,7 @@ TEST_CASE("two processes never hold one guest's lock; the loser is told who hold
 }
 
 TEST_CASE("one process also cannot take a guest's lock twice") {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   auto state = StateDir::open(tmp.path() / "state");
   REQUIRE(state);
   ManualClock clock(kStart);

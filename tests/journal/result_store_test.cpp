@@ -55,7 +55,7 @@ TEST_CASE("last results per policy: in memory") {
 }
 
 TEST_CASE("last results per policy: files replaced atomically, 0600, no temp files left") {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   auto state = StateDir::open(tmp.path() / "state");
   REQUIRE(state);
   FilePolicyResultStore store(*state);
@@ -63,7 +63,7 @@ TEST_CASE("last results per policy: files replaced atomically, 0600, no temp fil
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(state->result_dir())) {
     names.push_back(e.path().filename().string());
-    CHECK(test::mode_of(e.path()) == 0600);
+    CHECK(pw::testing::mode_of(e.path()) == 0600);
   }
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"backup-ro.json", "movies-10g.json"});

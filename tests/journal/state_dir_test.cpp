@@ -13,16 +13,16 @@
 using namespace pw::journal;
 
 TEST_CASE("the state directory is created private") {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   ::umask(022);
   const auto root = tmp.path() / "var" / "lib" / "pathwarden";
   auto state = StateDir::open(root);
   REQUIRE(state);
   CHECK(state->warnings().empty());
-  CHECK(test::mode_of(root) == 0700);
-  CHECK(test::mode_of(state->journal_dir()) == 0700);
-  CHECK(test::mode_of(state->lock_dir()) == 0700);
-  CHECK(test::mode_of(state->result_dir()) == 0700);
+  CHECK(pw::testing::mode_of(root) == 0700);
+  CHECK(pw::testing::mode_of(state->journal_dir()) == 0700);
+  CHECK(pw::testing::mode_of(state->lock_dir()) == 0700);
+  CHECK(pw::testing::mode_of(state->result_dir()) == 0700);
   // Opening it again changes nothing.
   auto again = StateDir::open(root);
   REQUIRE(again);
@@ -30,7 +30,7 @@ TEST_CASE("the state directory is created private") {
 }
 
 TEST_CASE("looser permissions are repaired with a message, or refused") {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   const auto root = tmp.path() / "state";
   REQUIRE(StateDir::open(root));
 
@@ -41,8 +41,8 @@ TEST_CASE("looser permissions are repaired with a message, or refused") {
     REQUIRE(state);
     REQUIRE(state->warnings().size() == 2);
     CHECK(state->warnings()[0] == root.string() + ": permissions tightened from 0755 to 0700");
-    CHECK(test::mode_of(root) == 0700);
-    CHECK(test::mode_of(root / "journal") == 0700);
+    CHECK(pw::testing::mode_of(root) == 0700);
+    CHECK(pw::testing::mode_of(root / "journal") == 0700);
   }
   SECTION("readable by others, refused when asked to") {
     ::chmod(root.c_str(), 0755);
@@ -51,7 +51,7 @@ TEST_CASE("looser permissions are repaired with a message, or refused") {
     CHECK(state.error().where == root.string());
     CHECK(state.error().what == "has mode 0755; pathwarden keeps its state private (0700)");
     CHECK(state.error().hint == "chmod 700 " + root.string());
-    CHECK(test::mode_of(root) == 0755);
+    CHECK(pw::testing::mode_of(root) == 0755);
   }
   SECTION("writable by others: refused even in repair mode") {
     ::chmod((root / "locks").c_str(), 0777);
@@ -78,14 +78,14 @@ TEST_CASE("looser permissions are repaired with a message, or refused") {
 }
 
 TEST_CASE("journal files are 0600 and a loosened one is repaired or refused") {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   auto state = StateDir::open(tmp.path() / "state");
   REQUIRE(state);
   ManualClock clock(TimePoint{});
   {
     FileJournalStore store(*state);
     REQUIRE(Journal::start(store, clock, "r", "p"));
-    CHECK(test::mode_of(store.path_of("r")) == 0600);
+    CHECK(pw::testing::mode_of(store.path_of("r")) == 0600);
     ::chmod(store.path_of("r").c_str(), 0644);
   }
   SECTION("refused") {
@@ -98,13 +98,13 @@ TEST_CASE("journal files are 0600 and a loosened one is repaired or refused") {
   SECTION("repaired") {
     FileJournalStore store(*state);
     REQUIRE(store.open("r"));
-    CHECK(test::mode_of(store.path_of("r")) == 0600);
+    CHECK(pw::testing::mode_of(store.path_of("r")) == 0600);
     REQUIRE(store.warnings().size() == 1);
   }
 }
 
 TEST_CASE("state owned by another user is refused") {
-  test::TempDir tmp;
+  pw::testing::TempDir tmp;
   const auto root = tmp.path() / "state";
   REQUIRE(StateDir::open(root));
   if (::geteuid() == 0) {

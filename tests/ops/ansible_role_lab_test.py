@@ -23,18 +23,14 @@ the lab, which used to repeat the same runs through the CLI.)
 """
 import json
 import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
-from pw_script import test_main  # noqa: E402
-from role_run import run_role  # noqa: E402
-from pwlab import controller as ctl  # noqa: E402
-from pwlab import lab, pvesim  # noqa: E402
-from pwlab import topology as topo  # noqa: E402
+from pwtest.lab import controller as ctl
+from pwtest.lab import lab, pvesim
+from pwtest.lab import topology as topo
+from pwtest.paths import ROOT
+from pwtest.role_run import run_role
+from pwtest.script import check, test_main
 
 FIX = {"pathwarden_reconcile_policy_paths": [os.path.join(ROOT, "policies")],
        "pathwarden_reconcile_policy_names": ["movies-10g"]}
@@ -46,11 +42,6 @@ NOISE = PROBE // 50
 def step(name, started=[time.monotonic()]):
     """Progress on stdout (CTest keeps it): what runs, and the time since the test began."""
     print(f"[{time.monotonic() - started[0]:6.0f}s] {name}", flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def only_policy(step, run):

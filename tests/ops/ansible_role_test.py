@@ -2,7 +2,7 @@
 """playbooks/ role pathwarden_reconcile with real ansible-playbook, without the lab.
 
 usage: ansible_role_test.py PATHWARDEN PVESIM
-Against pvesim on loopback with an unreachable guest (offline_controller.py), which pathwarden
+Against pvesim on loopback with an unreachable guest (pwtest.offline_controller), which pathwarden
 reports as precondition-failed (exit 3):
 - a run is ok and not changed, and exposes the report as the fact pathwarden_reconcile_report;
 - check mode passes --check (the report's mode is "check") and still runs the command;
@@ -13,13 +13,12 @@ reports as precondition-failed (exit 3):
 The lab test (ansible_role_lab_test.py) covers changed, converged and rolled back on a real guest.
 """
 import os
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from offline_controller import PVESIM_ARGS, STATE, OfflineController, Pvesim, check, write_policy  # noqa: E402
-from pw_script import test_main  # noqa: E402
-from role_run import run_role  # noqa: E402
+from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, write_policy
+from pwtest.pvesim_process import Pvesim
+from pwtest.role_run import run_role
+from pwtest.script import check, test_main
 
 
 def main(binary, pvesim):

@@ -12,25 +12,23 @@ usage: awx_examples_test.py PATHWARDEN PVESIM
    approval node (which waits for all of them) leading to every reconcile node, job types
    check/run, every referenced identifier defined.
 2. pathwarden-shard.yml runs on localhost (become off) with pvesim and an unreachable guest
-   (offline_controller.py): it checks out a local policy repository at the revision AWX would pass
+   (pwtest.offline_controller): it checks out a local policy repository at the revision AWX would pass
    (awx_project_revision), runs the role on the shard's directory, and the report records exactly
    that commit; in check mode the checkout still follows the revision and pathwarden runs --check.
 """
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, closed_loopback_port, write_policy
+from pwtest.paths import ROOT
+from pwtest.pvesim_process import Pvesim
+from pwtest.role_run import RoleRun
+from pwtest.script import check, test_main
+
 AWX = os.path.join(ROOT, "examples", "awx")
-sys.path.insert(0, HERE)
-from offline_controller import PVESIM_ARGS, STATE, OfflineController, Pvesim, check, write_policy  # noqa: E402
-from pw_script import test_main  # noqa: E402
-from role_run import RoleRun  # noqa: E402
 
 CONFIGURE_TASKS = ["Project with the policies and the pathwarden playbooks", "Inventory of the controller hosts",
                    "Controller hosts", "Job template per shard", "Workflow reconciling every shard",
@@ -38,14 +36,8 @@ CONFIGURE_TASKS = ["Project with the policies and the pathwarden playbooks", "In
 PASSWORD = "pw-test-controller-password-7f3a"  # distinctive: no_log masks it wherever it appears
 
 
-def closed_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_configure(playbook, start_at):
-    env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_port()}", CONTROLLER_USERNAME="admin",
+    env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_loopback_port()}", CONTROLLER_USERNAME="admin",
                CONTROLLER_PASSWORD=PASSWORD, CONTROLLER_VERIFY_SSL="true",
                ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", no_proxy="*")
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):

@@ -19,15 +19,14 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, write_policy
+from pwtest.paths import ROOT
+from pwtest.pvesim_process import Pvesim
+from pwtest.script import check, test_main
+
 UNITS = os.path.join(ROOT, "examples", "systemd")
-sys.path.insert(0, HERE)
-from pw_script import test_main  # noqa: E402
-from offline_controller import PVESIM_ARGS, STATE, OfflineController, Pvesim, check, write_policy  # noqa: E402
 
 INSTALLED_BINARY = "/usr/local/bin/pathwarden"
 

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvesim_fixture import Pvesim, check, local_env  # noqa: E402
+from pwtest.pvesim_process import Pvesim, local_env
+from pwtest.script import check
 
 SECRET = "e3b0c442-cli-secret"
 STATE = {

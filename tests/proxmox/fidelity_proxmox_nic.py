@@ -8,8 +8,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvesim_fixture import Pvesim, check, local_env  # noqa: E402
+from pwtest.pvesim_process import Pvesim, local_env
+from pwtest.script import check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAC = "BC:24:11:CC:DD:01"

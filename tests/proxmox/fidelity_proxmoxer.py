@@ -7,8 +7,8 @@ import re
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvesim_fixture import Pvesim, check, local_env  # noqa: E402
+from pwtest.pvesim_process import Pvesim, local_env
+from pwtest.script import check
 
 os.environ.clear()
 os.environ.update(local_env())

@@ -158,3 +158,45 @@ TEST_CASE("status remembers the last verified time across a later failure") {
   CHECK(r->verdict == "verified");
   CHECK(r->last_verified_at);
 }
+
+TEST_CASE("a journal that stops taking records mid-apply stops the run, undoes it and leaves it for recover") {
+  SeedWorld w;
+  const auto vm_before = w.vm().current;
+  // The disk fills the moment Proxmox has taken the NIC change: the step's "done" record, and
+  // every record after it, cannot be written.
+  auto follow_nic = w.pve.on_nic_change;
+  w.pve.on_nic_change = [&](int vmid, const std::string& key, const std::string& value) {
+    follow_nic(vmid, key, value);
+    w.journals.fail_appends("No space left on device");
+  };
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  REQUIRE(rep.policies.size() == 1);
+  const auto& p = rep.policies[0];
+  CHECK(p.verdict == "rolled-back");
+  CHECK(p.cause == "precondition-failed");
+  const auto said = [&](std::string_view what) {
+    return std::any_of(p.errors.begin(), p.errors.end(), [&](const auto& e) { return e.find(what) != std::string::npos; });
+  };
+  CHECK(said("cannot record"));
+  CHECK(said("No space left on device"));
+  CHECK(said("left for 'pathwarden recover'"));
+  CHECK(rep.journal_left);
+  CHECK(report::exit_code(rep) == 5);
+  // Nothing of the change stays: the NIC is back, the fstab and mounts were never touched.
+  CHECK(w.vm().current == vm_before);
+  CHECK(w.vm().pending.empty());
+  CHECK(w.guest().fstab == kSeedFstab);
+
+  // Once the disk has room again, recover finds the run and finishes it: nothing is left to undo.
+  w.journals.fail_appends(std::nullopt);
+  auto rec = engine.recover();
+  INFO(text(rec));
+  REQUIRE(rec.policies.size() == 1);
+  CHECK(rec.policies[0].verdict == "rolled-back");
+  CHECK_FALSE(rec.journal_left);
+  CHECK(w.vm().current == vm_before);
+  auto again = engine.recover();
+  CHECK(again.policies.empty());
+}

@@ -8,25 +8,13 @@ seed's fix (verified, then converged) run once each in tests/ops/ansible_role_la
 through the role operators schedule, with the assertions that used to be here.
 """
 import json
-import os
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
-from pwlab import controller as ctl  # noqa: E402
-from pwlab import lab, scenarios  # noqa: E402
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
+from pwtest.lab import controller as ctl
+from pwtest.lab import lab, scenarios
+from pwtest.policies import seed_fix, write as write_policy
+from pwtest.script import Failure, case_main, check
 
 
 def pathwarden(binary, config, *args):
@@ -46,30 +34,13 @@ def pathwarden(binary, config, *args):
 
 def policy_dir(name, text):
     d = tempfile.mkdtemp(prefix=f"pw-{name}-")
-    with open(os.path.join(d, f"{name}.yaml"), "w") as f:
-        f.write(text)
+    write_policy(d, f"{name}.yaml", text)
     return d
 
 
 # The seed's fix without the queues change: the route, not the NIC, is what is wrong here. No
 # second probe of the restored state (ops_ansible_role_lab's trap case runs that one).
-MISROUTED = """apiVersion: pathwarden/v1
-kind: StoragePath
-metadata: {name: movies-10g}
-spec:
-  guest: {node: pve1, vmid: 101, host: media-vm}
-  nic: {device: net1}
-  mount:
-    server: 198.51.100.2
-    nas_addresses: [192.0.2.2]
-    export: /volume1/movies
-    path: /mnt/movies
-    options: [vers=3, nconnect=8, _netdev]
-    reason: "vers=3 on purpose: NFSv4.1 trunking reuses the 1 GbE transport"
-  verify: {probe_file: probe-64m, probe_bytes: 64MiB}
-  restart: {allowed: true}
-  rollback: {verify_restored: false}
-"""
+MISROUTED = seed_fix(verify_restored=False)
 
 
 def test_misrouted(binary):
@@ -85,13 +56,4 @@ def test_misrouted(binary):
 
 
 if __name__ == "__main__":
-    tests = {"misrouted": test_misrouted}
-    if len(sys.argv) != 3 or sys.argv[2] not in tests:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        tests[sys.argv[2]](sys.argv[1])
-    except Failure as e:
-        print(f"FAIL {sys.argv[2]}: {e}")
-        sys.exit(1)
-    print(f"ok {sys.argv[2]}")
+    case_main({"misrouted": test_misrouted}, __doc__)

@@ -14,11 +14,9 @@ rollback: the kills land in every forward step and in every step of the rollback
 runs without KVM here: one reboot costs minutes, too slow for a loop over every record.)
 """
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cli_world import test_main, World, check, describe_record, enter_controller_namespace, policy_text, report_of, \
-    results_record  # noqa: E402
+from pwtest.cli_world import World, describe_record, enter_controller_namespace, policy_text, report_of, results_record
+from pwtest.script import check, test_main
 
 AREA = "Crash (SIGKILL of the real binary; pvesim + light guests)"
 

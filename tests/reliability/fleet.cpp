@@ -8,6 +8,7 @@
 
 #include "policy/loader.hpp"
 #include "proxmox/net_device.hpp"
+#include "temp_dir.hpp"
 
 namespace pw::reliability {
 namespace bj = boost::json;
@@ -155,18 +156,11 @@ std::vector<std::string> base_args() {
           "--boot-delay-ms",  "20"};
 }
 
-std::string make_temp_dir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp != nullptr ? tmp : "/tmp") + "/pw-fleet-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  return tmpl;
-}
-
 }  // namespace
 
 Fleet::Fleet(int count, std::vector<std::string> extra) : bound(nullptr) {
   args_ = base_args();
-  args_.insert(args_.end(), {"--dump-state", make_temp_dir() + "/state.json"});
+  args_.insert(args_.end(), {"--dump-state", testing::make_temp_dir("pw-fleet") + "/state.json"});
   auto first = args_;
   first.insert(first.end(), {"--vms", std::to_string(count)});
   first.insert(first.end(), extra.begin(), extra.end());

@@ -1,7 +1,7 @@
 #pragma once
 // A 200-VM fleet for the Proxmox fault tests: the real pvesim (tests/pvesim) on loopback, the real
 // proxmox::Client and reconcile::Engine, and one in-process simulated guest per VM
-// (SimulatedGuests, tests/reconcile) whose NICs follow what pvesim says is in effect. The guest
+// (SimulatedGuests, tests/support) whose NICs follow what pvesim says is in effect. The guest
 // side is simulated here on purpose (200 QEMU guests cannot run on 2 cores); it is proven real
 // by the light-guest and lab tests.
 #include <boost/json.hpp>

@@ -23,9 +23,10 @@
 #include "plan/model.hpp"
 #include "proxmox/client.hpp"
 #include "proxmox/net_device.hpp"
-#include "reconcile/engine.hpp"
 #include "pvesim_process.hpp"
+#include "reconcile/engine.hpp"
 #include "report/run_report.hpp"
+#include "temp_dir.hpp"
 
 using namespace pw;
 using namespace pw::reliability;
@@ -40,20 +41,14 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-std::string temp_dir(const std::string& prefix) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp != nullptr ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  return tmpl;
-}
-
 int vmid_of(int guest) { return 200 + guest; }
 
 // pvesim with one VM per light guest (net0 = the guest's eth0 MAC), the real Ansible guest port,
 // a real state directory; the engine's waits shortened so a lost guest is given up in seconds.
 struct LightWorld {
-  LightLab lab = LightLab::open();
-  std::string dir = temp_dir("pw-rel-guest");
+  testing::LightLab lab = testing::LightLab::open();
+  testing::TempDir tmp{"pw-rel-guest"};
+  std::string dir = tmp.path().string();
   std::map<int, std::string> nic_before;
   std::unique_ptr<proxmox::testing::PvesimProcess> sim;
   std::unique_ptr<proxmox::Client> api;
@@ -97,11 +92,6 @@ struct LightWorld {
     options.interface_return_timeout = std::chrono::seconds(20);
     options.requeue_backoff = std::chrono::milliseconds(100);
   }
-  ~LightWorld() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-
   reconcile::Engine engine() {
     return reconcile::Engine({*api, *guests, *journals, *locks, *results, clock, sleeper, {}}, options);
   }

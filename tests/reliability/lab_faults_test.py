@@ -28,36 +28,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lab"))
-sys.path.insert(0, HERE)
-from pwlab import topology as topo  # noqa: E402
-from pwlab import controller as ctl  # noqa: E402
-from pwlab import lab, pvesim  # noqa: E402
-from cli_world import Failure, check, results_record  # noqa: E402
+from pwtest.cli_world import results_record
+from pwtest.journal_pause import PAUSE, paused
+from pwtest.lab import controller as ctl
+from pwtest.lab import lab, pvesim
+from pwtest.lab import topology as topo
+from pwtest.policies import seed_fix, write as write_policy
+from pwtest.script import Failure, case_main, check
 
-PAUSE = "PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS"
 AREA = "Guest (QEMU lab: real guest, knfsd NAS, pvesim, SSH)"
-POLICY = """apiVersion: pathwarden/v1
-kind: StoragePath
-metadata: {name: movies-10g}
-spec:
-  guest: {node: pve1, vmid: 101, host: media-vm}
-  nic: {device: net1}
-  mount:
-    server: 198.51.100.2
-    nas_addresses: [192.0.2.2]
-    export: /volume1/movies
-    path: /mnt/movies
-    options: [vers=3, nconnect=8, _netdev]
-    reason: "vers=3 on purpose: NFSv4.1 trunking reuses the 1 GbE transport"
-  verify: {probe_file: probe-64m, probe_bytes: 64MiB}
-  restart: {allowed: true}
-"""
 
 
 def settings():
@@ -66,8 +47,7 @@ def settings():
     config = ctl.settings(prefix="pw-rel-lab-")
     policies = os.path.join(os.path.dirname(config), "policies")
     os.makedirs(policies)
-    with open(os.path.join(policies, "movies.yaml"), "w") as f:
-        f.write(POLICY)
+    write_policy(policies, "movies.yaml", seed_fix())
     return config, policies, ctl.state_dir(config)
 
 
@@ -103,14 +83,6 @@ def guest_state():
 def start(binary, config, policies, pause):
     return subprocess.Popen([binary, "--config", config, "reconcile", "--output", "json", policies],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **{PAUSE: pause}))
-
-
-def paused(p):
-    try:
-        with open(f"/proc/{p.pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "T"
-    except OSError:
-        return False
 
 
 def wait_paused(p, what, timeout=900):
@@ -217,13 +189,4 @@ def test_nas_gone(binary):
 
 
 if __name__ == "__main__":
-    tests = {"ssh_lost": test_ssh_lost, "nas_gone": test_nas_gone}
-    if len(sys.argv) != 3 or sys.argv[2] not in tests:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    try:
-        tests[sys.argv[2]](sys.argv[1])
-    except Failure as e:
-        print(f"FAIL {sys.argv[2]}: {e}")
-        sys.exit(1)
-    print(f"ok {sys.argv[2]}")
+    case_main({"ssh_lost": test_ssh_lost, "nas_gone": test_nas_gone}, __doc__)

@@ -19,12 +19,11 @@ usage: security_test.py PVESIM PATHWARDEN
 import os
 import stat
 import subprocess
-import sys
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cli_world import test_main, PASSWORD, TOKEN_ID, TOKEN_SECRET, USER, World, check, enter_controller_namespace, \
-    policy_text, report_of, results_record  # noqa: E402
+from pwtest.cli_world import PASSWORD, TOKEN_ID, TOKEN_SECRET, USER, World, enter_controller_namespace, policy_text, \
+    report_of, results_record
+from pwtest.script import check, test_main
 
 AREA = "Secure defaults (real binary; pvesim + light guests)"
 WRONG_FP = ":".join(["AB"] * 32)

@@ -18,12 +18,11 @@ usage: two_controllers_test.py PVESIM PATHWARDEN
 import json
 import os
 import signal
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cli_world import test_main, Failure, World, check, enter_controller_namespace, policy_text, report_of, \
-    results_record  # noqa: E402
+from pwtest.cli_world import World, enter_controller_namespace, policy_text, report_of, results_record
+from pwtest.journal_pause import PAUSE, paused
+from pwtest.script import Failure, check, test_main
 
 AREA = "Two controllers at once (real binary; pvesim + light guests)"
 
@@ -43,18 +42,6 @@ def wait_for(what, predicate, procs, timeout=300):
         if time.monotonic() > deadline:
             raise Failure(f"gave up waiting for {what}")
         time.sleep(0.05)
-
-
-PAUSE = "PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS"
-
-
-def paused(p):
-    """Whether the controller stopped itself (SIGSTOP, the journal's test hook)."""
-    try:
-        with open(f"/proc/{p.pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "T"
-    except OSError:
-        return False
 
 
 def records(w, name):

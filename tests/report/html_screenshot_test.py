@@ -17,6 +17,8 @@ import sys
 import tempfile
 import zlib
 
+from pwtest.script import Failure, check
+
 HERE = os.path.dirname(os.path.realpath(__file__))
 REPORT = os.path.join(HERE, "data", "trunking-and-fix.json")
 WIDTH, HEIGHT = 1200, 900
@@ -26,15 +28,6 @@ RED = (0xCF, 0x22, 0x2E)    # rolled-back badge, card border, exit-code banner
 GREEN = (0x1A, 0x7F, 0x37)  # verified badge
 BLUE = (0x09, 0x69, 0xDA)   # bar of the intended NIC
 GREY = (0x8C, 0x95, 0x9F)   # bar of another NIC
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def decode_png(data):

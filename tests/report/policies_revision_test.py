@@ -6,18 +6,17 @@ Runs the real `pathwarden reconcile --check --output json` against pvesim on loo
 policies in a git checkout made by the test, and compares the report's `policies_revision` and
 `policies_dirty` with what git says: a clean checkout, an edited policy, a commit of the edit, a
 policy directory that is a subdirectory of the checkout, an untracked file, and a directory that
-is not a checkout at all. The guest is unreachable (tests/ops/offline_controller.py): the run
+is not a checkout at all. The guest is unreachable (pwtest.offline_controller): the run
 fails fast on the guest side and still reports.
 """
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "ops"))
-from pw_script import test_main  # noqa: E402
-from offline_controller import PVESIM_ARGS, STATE, OfflineController, Pvesim, check, write_policy  # noqa: E402
+from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, write_policy
+from pwtest.pvesim_process import Pvesim
+from pwtest.script import check, test_main
 
 
 def git(repo, *args):

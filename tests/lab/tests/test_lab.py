@@ -8,23 +8,13 @@ import sys
 import tempfile
 import time
 
-LAB_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-sys.path.insert(0, LAB_DIR)
-from pwlab import topology as topo  # noqa: E402
-from pwlab import lab, pvesim, scenarios  # noqa: E402
-from pwlab.common import LabError  # noqa: E402
+from pwtest.lab import topology as topo
+from pwtest.lab import lab, pvesim, scenarios
+from pwtest.lab.common import LabError
+from pwtest.script import Failure, check
 
 PROBE = topo.PROBE_BYTES
 NOISE = PROBE // 100  # "≈ 0": under 1 % of the probe (ARP, a lease renewal)
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def show(doc) -> str:

@@ -6,12 +6,12 @@ import os
 import sys
 import tempfile
 
+# Set before the lab package is imported: pwtest.lab.topology reads PW_LAB_RUN once.
 run_dir = tempfile.mkdtemp(prefix="pwlab-cmd-")
 os.environ["PW_LAB_RUN"] = run_dir
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-from pwlab import topology as topo  # noqa: E402
-from pwlab.common import LabError  # noqa: E402
-from pwlab.qemu import NetSpec, Vm  # noqa: E402
+from pwtest.lab import topology as topo  # noqa: E402
+from pwtest.lab.common import LabError  # noqa: E402
+from pwtest.lab.qemu import NetSpec, Vm  # noqa: E402
 
 failures = []
 

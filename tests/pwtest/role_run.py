@@ -5,7 +5,8 @@ import os
 import subprocess
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+from .paths import ROOT
+
 PLAYBOOK = os.path.join(ROOT, "playbooks", "pathwarden.yml")
 
 

@@ -7,11 +7,11 @@ import shutil
 import subprocess
 import time
 
+from ..paths import LAB as LAB_DIR
 from . import images, pvesim, topology as topo
 from .common import LabError, log, netns_cmd, output, pid_alive, pid_cmdline, run, wait_until
 from .qemu import Vm
 
-LAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GUEST_HELPER = os.path.join(LAB_DIR, "guest", "pwlab_guest.py")
 BOOT_TIMEOUT = float(os.environ.get("PW_LAB_BOOT_TIMEOUT", "600"))
 KVM_PROBE_TIMEOUT = 20

@@ -5,10 +5,9 @@ Run with Debian's /usr/bin/python3."""
 import os
 import socket
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "proxmox"))
-from pvesim_fixture import Pvesim, check, local_env  # noqa: E402,F401
+from . import policies
+from .pvesim_process import local_env
 
 SECRET = "4c0ffee0-offline-secret"
 TOKEN_ID = "root@pam!offline"
@@ -19,19 +18,7 @@ STATE = {
                 "config": {"name": "media-vm", "net0": "virtio=BC:24:11:00:03:00,bridge=vmbr0",
                            "net1": "virtio=BC:24:11:00:03:01,bridge=vmbr1"}}],
 }
-POLICY = """apiVersion: pathwarden/v1
-kind: StoragePath
-metadata: {name: movies}
-spec:
-  guest: {node: pve1, vmid: 301, host: media-vm}
-  nic: {device: net1, queues: 4}
-  mount:
-    server: 198.51.100.2
-    export: /volume1/movies
-    path: /mnt/movies
-    options: [vers=3]
-  verify: {probe_file: probe-64m}
-"""
+POLICY = policies.storage_path("movies", 301, "media-vm", queues=4)
 
 
 def closed_loopback_port():
@@ -81,8 +68,4 @@ spec:
 
 
 def write_policy(directory, name="movies.yaml"):
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        f.write(POLICY)
-    return path
+    return policies.write(directory, name, POLICY)

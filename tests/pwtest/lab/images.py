@@ -18,11 +18,9 @@ import shutil
 import subprocess
 import time
 
+from ..paths import LAB as LAB_DIR
 from . import topology as topo
 from .common import LabError, log, output, run
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-LAB_DIR = os.path.dirname(HERE)
 
 SUITE = "bookworm"
 GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",

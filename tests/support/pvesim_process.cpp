@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "proxmox/http_transport.hpp"
+#include "temp_dir.hpp"
 
 extern char** environ;
 
@@ -37,11 +38,7 @@ std::vector<std::string> default_pvesim_args() {
           "--task-duration-ms", "20", "--boot-delay-ms", "100"};
 }
 
-PvesimProcess::PvesimProcess(std::vector<std::string> args) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp != nullptr ? tmp : "/tmp") + "/pvesim-test-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  dir_ = tmpl;
+PvesimProcess::PvesimProcess(std::vector<std::string> args) : dir_(pw::testing::make_temp_dir("pvesim-test")) {
   const std::string ready = dir_ + "/ready.json";
   std::vector<std::string> argv_s{PVESIM_PATH, "--port", "0", "--ready-file", ready};
   argv_s.insert(argv_s.end(), args.begin(), args.end());

@@ -7,7 +7,7 @@
 #include "ansible/runner.hpp"
 #include "ansible/guest_port.hpp"
 
-namespace pw::reliability {
+namespace pw::testing {
 namespace {
 
 const std::filesystem::path kGuests = std::filesystem::path(PW_SOURCE_DIR) / "tests" / "lab" / "light" / "guests";
@@ -24,9 +24,13 @@ ansible::ChildProcessResult run_command(std::vector<std::string> argv, std::chro
 }
 
 LightLab LightLab::open() {
-  LightLab lab;
   const char* name = std::getenv("PW_LIGHT_LAB");
-  lab.name = name != nullptr && *name != '\0' ? name : "light";
+  return open(name != nullptr && *name != '\0' ? name : "light");
+}
+
+LightLab LightLab::open(const std::string& name) {
+  LightLab lab;
+  lab.name = name;
   auto r = run_command({kGuests.string(), "--lab", lab.name, "env"});
   if (r.exit_code != 0) {
     throw std::runtime_error("light guests are not up (the CTest fixture light_guests brings them up): " + r.err);
@@ -89,4 +93,4 @@ std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::
   return ansible::make_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(s)), o);
 }
 
-}  // namespace pw::reliability
+}  // namespace pw::testing

@@ -16,12 +16,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from ..paths import LAB, ROOT
 from . import topology as topo
 from .common import LabError, log, pid_alive, pid_cmdline, read_pidfile, wait_until
 
-TESTS_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROOT_DIR = os.path.dirname(TESTS_DIR)
-HOOK = os.path.join(TESTS_DIR, "lab", "vm-hook")
+HOOK = os.path.join(LAB, "vm-hook")
 TOKEN_ID = "root@pam!pwlab"
 TASK_TIMEOUT = 900
 
@@ -37,7 +36,7 @@ def find_binary() -> str:
         if not os.access(explicit, os.X_OK):
             raise LabError(f"PW_PVESIM={explicit} is not an executable")
         return explicit
-    found = [p for p in glob.glob(os.path.join(ROOT_DIR, "build", "*", "tests", "pvesim", "pvesim"))
+    found = [p for p in glob.glob(os.path.join(ROOT, "build", "*", "tests", "pvesim", "pvesim"))
              if os.access(p, os.X_OK)]
     if not found:
         raise LabError("no pvesim binary: build it (cmake --build build/dev --target pvesim) "

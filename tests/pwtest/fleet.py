@@ -1,5 +1,5 @@
-"""A benchmark fleet: N QEMU VMs for pvesim (--state), one pathwarden policy per VM, an Ansible
-inventory of them, and controller settings for the real `pathwarden` binary.
+"""A benchmark fleet (tests/bench): N QEMU VMs for pvesim (--state), one pathwarden policy per VM,
+an Ansible inventory of them, and controller settings for the real `pathwarden` binary.
 
 Every VM has net1 = virtio with queues=8 on vmbr1 and its policy is the seed scenario's fix (the
 movies share over the 10 GbE link, vers=3, nconnect=8, queues=8): the state the lab guest is in
@@ -8,27 +8,17 @@ when its facts are recorded (tests/bench/recordings/lab-guest), so a replayed gu
 import json
 import os
 
+from . import policies
+
 FIRST_VMID = 1000
 NODES = ["pve1", "pve2", "pve3"]
-# Must match the policy the lab guest was converged with when its facts were recorded: the
-# reason is written into the fstab's pathwarden comment.
-REASON = "vers=3 on purpose: NFSv4.1 trunking reuses the 1 GbE transport"
-POLICY = """apiVersion: pathwarden/v1
-kind: StoragePath
-metadata: {{name: {name}}}
-spec:
-  guest: {{node: {node}, vmid: {vmid}, host: {host}}}
-  nic: {{device: net1, queues: 8}}
-  mount:
-    server: 198.51.100.2
-    nas_addresses: [192.0.2.2]
-    export: /volume1/movies
-    path: /mnt/movies
-    options: [vers=3, nconnect=8, _netdev]
-    reason: "{reason}"
-  verify: {{probe_file: probe-64m, probe_bytes: 64MiB}}
-  restart: {{allowed: true}}
-"""
+
+
+def policy(name, node, vmid, host):
+    """The seed's fix with queues=8 for one VM. It must match the policy the lab guest was converged
+    with when its facts were recorded (tests/bench/verify_cost.py --record-facts): the reason is
+    written into the fstab's pathwarden comment."""
+    return policies.seed_fix(name, vmid, host, node=node, queues=8)
 
 
 def mac(i, nic):
@@ -58,8 +48,7 @@ class Fleet:
             json.dump({"cluster": "bench", "nodes": NODES, "guests": guests}, f)
         for v in self.vms:
             with open(os.path.join(self.policies, v["policy"] + ".yaml"), "w") as f:
-                f.write(POLICY.format(name=v["policy"], node=v["node"], vmid=v["vmid"], host=v["host"],
-                                      reason=REASON))
+                f.write(policy(v["policy"], v["node"], v["vmid"], v["host"]))
         with open(self.inventory, "w") as f:
             f.write("[fleet]\n")
             for v in self.vms:

@@ -1,4 +1,5 @@
-"""Starts tests/pvesim for a Python test and stops it again (run with Debian's /usr/bin/python3)."""
+"""Starts tests/pvesim for a Python test and stops it again (run with Debian's /usr/bin/python3).
+The C++ tests' counterpart is tests/support/pvesim_process.hpp."""
 import json
 import os
 import shutil
@@ -93,8 +94,3 @@ def local_env():
         env.pop(k, None)
     env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1,localhost"
     return env
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)

@@ -1,7 +1,8 @@
 #pragma once
-// The light guests (tests/lab/light/guests, CTest fixture light_guests) as the reliability tests
-// use them: commands inside a guest, its link up or down, its NIC's MAC, a pvesim whose VMs carry
-// those MACs, and the real Ansible guest port reaching them from the lab's controller namespace.
+// The light guests (tests/lab/light/guests, CTest fixture light_guests) as the C++ tests use them
+// (Ansible, reliability, benchmarks): the lab's files, commands inside a guest, its link up or
+// down, its NIC's MAC, and the real Ansible guest port reaching them from the lab's controller
+// namespace. (The Python tests' counterpart: Guests in tests/pwtest/cli_world.py.)
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -10,12 +11,14 @@
 #include "ansible/child_process.hpp"
 #include "guest/port.hpp"
 
-namespace pw::reliability {
+namespace pw::testing {
 
 class LightLab {
  public:
-  // From `guests --lab $PW_LIGHT_LAB env`; throws when the lab is not up.
+  // From `guests --lab $PW_LIGHT_LAB env` (lab "light" when unset); throws when the lab is not up.
   static LightLab open();
+  // The same for the named lab.
+  static LightLab open(const std::string& name);
 
   int guests = 0;
   std::string name;
@@ -43,4 +46,4 @@ class LightLab {
 ansible::ChildProcessResult run_command(std::vector<std::string> argv,
                                         std::chrono::seconds timeout = std::chrono::seconds(120));
 
-}  // namespace pw::reliability
+}  // namespace pw::testing

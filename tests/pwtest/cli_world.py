@@ -15,27 +15,16 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.realpath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "proxmox"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "ops"))
-from pvesim_fixture import Pvesim, local_env  # noqa: E402
-from pw_script import test_main  # noqa: E402,F401  (the scripts' entry point)
+from . import policies
+from .paths import TESTS
+from .pvesim_process import Pvesim, local_env
+from .script import Failure, check
 
-GUESTS = os.path.join(ROOT, "tests", "lab", "light", "guests")
+GUESTS = os.path.join(TESTS, "lab", "light", "guests")
 TOKEN_ID = "root@pam!rel"
 TOKEN_SECRET = "rel-token-5e3c8f0a-secret"
 USER = "pathwarden@pve"
 PASSWORD = "rel-password-9d1b7c42"
-
-
-class Failure(AssertionError):
-    """A check that failed: test_main prints it as 'FAIL: ...' and exits 1."""
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def lab_name():
@@ -98,23 +87,12 @@ class Guests:
                       if line.split()[1].startswith("/mnt"))
 
 
-def policy_text(i, queues=None, options="[vers=3, _netdev]", name=None):
-    nic = "{device: net0" + (f", queues: {queues}" if queues else "") + "}"
-    return f"""apiVersion: pathwarden/v1
-kind: StoragePath
-metadata: {{name: {name or f"rel-guest{i}"}}}
-spec:
-  guest: {{node: pve1, vmid: {200 + i}, host: guest{i}}}
-  nic: {nic}
-  mount:
-    server: 198.51.100.2
-    export: /volume1/reliability
-    path: /mnt/reliability
-    options: {options}
-    reason: reliability test
-  verify: {{probe_file: probe.bin, probe_bytes: 1MiB}}
-  restart: {{allowed: true}}
-"""
+def policy_text(i, queues=None):
+    """Guest i's policy: an NFS mount on /mnt/reliability over net0, with a queues change if asked."""
+    return policies.storage_path(f"rel-guest{i}", 200 + i, f"guest{i}", device="net0", queues=queues,
+                                 export="/volume1/reliability", path="/mnt/reliability",
+                                 options=["vers=3", "_netdev"], reason="reliability test",
+                                 probe_file="probe.bin", probe_bytes="1MiB", restart=True)
 
 
 def canonical_net(value):

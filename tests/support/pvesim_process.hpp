@@ -1,6 +1,7 @@
 #pragma once
 // Runs tests/pvesim as a child process on a free loopback port for one test, and talks to its
-// admin API (/pvesim/...) to inject faults and read what it saw.
+// admin API (/pvesim/...) to inject faults and read what it saw. (The Python tests' counterpart:
+// tests/pwtest/pvesim_process.py.)
 #include <sys/types.h>
 
 #include <boost/json/value.hpp>

@@ -9,10 +9,9 @@ import stat
 import subprocess
 import tempfile
 
+from ..paths import ROOT
 from . import lab, pvesim, scenarios
 from . import topology as topo
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
 PROBE = topo.PROBE_BYTES
 LINK1_MAC = topo.GUEST_MACS["link1"].lower()
 LINK2_MAC = topo.GUEST_MACS["link2"].lower()

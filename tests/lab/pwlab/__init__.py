@@ -1,1 +1,0 @@
-"""The pathwarden lab: a QEMU guest and a kernel-NFS NAS VM on a switch network namespace."""

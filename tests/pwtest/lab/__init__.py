@@ -1,0 +1,1 @@
+"""The pathwarden lab (tests/lab): a QEMU guest and a kernel-NFS NAS VM on a switch network namespace."""
