@@ -44,7 +44,7 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     rt->api = std::move(*client);
   }
   if (needs.guests) {
-    ansible::AnsibleSettings a;
+    ansible::RunnerOptions a;
     a.ansible_playbook = s.ansible.playbook_command;
     a.work_dir = rt->state->root() / "playbooks";
     // Host keys are always checked; the settings may name the known_hosts file to use.

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kRefuseRestore = "Refuse to restore over someone else's edit";
 
-GuestFailure failure_of(const RunReport& run, const std::string& host, std::string_view conflict_task) {
+GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::string_view conflict_task) {
   const auto* h = run.host(host);
   if (h == nullptr) return {GuestFailure::Kind::failed, Error{"no result from ansible-playbook", host, {}}};
   const std::string what = describe_outcome(*h);
@@ -32,7 +32,7 @@ GuestFailure failure_of(const RunReport& run, const std::string& host, std::stri
   }
 }
 
-bool succeeded(const RunReport& run, const std::string& host) {
+bool succeeded(const PlaybookRun& run, const std::string& host) {
   const auto* h = run.host(host);
   return h != nullptr && (h->outcome == HostOutcome::ok || h->outcome == HostOutcome::changed);
 }
@@ -181,7 +181,7 @@ class AnsibleGuestPort final : public guest::GuestPort {
   }
 
  private:
-  Result<RunReport> run_phase(const std::string& phase, Result<Playbook> book,
+  Result<PlaybookRun> run_phase(const std::string& phase, Result<Playbook> book,
                                        std::span<const std::string>) {
     if (!book) return std::unexpected(book.error());
     RunRequest request;

@@ -123,7 +123,7 @@ std::optional<double> delta_seconds(std::string_view delta) {
   return *h * 3600.0 + *m * 60.0 + *s;
 }
 
-std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const RunReport& report) {
+std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const PlaybookRun& report) {
   std::map<std::string, Result<guest::GuestFacts>> out;
   for (const auto& [name, host] : report.hosts) {
     auto fstab_task = finished_task(host, task::read_fstab);
@@ -143,7 +143,7 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const RunRepor
   return out;
 }
 
-std::map<std::string, Result<ProbeObservation>> probe_observations_from(const RunReport& report) {
+std::map<std::string, Result<ProbeObservation>> probe_observations_from(const PlaybookRun& report) {
   std::map<std::string, Result<ProbeObservation>> out;
   for (const auto& [name, host] : report.hosts) {
     auto before = finished_task(host, task::counters_before);
@@ -171,7 +171,7 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Ru
       continue;
     }
     obs.window_seconds = *window_end - *window_start;
-    if (const auto* base = host.task(task::counters_baseline); base != nullptr && base->status != TaskStatus::skipped) {
+    if (const auto* base = host.task(task::counters_baseline); base != nullptr && base->status != TaskResult::skipped) {
       auto counters_base = guest::parse_proc_net_dev(string_at(base->result, "stdout"), name + ":/proc/net/dev");
       auto base_end = timestamp_seconds(string_at(base->result, "end"));
       if (!counters_base || !base_end) {

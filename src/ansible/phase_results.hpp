@@ -15,7 +15,7 @@
 namespace pw::ansible {
 
 // Per guest of the run: its facts, or why there are none (unreachable, failed task, bad output).
-std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const RunReport& report);
+std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const PlaybookRun& report);
 
 struct ProbeObservation {
   std::string host;
@@ -28,7 +28,7 @@ struct ProbeObservation {
   std::optional<guest::DdSummary> dd;  // bytes dd reports it moved
 };
 
-std::map<std::string, Result<ProbeObservation>> probe_observations_from(const RunReport& report);
+std::map<std::string, Result<ProbeObservation>> probe_observations_from(const PlaybookRun& report);
 
 // Why a guest did not finish a phase, as one line: "unreachable: ...", "failed in 'TASK': ...".
 std::string describe_outcome(const HostReport& host);

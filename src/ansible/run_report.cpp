@@ -8,7 +8,7 @@ namespace json = boost::json;
 
 const TaskOutcome* HostReport::failure() const {
   for (const auto& t : tasks) {
-    if (t.status == TaskStatus::failed || t.status == TaskStatus::unreachable) return &t;
+    if (t.status == TaskResult::failed || t.status == TaskResult::unreachable) return &t;
   }
   return nullptr;
 }
@@ -20,12 +20,12 @@ const TaskOutcome* HostReport::task(std::string_view name) const {
   return nullptr;
 }
 
-const HostReport* RunReport::host(std::string_view name) const {
+const HostReport* PlaybookRun::host(std::string_view name) const {
   auto it = hosts.find(std::string(name));
   return it == hosts.end() ? nullptr : &it->second;
 }
 
-std::vector<std::string> RunReport::succeeded() const {
+std::vector<std::string> PlaybookRun::succeeded() const {
   std::vector<std::string> out;
   for (const auto& [name, h] : hosts) {
     if (h.outcome == HostOutcome::ok || h.outcome == HostOutcome::changed) out.push_back(name);
@@ -51,17 +51,17 @@ std::string_view to_string(HostOutcome outcome) {
   return "?";
 }
 
-std::string_view to_string(TaskStatus status) {
+std::string_view to_string(TaskResult status) {
   switch (status) {
-    case TaskStatus::ok:
+    case TaskResult::ok:
       return "ok";
-    case TaskStatus::changed:
+    case TaskResult::changed:
       return "changed";
-    case TaskStatus::failed:
+    case TaskResult::failed:
       return "failed";
-    case TaskStatus::skipped:
+    case TaskResult::skipped:
       return "skipped";
-    case TaskStatus::unreachable:
+    case TaskResult::unreachable:
       return "unreachable";
   }
   return "?";
@@ -110,9 +110,9 @@ std::string last_lines(std::string_view text, std::size_t count) {
 
 }  // namespace
 
-Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
+Result<PlaybookRun> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
                            bool timed_out, std::span<const std::string> hosts) {
-  RunReport report;
+  PlaybookRun report;
   report.phase = std::string(phase);
   report.exit_code = exit_code;
   report.timed_out = timed_out;
@@ -157,15 +157,15 @@ Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::
       outcome.task = task_name;
       outcome.result = result;
       if (kind == "v2_runner_on_unreachable") {
-        outcome.status = TaskStatus::unreachable;
+        outcome.status = TaskResult::unreachable;
         outcome.message = string_at(result, "msg");
       } else if (kind == "v2_runner_on_failed") {
-        outcome.status = TaskStatus::failed;
+        outcome.status = TaskResult::failed;
         outcome.message = failure_message(result);
       } else if (kind == "v2_runner_on_skipped") {
-        outcome.status = TaskStatus::skipped;
+        outcome.status = TaskResult::skipped;
       } else {
-        outcome.status = flag_at(result, "changed") ? TaskStatus::changed : TaskStatus::ok;
+        outcome.status = flag_at(result, "changed") ? TaskResult::changed : TaskResult::ok;
       }
       auto& h = report.hosts[std::string(host)];
       h.host = std::string(host);
@@ -185,9 +185,9 @@ Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::
   for (auto& [name, h] : report.hosts) {
     bool unreachable = false, failed = false, changed = false;
     for (const auto& t : h.tasks) {
-      unreachable |= t.status == TaskStatus::unreachable;
-      failed |= t.status == TaskStatus::failed;
-      changed |= t.status == TaskStatus::changed;
+      unreachable |= t.status == TaskResult::unreachable;
+      failed |= t.status == TaskResult::failed;
+      changed |= t.status == TaskResult::changed;
     }
     if (unreachable) {
       h.outcome = HostOutcome::unreachable;

@@ -13,11 +13,11 @@
 
 namespace pw::ansible {
 
-enum class TaskStatus { ok, changed, failed, skipped, unreachable };
+enum class TaskResult { ok, changed, failed, skipped, unreachable };
 
 struct TaskOutcome {
   std::string task;
-  TaskStatus status = TaskStatus::ok;
+  TaskResult status = TaskResult::ok;
   std::string message;         // msg of a failure or an unreachable host
   boost::json::object result;  // the module result as Ansible reported it
 };
@@ -41,7 +41,7 @@ struct HostReport {
   const TaskOutcome* task(std::string_view name) const;
 };
 
-struct RunReport {
+struct PlaybookRun {
   std::string phase;
   int exit_code = 0;
   bool timed_out = false;
@@ -57,10 +57,10 @@ struct RunReport {
 
 // Reads the jsonl stdout of a run for `hosts`. A run that never got going (a bad playbook,
 // inventory or option: exit 1, 4 or 5 without events) is an error carrying ansible's message.
-Result<RunReport> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
+Result<PlaybookRun> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
                            bool timed_out, std::span<const std::string> hosts);
 
 std::string_view to_string(HostOutcome outcome);
-std::string_view to_string(TaskStatus status);
+std::string_view to_string(TaskResult status);
 
 }  // namespace pw::ansible

@@ -70,7 +70,7 @@ std::vector<std::string> AnsiblePlaybookRunner::command_for(const RunRequest& re
   return argv;
 }
 
-Result<RunReport> AnsiblePlaybookRunner::run(const RunRequest& request) {
+Result<PlaybookRun> AnsiblePlaybookRunner::run(const RunRequest& request) {
   if (settings_.work_dir.empty()) return fail("no work directory for playbooks configured");
   auto dir = settings_.work_dir / request.phase;
   Playbook playbooks[] = {request.playbook};
@@ -115,7 +115,7 @@ Result<RecordedRun> load_recorded_run(const fs::path& dir, const std::string& ph
   return run;
 }
 
-Result<RunReport> RecordedPlaybookRunner::run(const RunRequest& request) {
+Result<PlaybookRun> RecordedPlaybookRunner::run(const RunRequest& request) {
   requests_.push_back(request);
   if (runs_.empty()) return fail("no recorded run left for phase " + request.phase);
   auto run = std::move(runs_.front());

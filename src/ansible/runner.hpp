@@ -29,10 +29,10 @@ class PlaybookRunner {
   virtual ~PlaybookRunner() = default;
   // Fails when the run could not start or ansible-playbook rejected it before running anything;
   // per-guest failures, unreachable guests and timeouts are in the report.
-  virtual Result<RunReport> run(const RunRequest& request) = 0;
+  virtual Result<PlaybookRun> run(const RunRequest& request) = 0;
 };
 
-struct AnsibleSettings {
+struct RunnerOptions {
   std::string ansible_playbook = "ansible-playbook";
   // Put in front of the command, e.g. {"ip", "netns", "exec", "pw-light-ctl"} for the light lab.
   std::vector<std::string> command_prefix;
@@ -47,20 +47,20 @@ struct AnsibleSettings {
 
 class AnsiblePlaybookRunner final : public PlaybookRunner {
  public:
-  explicit AnsiblePlaybookRunner(AnsibleSettings settings) : settings_(std::move(settings)) {}
+  explicit AnsiblePlaybookRunner(RunnerOptions settings) : settings_(std::move(settings)) {}
   // Ends the shared SSH connections its runs left (`ssh -O exit` per control socket), so none
   // outlives the pathwarden run that opened it.
   ~AnsiblePlaybookRunner() override;
   AnsiblePlaybookRunner(const AnsiblePlaybookRunner&) = delete;
   AnsiblePlaybookRunner& operator=(const AnsiblePlaybookRunner&) = delete;
-  Result<RunReport> run(const RunRequest& request) override;
+  Result<PlaybookRun> run(const RunRequest& request) override;
 
   // The command line and environment a request runs with (for logs and tests).
   std::vector<std::string> command_for(const RunRequest& request, const std::filesystem::path& playbook) const;
   std::vector<std::pair<std::string, std::string>> environment() const;
 
  private:
-  AnsibleSettings settings_;
+  RunnerOptions settings_;
 };
 
 // A run as it came out of ansible-playbook, to replay.
@@ -72,14 +72,14 @@ struct RecordedRun {
   bool timed_out = false;
 };
 
-// Reads what AnsibleSettings::record_dir saved for `phase`.
+// Reads what RunnerOptions::record_dir saved for `phase`.
 Result<RecordedRun> load_recorded_run(const std::filesystem::path& dir, const std::string& phase);
 
 // Replays recorded runs in order and keeps the requests it was given, for the engine's unit tests.
 class RecordedPlaybookRunner final : public PlaybookRunner {
  public:
   explicit RecordedPlaybookRunner(std::vector<RecordedRun> runs) : runs_(runs.begin(), runs.end()) {}
-  Result<RunReport> run(const RunRequest& request) override;
+  Result<PlaybookRun> run(const RunRequest& request) override;
   const std::vector<RunRequest>& requests() const { return requests_; }
 
  private:

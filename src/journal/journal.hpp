@@ -49,10 +49,10 @@ class Journal {
   std::string describe() const { return storage_->describe(); }
 
  private:
-  Journal(std::unique_ptr<JournalStorage> storage, const Clock& clock, std::string run_id, std::uint64_t last_seq)
+  Journal(std::unique_ptr<JournalFile> storage, const Clock& clock, std::string run_id, std::uint64_t last_seq)
       : storage_(std::move(storage)), clock_(&clock), run_id_(std::move(run_id)), last_seq_(last_seq) {}
 
-  std::unique_ptr<JournalStorage> storage_;
+  std::unique_ptr<JournalFile> storage_;
   const Clock* clock_;
   std::string run_id_;
   std::uint64_t last_seq_ = 0;

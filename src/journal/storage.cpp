@@ -43,7 +43,7 @@ void test_hooks_after_durable_record() {
 void test_hooks_after_durable_record() {}
 #endif
 
-class FileJournalStorage final : public JournalStorage {
+class FileJournalStorage final : public JournalFile {
  public:
   FileJournalStorage(UniqueFd fd, std::filesystem::path path, std::uint64_t size)
       : fd_(std::move(fd)), path_(std::move(path)), size_(size) {}
@@ -102,7 +102,7 @@ std::filesystem::path FileJournalStore::path_of(std::string_view run_id) const {
   return dir_ / (std::string(run_id) + std::string(kSuffix));
 }
 
-Result<std::unique_ptr<JournalStorage>> FileJournalStore::create(std::string_view run_id) {
+Result<std::unique_ptr<JournalFile>> FileJournalStore::create(std::string_view run_id) {
   if (auto s = check_run_id(run_id); !s) return std::unexpected(s.error());
   if (auto d = open_private_directory(dir_, loose_, &warnings_); !d) return std::unexpected(d.error());
   const auto path = path_of(run_id);
@@ -113,7 +113,7 @@ Result<std::unique_ptr<JournalStorage>> FileJournalStore::create(std::string_vie
   return std::make_unique<FileJournalStorage>(std::move(*fd), path, 0);
 }
 
-Result<std::unique_ptr<JournalStorage>> FileJournalStore::open(std::string_view run_id) {
+Result<std::unique_ptr<JournalFile>> FileJournalStore::open(std::string_view run_id) {
   if (auto s = check_run_id(run_id); !s) return std::unexpected(s.error());
   if (auto d = open_private_directory(dir_, loose_, &warnings_); !d) return std::unexpected(d.error());
   const auto path = path_of(run_id);
@@ -145,7 +145,7 @@ struct InMemoryJournalStore::Shared {
 
 namespace {
 
-class InMemoryJournalStorage final : public JournalStorage {
+class InMemoryJournalStorage final : public JournalFile {
  public:
   InMemoryJournalStorage(std::shared_ptr<InMemoryJournalStore::Shared> shared, std::string id)
       : shared_(std::move(shared)), id_(std::move(id)) {}
@@ -172,14 +172,14 @@ class InMemoryJournalStorage final : public JournalStorage {
 
 InMemoryJournalStore::InMemoryJournalStore() : shared_(std::make_shared<Shared>()) {}
 
-Result<std::unique_ptr<JournalStorage>> InMemoryJournalStore::create(std::string_view run_id) {
+Result<std::unique_ptr<JournalFile>> InMemoryJournalStore::create(std::string_view run_id) {
   if (auto s = check_run_id(run_id); !s) return std::unexpected(s.error());
   if (shared_->journals.contains(run_id)) return fail("a journal for this run exists already", "memory:" + std::string(run_id));
   shared_->journals[std::string(run_id)];
   return std::make_unique<InMemoryJournalStorage>(shared_, std::string(run_id));
 }
 
-Result<std::unique_ptr<JournalStorage>> InMemoryJournalStore::open(std::string_view run_id) {
+Result<std::unique_ptr<JournalFile>> InMemoryJournalStore::open(std::string_view run_id) {
   if (!shared_->journals.contains(run_id)) return fail("no journal for this run", "memory:" + std::string(run_id));
   return std::make_unique<InMemoryJournalStorage>(shared_, std::string(run_id));
 }

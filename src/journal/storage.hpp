@@ -14,9 +14,9 @@
 
 namespace pw::journal {
 
-class JournalStorage {
+class JournalFile {
  public:
-  virtual ~JournalStorage() = default;
+  virtual ~JournalFile() = default;
   // Durable when it returns. A failed append leaves the journal as it was before it.
   virtual Status append(std::string_view line) = 0;
   virtual Result<std::string> read_all() = 0;
@@ -29,9 +29,9 @@ class JournalStore {
  public:
   virtual ~JournalStore() = default;
   // A new, empty journal; fails when one exists for that run.
-  virtual Result<std::unique_ptr<JournalStorage>> create(std::string_view run_id) = 0;
+  virtual Result<std::unique_ptr<JournalFile>> create(std::string_view run_id) = 0;
   // An existing journal, to read or to continue (recover).
-  virtual Result<std::unique_ptr<JournalStorage>> open(std::string_view run_id) = 0;
+  virtual Result<std::unique_ptr<JournalFile>> open(std::string_view run_id) = 0;
   virtual Result<std::vector<std::string>> list() = 0;  // run ids, sorted
   virtual Status remove(std::string_view run_id) = 0;
 };
@@ -46,8 +46,8 @@ class FileJournalStore final : public JournalStore {
   explicit FileJournalStore(const StateDir& state);
   FileJournalStore(std::filesystem::path dir, LoosePermissions loose);
 
-  Result<std::unique_ptr<JournalStorage>> create(std::string_view run_id) override;
-  Result<std::unique_ptr<JournalStorage>> open(std::string_view run_id) override;
+  Result<std::unique_ptr<JournalFile>> create(std::string_view run_id) override;
+  Result<std::unique_ptr<JournalFile>> open(std::string_view run_id) override;
   Result<std::vector<std::string>> list() override;
   Status remove(std::string_view run_id) override;
 
@@ -66,8 +66,8 @@ class InMemoryJournalStore final : public JournalStore {
  public:
   InMemoryJournalStore();
 
-  Result<std::unique_ptr<JournalStorage>> create(std::string_view run_id) override;
-  Result<std::unique_ptr<JournalStorage>> open(std::string_view run_id) override;
+  Result<std::unique_ptr<JournalFile>> create(std::string_view run_id) override;
+  Result<std::unique_ptr<JournalFile>> open(std::string_view run_id) override;
   Result<std::vector<std::string>> list() override;
   Status remove(std::string_view run_id) override;
 

@@ -65,7 +65,7 @@ void set_guest_file(int i, const std::string& path, const std::string& content) 
 }
 
 AnsiblePlaybookRunner runner(const std::string& tag) {
-  AnsibleSettings s;
+  RunnerOptions s;
   s.command_prefix = {"ip", "netns", "exec", lab().controller_namespace};
   s.work_dir = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / tag;
   s.environment = {{"ANSIBLE_CONFIG", lab().ansible_config}};
@@ -73,7 +73,7 @@ AnsiblePlaybookRunner runner(const std::string& tag) {
   return AnsiblePlaybookRunner(s);
 }
 
-RunReport run_phase(const std::string& tag, const std::string& phase, pw::Result<Playbook> playbook,
+PlaybookRun run_phase(const std::string& tag, const std::string& phase, pw::Result<Playbook> playbook,
                     std::vector<fs::path> extra_inventories = {},
                     std::chrono::seconds timeout = std::chrono::minutes(5)) {
   if (!playbook) FAIL(playbook.error().to_string());

@@ -21,7 +21,7 @@ RecordedRun recording(const std::string& dir, const std::string& phase) {
   return *r;
 }
 
-RunReport replay(const std::string& dir, const std::string& phase, std::vector<std::string> hosts) {
+PlaybookRun replay(const std::string& dir, const std::string& phase, std::vector<std::string> hosts) {
   auto run = recording(dir, phase);
   auto report = read_run(phase, run.jsonl, run.stderr_text, run.exit_code, run.timed_out, hosts);
   if (!report) FAIL(report.error().to_string());
@@ -85,7 +85,7 @@ TEST_CASE("a recorded apply where one guest's fstab had changed") {
     const auto& h = *report.host(g);
     CHECK(h.outcome == HostOutcome::changed);
     REQUIRE(h.task(task::write_fstab));
-    CHECK(h.task(task::write_fstab)->status == TaskStatus::changed);
+    CHECK(h.task(task::write_fstab)->status == TaskResult::changed);
   }
 }
 
@@ -162,7 +162,7 @@ TEST_CASE("the recorded runner replays in order and keeps the requests") {
 }
 
 TEST_CASE("the real runner's command line: one process, all guests, machine-readable output") {
-  AnsibleSettings settings;
+  RunnerOptions settings;
   settings.command_prefix = {"ip", "netns", "exec", "lab"};
   settings.environment = {{"ANSIBLE_CONFIG", "/x/ansible.cfg"}};
   AnsiblePlaybookRunner runner(settings);

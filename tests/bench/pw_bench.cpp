@@ -245,14 +245,14 @@ struct PhaseTiming {
   int ok_together = 0, ok_one_by_one = 0;
 };
 
-int count_ok(const pw::ansible::RunReport& r) { return static_cast<int>(r.succeeded().size()); }
+int count_ok(const pw::ansible::PlaybookRun& r) { return static_cast<int>(r.succeeded().size()); }
 
 int run_guest_phases(const Args& a) {
   const auto lab = light_lab(a.get("lab"));
   const fs::path work = a.get("work");
   std::vector<std::string> hosts;
   for (int i = 1; i <= lab.guests; ++i) hosts.push_back("guest" + std::to_string(i));
-  pw::ansible::AnsibleSettings s;
+  pw::ansible::RunnerOptions s;
   s.command_prefix = {"ip", "netns", "exec", lab.controller_namespace};
   s.work_dir = work;
   s.environment = {{"ANSIBLE_CONFIG", lab.ansible_config}};

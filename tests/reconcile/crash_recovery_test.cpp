@@ -12,9 +12,9 @@ namespace {
 
 struct Killed {};
 
-class KillingStorage final : public journal::JournalStorage {
+class KillingStorage final : public journal::JournalFile {
  public:
-  KillingStorage(std::unique_ptr<journal::JournalStorage> inner, int* left) : inner_(std::move(inner)), left_(left) {}
+  KillingStorage(std::unique_ptr<journal::JournalFile> inner, int* left) : inner_(std::move(inner)), left_(left) {}
   Status append(std::string_view line) override {
     auto st = inner_->append(line);
     if (*left_ > 0 && --*left_ == 0) throw Killed{};
@@ -25,19 +25,19 @@ class KillingStorage final : public journal::JournalStorage {
   std::string describe() const override { return inner_->describe(); }
 
  private:
-  std::unique_ptr<journal::JournalStorage> inner_;
+  std::unique_ptr<journal::JournalFile> inner_;
   int* left_;
 };
 
 class KillingStore final : public journal::JournalStore {
  public:
   KillingStore(journal::JournalStore& inner, int appends_before_kill) : inner_(inner), left_(appends_before_kill) {}
-  Result<std::unique_ptr<journal::JournalStorage>> create(std::string_view id) override {
+  Result<std::unique_ptr<journal::JournalFile>> create(std::string_view id) override {
     auto s = inner_.create(id);
     if (!s) return s;
-    return std::unique_ptr<journal::JournalStorage>(std::make_unique<KillingStorage>(std::move(*s), &left_));
+    return std::unique_ptr<journal::JournalFile>(std::make_unique<KillingStorage>(std::move(*s), &left_));
   }
-  Result<std::unique_ptr<journal::JournalStorage>> open(std::string_view id) override { return inner_.open(id); }
+  Result<std::unique_ptr<journal::JournalFile>> open(std::string_view id) override { return inner_.open(id); }
   Result<std::vector<std::string>> list() override { return inner_.list(); }
   Status remove(std::string_view id) override { return inner_.remove(id); }
   bool killed() const { return left_ == 0; }

@@ -76,7 +76,7 @@ void LightLab::set_link(int i, bool up) const {
 
 std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::path& work_dir,
                                                              std::chrono::seconds task_timeout) const {
-  ansible::AnsibleSettings s;
+  ansible::RunnerOptions s;
   s.command_prefix = {"ip", "netns", "exec", controller_namespace};
   s.work_dir = work_dir;
   // As pathwarden's runtime runs Ansible (controller/runtime.cpp): host keys checked, no
