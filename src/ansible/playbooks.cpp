@@ -209,7 +209,15 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     if (seen.insert(h).second) names.push_back(h);
   }
   if (names.empty()) return fail("facts playbook without any guest", {}, "nothing to gather");
+  // The first contact carries no stdin (raw, not a pipelined module). With pipelining, Ansible
+  // writes the module to ssh's stdin; when ssh exits at once (a host key that is not the pinned
+  // one, a refused login) that write can fail before ssh is reaped, and Ansible then reports
+  // "Data could not be sent ... Broken pipe" and drops ssh's own message (ansible-core 2.14,
+  // plugins/connection/ssh.py _send_initial_data). Without stdin ssh's message always comes back.
+  YamlMap reach{{"name", task::reach}, {"ansible.builtin.raw", "true"}, {"changed_when", false}};
+  reach.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
   YamlList tasks{
+      std::move(reach),
       make_task(task::read_fstab, "ansible.builtin.slurp", {{"src", options.fstab_path}},
                 {{"register", "pathwarden_fstab"}}, options),
       make_task(task::report, "ansible.builtin.command",

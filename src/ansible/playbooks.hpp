@@ -40,6 +40,7 @@ Result<Playbook> channels_playbook(std::span<const guest::ChannelsRequest> reque
 
 // Task names the result readers look for.
 namespace task {
+inline constexpr const char* reach = "Reach the guest over SSH";
 inline constexpr const char* read_fstab = "Read the fstab byte for byte";
 inline constexpr const char* report = "Report mounts, transports, counters and interfaces";
 inline constexpr const char* fstab_now = "Read the fstab as it is now";
