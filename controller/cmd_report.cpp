@@ -48,7 +48,7 @@ Result<LoadedReport> from_state_dir(const GlobalOptions& globals) {
   auto all = (*rt)->results->all();
   if (!all) return std::unexpected(all.error());
   LoadedReport out;
-  out.report.mode = "last result per policy";
+  out.report.mode = report::RunMode::last_results;
   out.html.title = "pathwarden: last results";
   const auto where = ((*rt)->state->result_dir()).string();
   for (const auto& r : *all) {
@@ -59,7 +59,12 @@ Result<LoadedReport> from_state_dir(const GlobalOptions& globals) {
       p = std::move(*parsed);
     }
     p.policy = r.policy;
-    p.verdict = r.verdict;
+    auto verdict = report::verdict_from(r.verdict);
+    if (!verdict) {
+      return fail("the stored result of policy '" + r.policy + "' has an unknown verdict '" + r.verdict + "'", where,
+                  "a newer pathwarden wrote it, or the file was edited; the next run replaces it");
+    }
+    p.verdict = *verdict;
     std::string context = "recorded " + r.finished_at + " by run " + r.run_id;
     if (r.last_verified_at) context += "; last verified " + *r.last_verified_at;
     out.html.policy_context[r.policy] = std::move(context);

@@ -36,8 +36,7 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
       return *n;
     };
     if (f[0] == "address") {
-      auto mac = net::MacAddress::parse(value);
-      info.mac = mac ? mac->str() : std::string(value);
+      info.mac = net::MacAddress(value);
     } else if (f[0] == "ifindex") {
       auto n = number("ifindex");
       if (!n) return std::unexpected(n.error());
@@ -62,11 +61,10 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
   return info;
 }
 
-const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, std::string_view mac) {
-  auto wanted = net::MacAddress::parse(mac);
-  if (!wanted) return nullptr;
+const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& mac) {
+  if (!mac.valid()) return nullptr;
   for (const auto& i : interfaces) {
-    if (i.mac == wanted->str()) return &i;
+    if (i.mac == mac) return &i;
   }
   return nullptr;
 }

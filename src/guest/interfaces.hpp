@@ -8,12 +8,13 @@
 
 #include "diagnostics/error.hpp"
 #include "guest/ethtool.hpp"
+#include "net/mac_address.hpp"
 
 namespace pw::guest {
 
 struct InterfaceInfo {
   std::string name;
-  std::string mac;                      // lower case, as sysfs prints it
+  net::MacAddress mac;                  // sysfs `address`
   std::optional<int> ifindex;           // a re-created netdev (NIC hot-plug) gets a new one
   std::optional<long long> speed_mbps;  // nullopt when the driver reports none (-1 or error)
   std::string operstate;
@@ -29,7 +30,7 @@ struct InterfaceInfo {
 // speed, operstate, rx_queues, tx_queues), then the output of `ethtool -l`, if any.
 Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_view text, std::string_view where);
 
-const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, std::string_view mac);
+const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& mac);
 const InterfaceInfo* find_interface(const std::vector<InterfaceInfo>& interfaces, std::string_view name);
 
 }  // namespace pw::guest

@@ -4,29 +4,42 @@
 
 namespace pw::net {
 
-std::optional<MacAddress> MacAddress::parse(std::string_view mac) {
-  if (mac.size() != 17) return std::nullopt;
-  std::string out;
+namespace {
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+bool canonical(std::string_view mac, std::string& out) {
+  if (mac.size() != 17) return false;
   out.reserve(17);
   for (std::size_t i = 0; i < mac.size(); ++i) {
     const char c = mac[i];
     if (i % 3 == 2) {
-      if (c != ':' && c != '-') return std::nullopt;
+      if (c != ':' && c != '-') return false;
       out.push_back(':');
     } else {
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+      out.push_back(lower(c));
     }
   }
-  return MacAddress(std::move(out));
+  return true;
 }
 
-std::string canonical_mac(std::string_view text) {
-  if (auto m = MacAddress::parse(text)) return m->str();
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) out.push_back(c == '-' ? ':' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
+}  // namespace
+
+MacAddress::MacAddress(std::string_view text) {
+  if (canonical(text, text_)) {
+    valid_ = true;
+    return;
+  }
+  text_.clear();
+  text_.reserve(text.size());
+  for (char c : text) text_.push_back(c == '-' ? ':' : lower(c));
+}
+
+std::optional<MacAddress> MacAddress::parse(std::string_view text) {
+  MacAddress m(text);
+  if (!m.valid()) return std::nullopt;
+  return m;
 }
 
 }  // namespace pw::net

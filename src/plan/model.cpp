@@ -243,7 +243,7 @@ json::value step_to_json(const Step& step) {
     }
     void operator()(const SetChannels& s) const {
       o["host"] = s.host;
-      o["mac"] = s.mac;
+      o["mac"] = s.mac.str();
       o["interface"] = s.interface;
       o["from"] = s.from;
       o["to"] = s.to;
@@ -262,7 +262,7 @@ json::value step_to_json(const Step& step) {
     void operator()(const VerifyPath& s) const {
       o["host"] = s.host;
       o["mount_point"] = s.mount_point;
-      o["intended_mac"] = s.intended_mac;
+      o["intended_mac"] = s.intended_mac.str();
       o["server"] = s.server;
       o["nas_addresses"] = strings_json(s.nas_addresses);
       o["vers"] = s.vers ? json::value(*s.vers) : json::value(nullptr);

@@ -13,6 +13,7 @@
 #include "diagnostics/error.hpp"
 #include "guest/operations.hpp"
 #include "proxmox/types.hpp"
+#include "net/mac_address.hpp"
 
 namespace pw::plan {
 
@@ -39,7 +40,7 @@ struct RestartVm {
 // Guest: `ethtool -L IF combined N` on the interface with this MAC. Inverse: back to `from`.
 struct SetChannels {
   std::string host;
-  std::string mac;
+  net::MacAddress mac;
   std::string interface;  // as observed; re-resolved by MAC after a NIC re-plug
   int from = 1;
   int to = 1;
@@ -65,7 +66,7 @@ struct ChangeFstab {
 struct VerifyPath {
   std::string host;
   std::string mount_point;
-  std::string intended_mac;
+  net::MacAddress intended_mac;
   std::string server;
   std::vector<std::string> nas_addresses;
   std::optional<std::string> vers;

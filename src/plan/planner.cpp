@@ -154,7 +154,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     block(p.nic.device + " of VM " + std::to_string(p.guest.vmid) + " cannot be read: " + nic.error().to_string());
     return finish();
   }
-  const auto mac = nic->mac() ? net::canonical_mac(*nic->mac()) : std::string{};
+  const net::MacAddress mac = nic->mac() ? net::MacAddress(*nic->mac()) : net::MacAddress();
   const guest::InterfaceInfo* iface = mac.empty() ? nullptr : guest::find_interface_by_mac(facts.interfaces, mac);
   if (iface == nullptr) {
     block("no interface in guest " + p.guest.host + " has " + p.nic.device + "'s MAC " + mac +
@@ -326,7 +326,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   return finish();
 }
 
-VerifyPath verify_path_of(const policy::StoragePath& p, std::string intended_mac) {
+VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended_mac) {
   VerifyPath v;
   v.host = p.guest.host;
   v.mount_point = p.mount.path;

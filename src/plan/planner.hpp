@@ -51,6 +51,6 @@ guest::FstabEntrySpec desired_fstab_entry(const policy::StoragePath& policy);
 bool nfs_version_matches(std::string_view wanted, std::string_view effective);
 
 // The verify step's data for a policy whose NIC has this MAC (the planner's, and the audit's).
-VerifyPath verify_path_of(const policy::StoragePath& p, std::string intended_mac);
+VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended_mac);
 
 }  // namespace pw::plan

@@ -11,7 +11,7 @@
 namespace pw::reconcile {
 
 report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool probe) {
-  auto rep = new_report(ctx_, "verify", "");
+  auto rep = new_report(ctx_, report::RunMode::verify, "");
   auto observed = Observer(ctx_).observe(policies);
   std::vector<guest::ProbeRequest> probes;
   std::vector<std::optional<plan::VerifyPath>> paths(policies.size());
@@ -25,7 +25,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
     auto& pr = report_of(rep, pp);
     const auto& o = observed[i];
     if (o.vm_error || o.guest_error || !o.vm || !o.guest) {
-      pr.verdict = report::verdict::precondition_failed;
+      pr.verdict = report::Verdict::precondition_failed;
       if (o.vm_error) pr.errors.push_back(o.vm_error->to_string());
       if (o.guest_error) pr.errors.push_back(o.guest_error->to_string());
       continue;
@@ -33,17 +33,17 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
     auto nic = o.vm->config.get(p.nic.device);
     auto spec = nic ? proxmox::NetDeviceSpec::parse(*nic) : Result<proxmox::NetDeviceSpec>(std::unexpected(Error{}));
     if (!spec || !spec->mac()) {
-      pr.verdict = report::verdict::precondition_failed;
+      pr.verdict = report::Verdict::precondition_failed;
       pr.errors.push_back("VM " + std::to_string(p.guest.vmid) + " has no usable " + p.nic.device);
       continue;
     }
-    const plan::VerifyPath v = plan::verify_path_of(p, net::canonical_mac(*spec->mac()));
+    const plan::VerifyPath v = plan::verify_path_of(p, net::MacAddress(*spec->mac()));
     if (probe) {
       probes.push_back(plan::probe_request(v, v.probe_bytes));
     } else {
       auto r = verify::verify_path(audit_input(v, *o.guest));
       pr.verification = verification_report(r, v, 0, 0);
-      pr.verdict = std::string(verify::to_string(r.verdict));
+      pr.verdict = verdict_of(r.verdict);
     }
     paths[i] = v;
   }
@@ -54,13 +54,13 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       auto& pr = rep.policies[i];
       auto it = outcomes.find(paths[i]->host);
       if (it == outcomes.end() || !it->second) {
-        pr.verdict = report::verdict::inconclusive;
+        pr.verdict = report::Verdict::inconclusive;
         pr.errors.push_back("probe: " + (it == outcomes.end() ? std::string("no result") : describe(it->second.error())));
         continue;
       }
       auto r = verify::verify_path(probe_input(*paths[i], *it->second));
       pr.verification = verification_report(r, *paths[i], paths[i]->probe_bytes, 1);
-      pr.verdict = std::string(verify::to_string(r.verdict));
+      pr.verdict = verdict_of(r.verdict);
     }
   }
   rep.finished_at = journal::format_utc(ctx_.d.clock.now());

@@ -95,11 +95,11 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     pr.warnings.insert(pr.warnings.end(), p.warnings.begin(), p.warnings.end());
     pr.notes.insert(pr.notes.end(), p.notes.begin(), p.notes.end());
     if (p.state == plan::PolicyState::converged) {
-      pr.verdict = report::verdict::converged;
+      pr.verdict = report::Verdict::converged;
       continue;
     }
     if (p.state == plan::PolicyState::precondition_failed) {
-      pr.verdict = report::verdict::precondition_failed;
+      pr.verdict = report::Verdict::precondition_failed;
       pr.errors.insert(pr.errors.end(), p.blockers.begin(), p.blockers.end());
       continue;
     }
@@ -110,7 +110,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     if (!lock) {
       auto l = ctx_.d.locks.lock(p.host);
       if (!l) {
-        pr.verdict = report::verdict::precondition_failed;
+        pr.verdict = report::Verdict::precondition_failed;
         pr.errors.push_back(l.error().to_string());
         locks.erase(p.host);
         continue;
@@ -124,7 +124,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     // One journal per policy and plan: a re-planned round gets its own.
     auto j = journal::Journal::start(ctx_.d.journals, ctx_.d.clock, plan.id + "." + p.policy, plan.id, std::move(info));
     if (!j) {
-      pr.verdict = report::verdict::precondition_failed;
+      pr.verdict = report::Verdict::precondition_failed;
       pr.errors.push_back("journal: " + j.error().to_string());
       continue;
     }
@@ -154,7 +154,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
 // ---- commands ------------------------------------------------------------------------------
 
 report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bool check_only) {
-  auto rep = new_report(ctx_, check_only ? "check" : "reconcile", "");
+  auto rep = new_report(ctx_, check_only ? report::RunMode::check : report::RunMode::reconcile, "");
   std::span<const policy::StoragePath> remaining = all;
   std::vector<policy::StoragePath> retry;  // after a conflict, only those policies (never a copy of all)
   std::map<std::string, std::vector<std::string>> carried;  // notes of rounds that hit a conflict
@@ -171,9 +171,9 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
         pr.warnings = std::move(p.warnings);
         pr.notes = std::move(p.notes);
         pr.errors = std::move(p.blockers);
-        pr.verdict = p.state == plan::PolicyState::converged   ? report::verdict::converged
-                     : p.state == plan::PolicyState::changes   ? report::verdict::drift
-                                                               : report::verdict::precondition_failed;
+        pr.verdict = p.state == plan::PolicyState::converged   ? report::Verdict::converged
+                     : p.state == plan::PolicyState::changes   ? report::Verdict::drift
+                                                               : report::Verdict::precondition_failed;
       });
       remaining = {};  // checked, all of them: none is left over from a conflict
       break;
@@ -217,7 +217,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
 }
 
 report::RunReport Engine::apply(const plan::Plan& plan) {
-  auto rep = new_report(ctx_, "apply", plan.id);
+  auto rep = new_report(ctx_, report::RunMode::apply, plan.id);
   rep.policies_revision = plan.policies_revision;
   rep.policies_dirty = plan.policies_dirty;
   // Apply never re-decides: it only checks that what the plan was made from still holds.
@@ -256,7 +256,7 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
   if (!moved.empty()) {
     for (const auto& p : plan.policies) {
       auto& pr = report_of(rep, p);
-      pr.verdict = report::verdict::precondition_failed;
+      pr.verdict = report::Verdict::precondition_failed;
       for (const auto& m : moved) {
         if (m.starts_with(p.policy + ":")) pr.errors.push_back(m.substr(p.policy.size() + 2) + "; run 'pathwarden plan' again");
       }

@@ -39,7 +39,7 @@ verify::DesiredPath desired_from(const plan::VerifyPath& v) {
 }  // namespace
 
 verify::NfsEvidence evidence_from(const guest::GuestFacts& f, std::string_view mount_point,
-                                  std::string_view intended_mac) {
+                                  const net::MacAddress& intended_mac) {
   verify::NfsEvidence e;
   for (const auto& m : f.mounts) {
     if (!m.is_nfs()) continue;
@@ -86,14 +86,14 @@ verify::VerificationInput audit_input(const plan::VerifyPath& v, const guest::Gu
 report::Verification verification_report(const verify::VerificationResult& r, const plan::VerifyPath& v,
                                          std::uint64_t probe_bytes, int probes) {
   report::Verification out;
-  out.verdict = std::string(verify::to_string(r.verdict));
+  out.verdict = verdict_of(r.verdict);
   out.summary = r.summary;
-  out.direction = verify::to_string(v.direction);
+  out.direction = v.direction;
   out.probe_bytes = probe_bytes;
   out.probes = probes;
   for (const auto& d : r.deltas) {
     if (d.upper_device) continue;
-    out.interfaces.push_back({d.name, d.mac, d.intended, d.rx_bytes, d.tx_bytes, d.net(v.direction), d.speed_mbps});
+    out.interfaces.push_back({d.name, d.mac.str(), d.intended, d.rx_bytes, d.tx_bytes, d.net(v.direction), d.speed_mbps});
   }
   out.intended_share = r.intended_share;
   out.throughput = r.throughput;

@@ -15,7 +15,7 @@ namespace pw::reconcile {
 
 // The guest's NFS evidence as the verifier reads it.
 verify::NfsEvidence evidence_from(const guest::GuestFacts& facts, std::string_view mount_point,
-                                  std::string_view intended_mac);
+                                  const net::MacAddress& intended_mac);
 
 // One probe's measurement and the NFS state right after it.
 verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& outcome);

@@ -54,13 +54,16 @@ void PolicyRun::failed_step(const std::string& error) {
   if (journal) checked(journal->step_failed(journal::StepPhase::apply, next, error), "a failed step");
 }
 
-std::string PolicyRun::cause_text() const {
-  if (interrupted) return "interrupted";
-  return cause ? std::string(report::to_string(*cause)) : std::string("conflict");
+report::RollbackCause PolicyRun::rollback_cause() const {
+  if (interrupted) return report::RollbackCause::interrupted;
+  if (cause) {
+    if (auto c = report::rollback_cause_of(*cause)) return *c;
+  }
+  return report::RollbackCause::conflict;
 }
 
 void PolicyRun::rollback_begin() {
-  if (journal) checked(journal->rollback_begin(cause_text()), "the start of the rollback");
+  if (journal) checked(journal->rollback_begin(std::string(report::to_string(rollback_cause()))), "the start of the rollback");
 }
 
 void PolicyRun::rollback_step_begin(std::size_t step) {
@@ -90,21 +93,21 @@ void PolicyRun::rollback_done() {
 bool PolicyRun::finish() {
   auto& pr = *report;
   if (!rollback_ok) {
-    pr.verdict = report::verdict::rollback_failed;
+    pr.verdict = Verdict::rollback_failed;
   } else if (state == State::verified) {
-    pr.verdict = to_string(cause.value_or(Verdict::verified));
+    pr.verdict = cause.value_or(Verdict::verified);
   } else if (state == State::conflict) {
-    pr.verdict = report::verdict::precondition_failed;  // replaced by the next round's outcome when re-planned
+    pr.verdict = Verdict::precondition_failed;  // replaced by the next round's outcome when re-planned
   } else if (!touched.empty()) {
-    pr.verdict = report::verdict::rolled_back;
-    pr.cause = cause_text();
+    pr.verdict = Verdict::rolled_back;
+    pr.cause = rollback_cause();
     pr.changes.clear();
   } else {
-    pr.verdict = to_string(cause.value_or(Verdict::precondition_failed));
+    pr.verdict = cause.value_or(Verdict::precondition_failed);
   }
   if (!journal) return false;
   if (rollback_ok && journal_ok) {
-    checked(journal->run_finished(json::object{{"policy", pr.policy}, {"verdict", pr.verdict}}), "the run's end");
+    checked(journal->run_finished(json::object{{"policy", pr.policy}, {"verdict", report::to_string(pr.verdict)}}), "the run's end");
   }
   // A journal that missed a record after a step began cannot be trusted to say what is undone:
   // recover re-runs the inverses, which check what is really there first.

@@ -70,7 +70,7 @@ struct PolicyRun {
   bool finish();
 
   // The reason rollback_begin records and the report's `cause`.
-  std::string cause_text() const;
+  report::RollbackCause rollback_cause() const;
 
  private:
   // Every write: a failure is remembered, reported, and stops the run.

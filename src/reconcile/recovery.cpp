@@ -12,12 +12,12 @@ namespace pw::reconcile {
 namespace json = boost::json;
 
 report::RunReport Recovery::run() {
-  auto rep = new_report(ctx_, "recover", "");
+  auto rep = new_report(ctx_, report::RunMode::recover, "");
   auto scan = journal::scan_journals(ctx_.d.journals);
   for (const auto& bad : scan.unreadable) {
     report::PolicyReport pr;
     pr.policy = "(journal)";
-    pr.verdict = report::verdict::rollback_failed;
+    pr.verdict = report::Verdict::rollback_failed;
     pr.errors.push_back(bad.to_string() + "; inspect it by hand, then remove it");
     rep.policies.push_back(std::move(pr));
     rep.journal_left = true;
@@ -38,7 +38,7 @@ report::RunReport Recovery::run() {
     if (!plan || plan->policies.size() != 1) {
       report::PolicyReport pr;
       pr.policy = run.run_id;
-      pr.verdict = report::verdict::rollback_failed;
+      pr.verdict = report::Verdict::rollback_failed;
       pr.errors.push_back("journal " + run.run_id + " cannot be recovered: " +
                           (plan ? std::string("it holds no single policy plan") : plan.error().to_string()));
       rep.policies.push_back(std::move(pr));
@@ -55,7 +55,7 @@ report::RunReport Recovery::run() {
     w.report = &pr;
     auto lock = ctx_.d.locks.lock(policy_plan.host);
     if (!lock) {
-      pr.verdict = report::verdict::precondition_failed;
+      pr.verdict = report::Verdict::precondition_failed;
       pr.errors.push_back("the guest is busy: " + lock.error().to_string() + "; run recover again when it is done");
       rep.journal_left = true;
       continue;
@@ -63,7 +63,7 @@ report::RunReport Recovery::run() {
     w.lock = std::move(*lock);
     auto j = journal::Journal::resume(ctx_.d.journals, ctx_.d.clock, run.run_id, nullptr, json::object{{"by", "recover"}});
     if (!j) {
-      pr.verdict = report::verdict::rollback_failed;
+      pr.verdict = report::Verdict::rollback_failed;
       pr.errors.push_back("cannot resume journal " + run.run_id + ": " + j.error().to_string());
       rep.journal_left = true;
       continue;
@@ -75,7 +75,7 @@ report::RunReport Recovery::run() {
     for (const auto& s : run.steps) {
       if (plan::step_kind_from(s.kind) == plan::StepKind::verify && s.state == journal::StepState::done) {
         const auto* v = s.result.if_contains("verdict");
-        verified_already = v != nullptr && v->is_string() && v->get_string() == report::verdict::verified;
+        verified_already = v != nullptr && v->is_string() && report::verdict_from(v->get_string()) == report::Verdict::verified;
       }
     }
     if (verified_already) {

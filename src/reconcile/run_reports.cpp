@@ -5,11 +5,11 @@
 
 namespace pw::reconcile {
 
-report::RunReport new_report(const Context& ctx, std::string mode, std::string plan_id) {
+report::RunReport new_report(const Context& ctx, report::RunMode mode, std::string plan_id) {
   report::RunReport r;
   r.run_id = journal::make_run_id(ctx.d.clock);
   r.plan_id = std::move(plan_id);
-  r.mode = std::move(mode);
+  r.mode = mode;
   r.started_at = journal::format_utc(ctx.d.clock.now());
   r.policies_revision = ctx.o.policies_revision;
   r.policies_dirty = ctx.o.policies_dirty;
@@ -38,7 +38,7 @@ void remember_results(const Context& ctx, const report::RunReport& r) {
   for (const auto& p : r.policies) {
     journal::PolicyResult res;
     res.policy = p.policy;
-    res.verdict = p.verdict;
+    res.verdict = std::string(report::to_string(p.verdict));
     res.finished_at = r.finished_at;
     res.run_id = r.run_id;
     report::RunReport single;

@@ -9,7 +9,7 @@
 
 namespace pw::reconcile {
 
-report::RunReport new_report(const Context& ctx, std::string mode, std::string plan_id);
+report::RunReport new_report(const Context& ctx, report::RunMode mode, std::string plan_id);
 report::PolicyReport new_entry(const plan::PolicyPlan& p);
 // The entry of this policy, added when missing.
 report::PolicyReport& report_of(report::RunReport& r, const plan::PolicyPlan& p);

@@ -85,10 +85,6 @@ std::string_view exit_colour(int code) {
   return kRed;
 }
 
-std::uint64_t probe_direction_bytes(const Verification& v, const InterfaceBytes& i) {
-  return v.direction == "write" ? i.tx_bytes : i.rx_bytes;
-}
-
 class Page {
  public:
   Page(const RunReport& r, const HtmlOptions& o) : r_(r), o_(o) {}
@@ -117,7 +113,7 @@ class Page {
     if (!r_.run_id.empty()) out_ << " <code>" << html_escape(r_.run_id) << "</code>";
     out_ << "</h1>\n<p class=\"meta\">";
     std::vector<std::string> meta;
-    if (!r_.mode.empty()) meta.push_back(html_escape(r_.mode));
+    meta.push_back(r_.mode == RunMode::last_results ? std::string("last result per policy") : html_escape(to_string(r_.mode)));
     if (!r_.started_at.empty()) meta.push_back("started " + html_escape(r_.started_at));
     if (!r_.finished_at.empty()) meta.push_back("finished " + html_escape(r_.finished_at));
     if (!r_.policies_revision.empty()) {
@@ -134,7 +130,7 @@ class Page {
     if (r_.journal_left) {
       out_ << "<p class=\"alert\">A journal was left behind: run <code>pathwarden recover</code>.</p>\n";
     }
-    std::vector<std::pair<std::string, int>> tally;
+    std::vector<std::pair<Verdict, int>> tally;
     for (const auto& p : r_.policies) {
       auto it = std::find_if(tally.begin(), tally.end(), [&](const auto& t) { return t.first == p.verdict; });
       if (it == tally.end()) tally.emplace_back(p.verdict, 1);
@@ -143,7 +139,7 @@ class Page {
     out_ << "<ul class=\"tally\">";
     for (const auto& [verdict, n] : tally) {
       out_ << "<li><span class=\"dot\" style=\"background:" << verdict_colour(verdict) << "\"></span>" << n << " "
-           << html_escape(verdict) << "</li>";
+           << html_escape(to_string(verdict)) << "</li>";
     }
     out_ << "</ul>\n</header>\n";
   }
@@ -154,7 +150,7 @@ class Page {
             "<th>throughput</th><th>changes</th></tr></thead>\n<tbody>\n";
     for (const auto& p : r_.policies) {
       out_ << "<tr><th>" << html_escape(p.policy) << "</th><td><span class=\"verdict\" style=\"background:"
-           << verdict_colour(p.verdict) << "\">" << html_escape(p.verdict.empty() ? "unknown" : p.verdict)
+           << verdict_colour(p.verdict) << "\">" << html_escape(to_string(p.verdict))
            << "</span></td><td class=\"split\">";
       if (p.verification && !p.verification->interfaces.empty()) split(*p.verification);
       else out_ << "<small>no probe</small>";
@@ -165,7 +161,7 @@ class Page {
       auto steps = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " step " : " steps "); };
       if (!p.changes.empty()) counts.push_back(steps(p.changes.size()) + "applied");
       if (!p.rolled_back.empty()) counts.push_back(steps(p.rolled_back.size()) + "rolled back");
-      if (p.changes.empty() && p.rolled_back.empty() && !p.planned.empty() && p.verdict != verdict::converged)
+      if (p.changes.empty() && p.rolled_back.empty() && !p.planned.empty() && p.verdict != Verdict::converged)
         counts.push_back(steps(p.planned.size()) + "planned");
       if (!p.errors.empty()) counts.push_back(std::to_string(p.errors.size()) + (p.errors.size() == 1 ? " error" : " errors"));
       for (std::size_t i = 0; i < counts.size(); ++i) out_ << (i ? ", " : "") << counts[i];
@@ -177,12 +173,12 @@ class Page {
   // The probe's bytes as one stacked bar (intended NIC blue) and the interfaces that carried them.
   void split(const Verification& v) {
     std::uint64_t total = 0;
-    for (const auto& i : v.interfaces) total += probe_direction_bytes(v, i);
+    for (const auto& i : v.interfaces) total += v.probe_bytes_of(i);
     out_ << "<div class=\"stack\">";
     std::vector<std::string> parts;
     for (const auto& i : v.interfaces) {
       if (total == 0) break;
-      const double share = 100.0 * static_cast<double>(probe_direction_bytes(v, i)) / static_cast<double>(total);
+      const double share = 100.0 * static_cast<double>(v.probe_bytes_of(i)) / static_cast<double>(total);
       if (share > 0) {
         out_ << "<span" << (i.intended ? " class=\"intended\"" : "") << " style=\"width:" << percent(share) << "\"></span>";
       }
@@ -198,8 +194,8 @@ class Page {
     const auto colour = verdict_colour(p.verdict);
     out_ << "<section class=\"policy\" style=\"border-left-color:" << colour << "\">\n<div class=\"head\"><h2>"
          << html_escape(p.policy) << "</h2><span class=\"verdict\" style=\"background:" << colour << "\">"
-         << html_escape(p.verdict.empty() ? "unknown" : p.verdict) << "</span>";
-    if (!p.cause.empty()) out_ << "<span class=\"cause\">verification: " << html_escape(p.cause) << "</span>";
+         << html_escape(to_string(p.verdict)) << "</span>";
+    if (p.cause) out_ << "<span class=\"cause\">verification: " << html_escape(to_string(*p.cause)) << "</span>";
     out_ << "</div>\n<p class=\"where\">VM " << p.vmid << " on " << html_escape(p.node) << " · host "
          << html_escape(p.host);
     if (!p.source.empty()) out_ << " · " << html_escape(p.source);
@@ -209,7 +205,7 @@ class Page {
     }
     if (p.verification) verification(*p.verification);
     items("Changed", p.changes, "");
-    if (p.changes.empty() && p.rolled_back.empty() && p.verdict != verdict::converged) items("Planned", p.planned, "");
+    if (p.changes.empty() && p.rolled_back.empty() && p.verdict != Verdict::converged) items("Planned", p.planned, "");
     items("Rolled back", p.rolled_back, "");
     items("Found restored", p.restored_checks, "");
     items("Warnings", p.warnings, "warning");
@@ -223,18 +219,18 @@ class Page {
     if (!v.interfaces.empty()) {
       const auto widths = bar_percentages(v);
       std::uint64_t total = 0;
-      for (const auto& i : v.interfaces) total += probe_direction_bytes(v, i);
+      for (const auto& i : v.interfaces) total += v.probe_bytes_of(i);
       out_ << "<table class=\"bars\" aria-label=\"bytes per interface during the probe ("
-           << (v.direction == "write" ? "tx" : "rx") << ")\">\n";
+           << v.counter_name() << ")\">\n";
       for (std::size_t k = 0; k < v.interfaces.size(); ++k) {
         const auto& i = v.interfaces[k];
-        const auto bytes = probe_direction_bytes(v, i);
+        const auto bytes = v.probe_bytes_of(i);
         out_ << "<tr" << (i.intended ? " class=\"intended\"" : "") << "><th>" << html_escape(i.name);
         if (i.intended) out_ << "<span class=\"tag\">intended</span>";
         out_ << "<br><small>" << html_escape(i.mac);
         if (i.speed_mbps) out_ << " · " << *i.speed_mbps << " Mb/s";
         out_ << "</small></th><td class=\"track\"><div class=\"rail\"><div class=\"bar\" style=\"width:"
-             << percent(widths[k]) << "\"></div></div></td><td class=\"num\">" << (v.direction == "write" ? "tx " : "rx ")
+             << percent(widths[k]) << "\"></div></div></td><td class=\"num\">" << v.counter_name() << " "
              << html_escape(human_bytes(bytes));
         if (total > 0) out_ << " · " << percent(100.0 * static_cast<double>(bytes) / static_cast<double>(total));
         out_ << "</td></tr>\n";
@@ -244,7 +240,7 @@ class Page {
     out_ << "<ul class=\"figures\">";
     if (v.throughput) out_ << "<li>throughput <b>" << html_escape(human_rate(*v.throughput)) << "</b></li>";
     if (v.intended_share) out_ << "<li>intended share <b>" << percent(*v.intended_share * 100) << "</b></li>";
-    if (v.probe_bytes > 0) out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << html_escape(v.direction) << "</li>";
+    if (v.probe_bytes > 0) out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << verify::to_string(v.direction) << "</li>";
     if (v.probes > 0) out_ << "<li>measurements <b>" << v.probes << "</b></li>";
     out_ << "</ul>\n";
     if (v.exactly_old_number) out_ << "<p class=\"old\">" << html_escape(*v.exactly_old_number) << "</p>\n";
@@ -295,18 +291,21 @@ std::string html_escape(std::string_view text) {
 
 std::vector<double> bar_percentages(const Verification& v) {
   std::uint64_t longest = 0;
-  for (const auto& i : v.interfaces) longest = std::max(longest, probe_direction_bytes(v, i));
+  for (const auto& i : v.interfaces) longest = std::max(longest, v.probe_bytes_of(i));
   std::vector<double> out;
   for (const auto& i : v.interfaces) {
     out.push_back(longest == 0 ? 0.0
-                               : 100.0 * static_cast<double>(probe_direction_bytes(v, i)) / static_cast<double>(longest));
+                               : 100.0 * static_cast<double>(v.probe_bytes_of(i)) / static_cast<double>(longest));
   }
   return out;
 }
 
-std::string_view verdict_colour(std::string_view v) {
-  if (v == verdict::verified || v == verdict::converged) return kGreen;
-  if (v == verdict::rolled_back || v == verdict::wrong_path || v == verdict::rollback_failed) return kRed;
+std::string_view verdict_colour(Verdict v) {
+  switch (tone_of(v)) {
+    case Tone::good: return kGreen;
+    case Tone::bad: return kRed;
+    case Tone::attention: return kAmber;
+  }
   return kAmber;
 }
 

@@ -32,6 +32,6 @@ std::vector<double> bar_percentages(const Verification& verification);
 
 // The CSS colour of a verdict: green for verified/converged, red for a wrong or undone change,
 // amber for anything that needs a look.
-std::string_view verdict_colour(std::string_view verdict);
+std::string_view verdict_colour(Verdict verdict);
 
 }  // namespace pw::report

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <vector>
+
+#include "diagnostics/suggest.hpp"
 
 namespace pw::report {
 namespace json = boost::json;
@@ -11,6 +14,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kSchema = "pathwarden-report/v1";
+constexpr verify::ProbeDirection kDirections[] = {verify::ProbeDirection::read, verify::ProbeDirection::write};
 
 // Reads fields into the structs, remembering the first problem with its JSON path. Missing keys
 // and nulls keep the defaults: a report of a policy that was never verified has no numbers.
@@ -33,6 +37,31 @@ class FieldReader {
 
   void text(const json::object& o, std::string_view key, const std::string& path, std::optional<std::string>& into) {
     if (present(o, key)) text(o, key, path, into.emplace());
+  }
+
+  // A string naming one of an enum's values (`all`, spelt by its to_string), with a did-you-mean.
+  template <class Enum, std::size_t N>
+  void choice(const json::object& o, std::string_view key, const std::string& path, Enum& into,
+              const Enum (&all)[N]) {
+    if (present(o, key) == nullptr) return;
+    std::string text;
+    this->text(o, key, path, text);
+    if (error_) return;
+    std::vector<std::string_view> names;
+    for (const auto v : all) {
+      if (to_string(v) == text) {
+        into = v;
+        return;
+      }
+      names.push_back(to_string(v));
+    }
+    bad(path + "." + std::string(key), "unknown value '" + text + "'" + did_you_mean(text, names));
+  }
+
+  template <class Enum, std::size_t N>
+  void choice(const json::object& o, std::string_view key, const std::string& path, std::optional<Enum>& into,
+              const Enum (&all)[N]) {
+    if (present(o, key)) choice(o, key, path, into.emplace(), all);
   }
 
   void flag(const json::object& o, std::string_view key, const std::string& path, bool& into) {
@@ -110,9 +139,9 @@ class FieldReader {
 };
 
 void read_verification(FieldReader& r, const json::object& o, const std::string& path, Verification& v) {
-  r.text(o, "verdict", path, v.verdict);
+  r.choice(o, "verdict", path, v.verdict, kVerdicts);
   r.text(o, "summary", path, v.summary);
-  r.text(o, "direction", path, v.direction);
+  r.choice(o, "direction", path, v.direction, kDirections);
   r.integer(o, "probe_bytes", path, v.probe_bytes);
   r.integer(o, "probes", path, v.probes);
   if (const auto* ifs = r.list(o, "interfaces", path)) {
@@ -144,8 +173,8 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.text(o, "node", path, p.node);
   r.integer(o, "vmid", path, p.vmid);
   r.text(o, "host", path, p.host);
-  r.text(o, "verdict", path, p.verdict);
-  r.text(o, "cause", path, p.cause);
+  r.choice(o, "verdict", path, p.verdict, kVerdicts);
+  r.choice(o, "cause", path, p.cause, kRollbackCauses);
   r.texts(o, "planned", path, p.planned);
   r.texts(o, "changes", path, p.changes);
   r.texts(o, "rolled_back", path, p.rolled_back);
@@ -181,7 +210,7 @@ Result<RunReport> run_report_from_json(const json::value& v, std::string_view wh
   RunReport rep;
   r.text(*o, "run_id", "report", rep.run_id);
   r.text(*o, "plan_id", "report", rep.plan_id);
-  r.text(*o, "mode", "report", rep.mode);
+  r.choice(*o, "mode", "report", rep.mode, kRunModes);
   r.text(*o, "started_at", "report", rep.started_at);
   r.text(*o, "finished_at", "report", rep.finished_at);
   r.text(*o, "policies_revision", "report", rep.policies_revision);

@@ -3,30 +3,80 @@
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <sstream>
 
 namespace pw::report {
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::converged: return verdict::converged;
-    case Verdict::drift: return verdict::drift;
-    case Verdict::verified: return verdict::verified;
-    case Verdict::wrong_path: return verdict::wrong_path;
-    case Verdict::inconclusive: return verdict::inconclusive;
-    case Verdict::precondition_failed: return verdict::precondition_failed;
-    case Verdict::rolled_back: return verdict::rolled_back;
-    case Verdict::rollback_failed: return verdict::rollback_failed;
+    case Verdict::converged: return "converged";  // nothing to do
+    case Verdict::drift: return "drift";          // check mode: changes would be made
+    case Verdict::verified: return "verified";
+    case Verdict::wrong_path: return "wrong-path";
+    case Verdict::inconclusive: return "inconclusive";
+    case Verdict::precondition_failed: return "precondition-failed";
+    case Verdict::rolled_back: return "rolled-back";
+    case Verdict::rollback_failed: return "rollback-failed";
   }
   return "?";
 }
 
 std::optional<Verdict> verdict_from(std::string_view text) {
-  for (auto v : {Verdict::converged, Verdict::drift, Verdict::verified, Verdict::wrong_path, Verdict::inconclusive,
-                 Verdict::precondition_failed, Verdict::rolled_back, Verdict::rollback_failed}) {
+  for (auto v : kVerdicts) {
     if (to_string(v) == text) return v;
   }
   return std::nullopt;
+}
+
+std::string_view to_string(RollbackCause c) {
+  switch (c) {
+    case RollbackCause::wrong_path: return "wrong-path";
+    case RollbackCause::inconclusive: return "inconclusive";
+    case RollbackCause::precondition_failed: return "precondition-failed";
+    case RollbackCause::interrupted: return "interrupted";
+    case RollbackCause::conflict: return "conflict";
+  }
+  return "?";
+}
+
+std::optional<RollbackCause> rollback_cause_of(Verdict v) {
+  switch (v) {
+    case Verdict::wrong_path: return RollbackCause::wrong_path;
+    case Verdict::inconclusive: return RollbackCause::inconclusive;
+    case Verdict::precondition_failed: return RollbackCause::precondition_failed;
+    default: return std::nullopt;
+  }
+}
+
+std::ostream& operator<<(std::ostream& out, RollbackCause c) { return out << to_string(c); }
+
+Tone tone_of(Verdict v) {
+  switch (v) {
+    case Verdict::verified:
+    case Verdict::converged: return Tone::good;
+    case Verdict::rolled_back:
+    case Verdict::wrong_path:
+    case Verdict::rollback_failed: return Tone::bad;
+    case Verdict::drift:
+    case Verdict::inconclusive:
+    case Verdict::precondition_failed: return Tone::attention;
+  }
+  return Tone::attention;
+}
+
+std::ostream& operator<<(std::ostream& out, Verdict v) { return out << to_string(v); }
+
+std::string_view to_string(RunMode m) {
+  switch (m) {
+    case RunMode::reconcile: return "reconcile";
+    case RunMode::check: return "check";
+    case RunMode::apply: return "apply";
+    case RunMode::verify: return "verify";
+    case RunMode::recover: return "recover";
+    case RunMode::last_results: return "last-results";
+  }
+  return "?";
 }
 
 namespace json = boost::json;
@@ -34,15 +84,16 @@ namespace json = boost::json;
 int exit_code(const RunReport& r) {
   bool applied = false, drift = false, failed = false, rollback_failed = r.journal_left;
   for (const auto& p : r.policies) {
-    if (p.verdict == verdict::rollback_failed) rollback_failed = true;
-    else if (p.verdict == verdict::rolled_back || p.verdict == verdict::wrong_path ||
-             (p.verdict == verdict::inconclusive && !p.changes.empty()))
-      failed = true;
-    else if (p.verdict == verdict::drift || p.verdict == verdict::precondition_failed ||
-             (p.verdict == verdict::inconclusive && p.changes.empty()))
-      drift = true;
-    else if (p.verdict == verdict::verified && !p.changes.empty())
-      applied = true;
+    switch (p.verdict) {
+      case Verdict::rollback_failed: rollback_failed = true; break;
+      case Verdict::rolled_back:
+      case Verdict::wrong_path: failed = true; break;
+      case Verdict::inconclusive: (p.changes.empty() ? drift : failed) = true; break;
+      case Verdict::drift:
+      case Verdict::precondition_failed: drift = true; break;
+      case Verdict::verified: applied |= !p.changes.empty(); break;
+      case Verdict::converged: break;
+    }
   }
   if (rollback_failed) return 5;
   if (failed) return 4;
@@ -91,9 +142,9 @@ json::value verification_json(const Verification& v) {
                                {"net_bytes", i.net_bytes},
                                {"speed_mbps", opt(i.speed_mbps)}});
   }
-  return json::object{{"verdict", v.verdict},
+  return json::object{{"verdict", to_string(v.verdict)},
                       {"summary", v.summary},
-                      {"direction", v.direction},
+                      {"direction", verify::to_string(v.direction)},
                       {"probe_bytes", v.probe_bytes},
                       {"probes", v.probes},
                       {"interfaces", std::move(ifs)},
@@ -129,8 +180,8 @@ json::value to_json(const RunReport& r) {
                                     {"node", p.node},
                                     {"vmid", p.vmid},
                                     {"host", p.host},
-                                    {"verdict", p.verdict},
-                                    {"cause", p.cause.empty() ? json::value(nullptr) : json::value(p.cause)},
+                                    {"verdict", to_string(p.verdict)},
+                                    {"cause", p.cause ? json::value(to_string(*p.cause)) : json::value(nullptr)},
                                     {"changed", !p.changes.empty()},
                                     {"planned", strings(p.planned)},
                                     {"changes", strings(p.changes)},
@@ -144,7 +195,7 @@ json::value to_json(const RunReport& r) {
   return json::object{{"schema", "pathwarden-report/v1"},
                       {"run_id", r.run_id},
                       {"plan_id", r.plan_id},
-                      {"mode", r.mode},
+                      {"mode", to_string(r.mode)},
                       {"started_at", r.started_at},
                       {"finished_at", r.finished_at},
                       {"policies_revision", r.policies_revision},
@@ -158,32 +209,35 @@ std::string render_text(const RunReport& r, bool colour) {
   auto paint = [&](const std::string& text, const char* code) {
     return colour ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
   };
-  auto verdict_colour = [](const std::string& v) {
-    if (v == verdict::verified || v == verdict::converged) return "32";
-    if (v == verdict::rolled_back || v == verdict::wrong_path || v == verdict::rollback_failed) return "31";
+  auto verdict_colour = [](Verdict v) {
+    switch (tone_of(v)) {
+      case Tone::good: return "32";
+      case Tone::bad: return "31";
+      case Tone::attention: return "33";
+    }
     return "33";
   };
   std::ostringstream out;
-  out << "Run " << r.run_id << " (" << r.mode << ")";
+  out << "Run " << r.run_id << " (" << to_string(r.mode) << ")";
   if (!r.policies_revision.empty()) {
     out << ", policies at " << r.policies_revision.substr(0, 12) << (r.policies_dirty ? " (dirty)" : "");
   }
   out << "\n";
   for (const auto& p : r.policies) {
-    out << "\n" << paint(p.policy, "1") << ": " << paint(p.verdict, verdict_colour(p.verdict));
-    if (!p.cause.empty()) out << " (verification: " << p.cause << ")";
+    out << "\n" << paint(p.policy, "1") << ": " << paint(std::string(to_string(p.verdict)), verdict_colour(p.verdict));
+    if (p.cause) out << " (verification: " << *p.cause << ")";
     out << "  VM " << p.vmid << " on " << p.node << ", host " << p.host << "\n";
     for (const auto& s : p.changes) out << "  changed: " << s << "\n";
     for (const auto& s : p.planned) {
-      if (p.changes.empty() && p.verdict != verdict::converged) out << "  planned: " << s << "\n";
+      if (p.changes.empty() && p.verdict != Verdict::converged) out << "  planned: " << s << "\n";
     }
     if (p.verification) {
       const auto& v = *p.verification;
       out << "  verification: " << v.summary << "\n";
       for (const auto& i : v.interfaces) {
-        const auto bytes = v.direction == "read" ? i.rx_bytes : i.tx_bytes;
+        const auto bytes = v.probe_bytes_of(i);
         out << "    " << (i.intended ? "→ " : "  ") << i.name << " (" << i.mac << ")" << std::string(i.name.size() < 10 ? 10 - i.name.size() : 1, ' ')
-            << (v.direction == "read" ? "rx " : "tx ") << human_bytes(bytes)
+            << v.counter_name() << " " << human_bytes(bytes)
             << (i.intended ? "   intended" : "") << "\n";
       }
       if (v.throughput) out << "    throughput " << human_rate(*v.throughput) << "\n";
@@ -205,13 +259,10 @@ std::string render_text(const RunReport& r, bool colour) {
 
 std::string render_prometheus(const RunReport& r, const std::map<std::string, double>& last_success) {
   std::ostringstream out;
-  static constexpr const char* kVerdicts[] = {verdict::converged, verdict::drift, verdict::verified,
-                                              verdict::wrong_path, verdict::inconclusive, verdict::precondition_failed,
-                                              verdict::rolled_back, verdict::rollback_failed};
   out << "# HELP pathwarden_policy_verdict Verdict of the policy's last run (1 for the current verdict).\n"
          "# TYPE pathwarden_policy_verdict gauge\n";
   for (const auto& p : r.policies) {
-    for (const char* v : kVerdicts) {
+    for (const auto v : kVerdicts) {
       out << "pathwarden_policy_verdict{policy=\"" << label(p.policy) << "\",verdict=\"" << v << "\"} "
           << (p.verdict == v ? 1 : 0) << "\n";
     }
@@ -223,7 +274,7 @@ std::string render_prometheus(const RunReport& r, const std::map<std::string, do
     for (const auto& i : p.verification->interfaces) {
       out << "pathwarden_probe_bytes{policy=\"" << label(p.policy) << "\",interface=\"" << label(i.name)
           << "\",intended=\"" << (i.intended ? "true" : "false") << "\"} "
-          << (p.verification->direction == "read" ? i.rx_bytes : i.tx_bytes) << "\n";
+          << p.verification->probe_bytes_of(i) << "\n";
     }
   }
   out << "# HELP pathwarden_probe_throughput_bytes_per_second Throughput of the last verification probe.\n"

@@ -4,28 +4,50 @@
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <map>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "verify/direction.hpp"
+
 namespace pw::report {
 
 // Verdicts (contract, DESIGN.md) plus the two states of a policy that needed no verification.
-// The engine speaks Verdict; the report's fields hold the contract's spelling (to_string).
+// Typed everywhere inside; the contract's spelling (to_string) only in JSON, text and metrics.
 enum class Verdict { converged, drift, verified, wrong_path, inconclusive, precondition_failed, rolled_back, rollback_failed };
 std::string_view to_string(Verdict v);
 std::optional<Verdict> verdict_from(std::string_view text);
+std::ostream& operator<<(std::ostream& out, Verdict v);
+inline constexpr Verdict kVerdicts[] = {Verdict::converged,    Verdict::drift,
+                                        Verdict::verified,     Verdict::wrong_path,
+                                        Verdict::inconclusive, Verdict::precondition_failed,
+                                        Verdict::rolled_back,  Verdict::rollback_failed};
 
-namespace verdict {
-inline constexpr const char* converged = "converged";  // nothing to do
-inline constexpr const char* drift = "drift";          // check mode: changes would be made
-inline constexpr const char* verified = "verified";
-inline constexpr const char* wrong_path = "wrong-path";
-inline constexpr const char* inconclusive = "inconclusive";
-inline constexpr const char* precondition_failed = "precondition-failed";
-inline constexpr const char* rolled_back = "rolled-back";
-inline constexpr const char* rollback_failed = "rollback-failed";
-}  // namespace verdict
+// Why a change was rolled back: the verification's verdict that sent it there (wrong-path,
+// inconclusive, precondition-failed), or an event: the run was interrupted and `recover` undid
+// it, or another controller's change conflicted with it.
+enum class RollbackCause { wrong_path, inconclusive, precondition_failed, interrupted, conflict };
+std::string_view to_string(RollbackCause c);
+inline constexpr RollbackCause kRollbackCauses[] = {RollbackCause::wrong_path, RollbackCause::inconclusive,
+                                                    RollbackCause::precondition_failed, RollbackCause::interrupted,
+                                                    RollbackCause::conflict};
+// The cause a verdict stands for; nullopt for verdicts that never send a change back.
+std::optional<RollbackCause> rollback_cause_of(Verdict v);
+std::ostream& operator<<(std::ostream& out, RollbackCause c);
+
+// How a verdict reads at a glance, for every view that colours it: good (verified, converged),
+// bad (a wrong or undone change), attention (everything else).
+enum class Tone { good, bad, attention };
+Tone tone_of(Verdict v);
+
+// Which command wrote a report; last_results is `pathwarden report`'s page of every policy's
+// last stored result, from several runs.
+enum class RunMode { reconcile, check, apply, verify, recover, last_results };
+std::string_view to_string(RunMode m);
+inline constexpr RunMode kRunModes[] = {RunMode::reconcile, RunMode::check,   RunMode::apply,
+                                        RunMode::verify,    RunMode::recover, RunMode::last_results};
+
 
 struct InterfaceBytes {
   std::string name;
@@ -38,9 +60,9 @@ struct InterfaceBytes {
 };
 
 struct Verification {
-  std::string verdict;  // verified | wrong-path | inconclusive | precondition-failed
+  Verdict verdict = Verdict::inconclusive;  // verified | wrong-path | inconclusive | precondition-failed
   std::string summary;
-  std::string direction = "read";
+  verify::ProbeDirection direction = verify::ProbeDirection::read;
   std::uint64_t probe_bytes = 0;
   std::vector<InterfaceBytes> interfaces;  // intended first
   std::optional<double> intended_share;
@@ -50,6 +72,12 @@ struct Verification {
   std::vector<std::string> remedies;
   std::vector<std::string> failed_preconditions;
   int probes = 0;  // measurements taken (the adaptive probe may grow)
+
+  // An interface's bytes in the probe's direction (rx for a read, tx for a write).
+  std::uint64_t probe_bytes_of(const InterfaceBytes& i) const {
+    return direction == verify::ProbeDirection::read ? i.rx_bytes : i.tx_bytes;
+  }
+  const char* counter_name() const { return direction == verify::ProbeDirection::read ? "rx" : "tx"; }
 };
 
 struct PolicyReport {
@@ -58,8 +86,10 @@ struct PolicyReport {
   std::string node;
   int vmid = 0;
   std::string host;
-  std::string verdict;
-  std::string cause;                     // for rolled-back: the verification verdict that caused it
+  // Every path through the engine sets it; the default is the honest one for a policy that
+  // never got to act.
+  Verdict verdict = Verdict::precondition_failed;
+  std::optional<RollbackCause> cause;    // for rolled-back: why
   std::vector<std::string> planned;      // steps of the plan
   std::vector<std::string> changes;      // steps applied (and not undone)
   std::vector<std::string> rolled_back;  // inverses run
@@ -73,7 +103,7 @@ struct PolicyReport {
 struct RunReport {
   std::string run_id;
   std::string plan_id;
-  std::string mode;  // reconcile | check | apply | verify | recover
+  RunMode mode = RunMode::reconcile;
   std::string started_at;
   std::string finished_at;
   std::string policies_revision;

@@ -14,14 +14,12 @@ namespace {
 constexpr std::size_t kSnapshots = 4;  // baseline_start, baseline_end, before_probe, after_probe
 constexpr std::size_t kBaseStart = 0, kBaseEnd = 1, kBefore = 2, kAfter = 3;
 
-bool meaningless_mac(std::string_view mac) {
-  return mac.empty() || mac == "00:00:00:00:00:00";
-}
+bool meaningless_mac(const net::MacAddress& mac) { return mac.empty() || mac == net::MacAddress("00:00:00:00:00:00"); }
 
 // One interface followed through the snapshots; empty slots where it was absent.
 struct Track {
   std::array<const InterfaceCounters*, kSnapshots> at{};
-  std::string mac;  // normalised
+  net::MacAddress mac;
 
   const InterfaceCounters* latest_before(std::size_t k) const {
     for (std::size_t i = k; i-- > 0;)
@@ -39,7 +37,7 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
     auto claimable = [&](const Track& t) { return t.at[k] == nullptr && t.latest_before(k) != nullptr; };
     // Same MAC and same name first, so several interfaces sharing a MAC keep their identities.
     for (std::size_t i = 0; i < ifaces.size(); ++i) {
-      const std::string mac = net::canonical_mac(ifaces[i].mac);
+      const auto& mac = ifaces[i].mac;
       for (auto& t : tracks) {
         if (claimable(t) && t.mac == mac && t.latest_before(k)->name == ifaces[i].name) {
           t.at[k] = &ifaces[i];
@@ -51,7 +49,7 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
     // Then a renamed interface: the only unclaimed track with its MAC.
     for (std::size_t i = 0; i < ifaces.size(); ++i) {
       if (matched[i]) continue;
-      const std::string mac = net::canonical_mac(ifaces[i].mac);
+      const auto& mac = ifaces[i].mac;
       if (meaningless_mac(mac)) continue;
       Track* only = nullptr;
       int count = 0;
@@ -65,7 +63,7 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
     for (std::size_t i = 0; i < ifaces.size(); ++i) {
       if (matched[i]) continue;
       Track t;
-      t.mac = net::canonical_mac(ifaces[i].mac);
+      t.mac = ifaces[i].mac;
       t.at[k] = &ifaces[i];
       tracks.push_back(t);
     }
@@ -102,11 +100,10 @@ std::string_view to_string(CounterIssue issue) {
   return "?";
 }
 
-IntendedInterface find_intended(const CounterSnapshot& snapshot, std::string_view intended_mac) {
-  const std::string mac = net::canonical_mac(intended_mac);
+IntendedInterface find_intended(const CounterSnapshot& snapshot, const net::MacAddress& intended_mac) {
   std::vector<const InterfaceCounters*> devices, uppers;
   for (const auto& i : snapshot.interfaces) {
-    if (net::canonical_mac(i.mac) != mac) continue;
+    if (i.mac != intended_mac) continue;
     (i.upper_device ? uppers : devices).push_back(&i);
   }
   const auto& pool = devices.empty() ? uppers : devices;
@@ -123,7 +120,7 @@ const CounterDelta* CounterAnalysis::intended() const {
 }
 
 CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& probe,
-                                 std::string_view intended_mac, const NoiseModel& noise) {
+                                 const net::MacAddress& intended_mac, const NoiseModel& noise) {
   const std::array<const CounterSnapshot*, kSnapshots> snaps{&samples.baseline_start, &samples.baseline_end,
                                                             &samples.before_probe, &samples.after_probe};
   CounterAnalysis out;
@@ -146,7 +143,7 @@ CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& 
     d.upper_device = last->upper_device;
     d.speed_mbps = last->speed_mbps;
     d.intended = intended.found && t.at[kAfter] && t.at[kAfter]->name == intended.found->name &&
-                 t.mac == net::canonical_mac(intended.found->mac);
+                 t.mac == intended.found->mac;
     for (const auto* seen : t.at) {
       if (seen && seen->name != d.name) {
         d.previous_name = seen->name;

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "verify/direction.hpp"
+#include "net/mac_address.hpp"
 
 namespace pw::verify {
 
 // One interface as one read of /sys/class/net/IF/{address,statistics/*,speed} saw it.
 struct InterfaceCounters {
   std::string name;                         // the guest's name at that moment (may change)
-  std::string mac;                          // identity across snapshots; any case, ':' or '-'
+  net::MacAddress mac;                      // identity across snapshots
   std::uint64_t rx_bytes = 0;
   std::uint64_t tx_bytes = 0;
   std::optional<std::uint64_t> speed_mbps;  // absent when the driver reports none (virtio: -1)
@@ -64,7 +65,7 @@ std::string_view to_string(CounterIssue issue);
 struct CounterDelta {
   std::string name;           // as in the after-probe snapshot (or the last one it appears in)
   std::string previous_name;  // set when the interface had another name in an earlier snapshot
-  std::string mac;            // normalised: lower case, ':' separated
+  net::MacAddress mac;
   bool intended = false;
   bool upper_device = false;
   std::optional<std::uint64_t> speed_mbps;
@@ -96,7 +97,7 @@ struct IntendedInterface {
   std::optional<InterfaceCounters> found;
   std::vector<std::string> candidates;  // more than one: ambiguous, nothing is chosen
 };
-IntendedInterface find_intended(const CounterSnapshot& snapshot, std::string_view intended_mac);
+IntendedInterface find_intended(const CounterSnapshot& snapshot, const net::MacAddress& intended_mac);
 
 struct CounterAnalysis {
   std::vector<CounterDelta> deltas;  // intended first, then in the order first seen
@@ -111,6 +112,6 @@ struct CounterAnalysis {
 // renamed interface keeps its identity; interfaces sharing one MAC are told apart by name).
 // The probe window is taken from the snapshot times, or the probe's wall time without them.
 CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& probe,
-                                 std::string_view intended_mac, const NoiseModel& noise);
+                                 const net::MacAddress& intended_mac, const NoiseModel& noise);
 
 }  // namespace pw::verify

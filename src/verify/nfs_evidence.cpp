@@ -167,11 +167,11 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
 
   const auto intended = find_intended(interfaces, d.intended_mac);
   if (intended.candidates.size() > 1) {
-    out.push_back(Error{"several interfaces carry the NIC's MAC " + net::canonical_mac(d.intended_mac) + " (" +
+    out.push_back(Error{"several interfaces carry the NIC's MAC " + d.intended_mac.str() + " (" +
                             join(intended.candidates, ", ") + "), so its counters cannot be told apart",
                         "guest interfaces", "mark stacked interfaces (VLAN, bridge, bond) as upper devices"});
   } else if (!intended.found) {
-    out.push_back(Error{"no guest interface has the NIC's MAC " + net::canonical_mac(d.intended_mac), "guest interfaces",
+    out.push_back(Error{"no guest interface has the NIC's MAC " + d.intended_mac.str(), "guest interfaces",
                         "check that the Proxmox NIC is attached and the guest sees it (ip link)"});
   } else if (d.queues && *d.queues > 1) {
     const std::string& name = intended.found->name;
@@ -232,7 +232,7 @@ struct PathSignals {
   const EffectiveMount* mount = nullptr;
 };
 
-PathSignals read_signals(const DesiredPath& d, const NfsEvidence& e, std::string_view intended_mac) {
+PathSignals read_signals(const DesiredPath& d, const NfsEvidence& e, const net::MacAddress& intended_mac) {
   PathSignals s;
   s.mount = find_mount(e, d.mount_point);
   if (s.mount) {
@@ -241,13 +241,12 @@ PathSignals read_signals(const DesiredPath& d, const NfsEvidence& e, std::string
     if (auto mc = s.mount->option("max_connect")) s.max_connect = parse_unsigned(*mc);
   }
   s.refusals = transport_refusals(e, d);
-  const std::string mac = net::canonical_mac(intended_mac);
   for (const auto& c : e.connections) {
     if (same_address(c.remote_address, d.server)) s.to_server.push_back(&c);
     else if (contains_address(d.nas_addresses, c.remote_address)) s.to_other_nas.push_back(&c);
     else continue;
     const bool carries_mount = s.address.empty() || same_address(c.remote_address, s.address);
-    if (const auto* o = owner_of(e, c.local_address); carries_mount && o && net::canonical_mac(o->mac) != mac)
+    if (const auto* o = owner_of(e, c.local_address); carries_mount && o && o->mac != intended_mac)
       s.off_intended.push_back(&c);
   }
   return s;
@@ -337,10 +336,9 @@ PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const Counter
   }
   if (!counters || !probe) return out;
   out.kind = DiagnosisKind::misrouted;
-  const std::string mac = net::canonical_mac(d.intended_mac);
   const bool from_intended = std::any_of(s.to_server.begin(), s.to_server.end(), [&](const NfsConnection* c) {
     const auto* o = owner_of(e, c->local_address);
-    return o && net::canonical_mac(o->mac) == mac;
+    return o && o->mac == d.intended_mac;
   });
   const std::string via = intended_name.empty() ? std::string("the intended interface") : intended_name;
   if (from_intended && probe->direction == ProbeDirection::read) {

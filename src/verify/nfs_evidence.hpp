@@ -11,6 +11,7 @@
 
 #include "diagnostics/error.hpp"
 #include "verify/counters.hpp"
+#include "net/mac_address.hpp"
 
 namespace pw::verify {
 
@@ -42,12 +43,12 @@ struct NfsConnection {
 struct LocalAddress {
   std::string address;
   std::string interface_name;
-  std::string mac;
+  net::MacAddress mac;
 };
 
 // The path a policy wants. Addresses are IP addresses (names resolved by the caller).
 struct DesiredPath {
-  std::string intended_mac;                // the Proxmox NIC's MAC
+  net::MacAddress intended_mac;            // the Proxmox NIC's MAC
   std::string mount_point;
   std::string server;                      // the address the policy mounts
   std::vector<std::string> nas_addresses;  // the same NAS's other addresses

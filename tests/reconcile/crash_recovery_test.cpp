@@ -107,7 +107,7 @@ void kill_at_every_step(const std::string& options, bool queues, bool tear_last_
       // A reconcile afterwards converges to the policy.
       auto after = w.engine().reconcile(movies_policy(options, queues), false);
       INFO(report::render_text(after));
-      CHECK((after.policies[0].verdict == "verified" || after.policies[0].verdict == "converged"));
+      CHECK((after.policies[0].verdict == pw::report::Verdict::verified || after.policies[0].verdict == pw::report::Verdict::converged));
     }
   }
 }

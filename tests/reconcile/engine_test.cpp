@@ -20,8 +20,8 @@ TEST_CASE("the trunking trap ends wrong-path and is rolled back to the byte") {
   INFO(text(rep));
   REQUIRE(rep.policies.size() == 1);
   const auto& p = rep.policies[0];
-  CHECK(p.verdict == "rolled-back");
-  CHECK(p.cause == "wrong-path");
+  CHECK(p.verdict == pw::report::Verdict::rolled_back);
+  CHECK(p.cause == pw::report::RollbackCause::wrong_path);
   CHECK(report::exit_code(rep) == 4);
   REQUIRE(p.verification);
   // The probe's bytes crossed the old link (ens20), none the intended one (ens19).
@@ -48,7 +48,7 @@ TEST_CASE("the seed's fix is verified, then a second run changes nothing") {
   auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
   INFO(text(rep));
   REQUIRE(rep.policies.size() == 1);
-  CHECK(rep.policies[0].verdict == "verified");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
   CHECK(report::exit_code(rep) == 2);
   CHECK(w.vm().current.at("net1") == std::string(kNet1) + ",queues=8");
   CHECK(w.guests.nic_by_mac("media-vm", "bc:24:11:00:00:02")->channels == 8);
@@ -60,7 +60,7 @@ TEST_CASE("the seed's fix is verified, then a second run changes nothing") {
   const auto fstab = w.guest().fstab;
   auto again = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
   INFO(text(again));
-  CHECK(again.policies[0].verdict == "converged");
+  CHECK(again.policies[0].verdict == pw::report::Verdict::converged);
   CHECK(report::exit_code(again) == 0);
   CHECK(w.pve.writes == writes);
   CHECK(w.guest().fstab == fstab);
@@ -72,8 +72,8 @@ TEST_CASE("a misrouted new address ends wrong-path and is rolled back") {
   auto engine = w.engine();
   auto rep = engine.reconcile(movies_policy("[vers=3, _netdev]", false), false);
   INFO(text(rep));
-  CHECK(rep.policies[0].verdict == "rolled-back");
-  CHECK(rep.policies[0].cause == "wrong-path");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::rolled_back);
+  CHECK(rep.policies[0].cause == pw::report::RollbackCause::wrong_path);
   REQUIRE(rep.policies[0].verification->diagnosis);
   CHECK(rep.policies[0].verification->diagnosis->find("misrouted") != std::string::npos);
   CHECK(w.guest().fstab == kSeedFstab);
@@ -83,7 +83,7 @@ TEST_CASE("check mode finds drift and touches nothing") {
   SeedWorld w;
   auto engine = w.engine();
   auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), true);
-  CHECK(rep.policies[0].verdict == "drift");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::drift);
   CHECK(report::exit_code(rep) == 3);
   CHECK(w.pve.writes == 0);
   CHECK(w.guest().fstab == kSeedFstab);
@@ -96,7 +96,7 @@ TEST_CASE("a concurrent Proxmox edit is re-read and re-planned, never overwritte
   auto engine = w.engine();
   auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
   INFO(text(rep));
-  CHECK(rep.policies[0].verdict == "verified");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
   CHECK(w.vm().current.at("description") == "edited by someone else");
   CHECK(w.vm().current.at("net1") == std::string(kNet1) + ",queues=8");
 }
@@ -107,7 +107,7 @@ TEST_CASE("an fstab edited between observe and write is re-observed, the edit ke
   auto engine = w.engine();
   auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
   INFO(text(rep));
-  CHECK(rep.policies[0].verdict == "verified");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
   CHECK(w.guest().fstab.find("tmpfs /scratch tmpfs defaults 0 0") != std::string::npos);
   CHECK(w.guest().fstab.find("/mnt/movies") != std::string::npos);
   // Proxmox was changed in the first round, rolled back on the conflict, and changed again.
@@ -120,7 +120,7 @@ TEST_CASE("a failing mount rolls everything back, the NIC included") {
   auto engine = w.engine();
   auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
   INFO(text(rep));
-  CHECK(rep.policies[0].verdict == "rolled-back");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::rolled_back);
   CHECK(w.vm().current.at("net1") == kNet1);
   CHECK(w.guest().fstab == kSeedFstab);
   CHECK(report::exit_code(rep) == 4);
@@ -132,7 +132,7 @@ TEST_CASE("without permission to restart, a queues change is blocked and nothing
   policies[0].restart.allowed = false;
   auto engine = w.engine();
   auto rep = engine.reconcile(policies, false);
-  CHECK(rep.policies[0].verdict == "precondition-failed");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::precondition_failed);
   CHECK(report::exit_code(rep) == 3);
   CHECK(w.pve.writes == 0);
 }
@@ -144,7 +144,7 @@ TEST_CASE("a converged observation costs one list call and one config read per V
   w.pve.reads = 0;
   w.guests.runs = 0;
   auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
-  CHECK(rep.policies[0].verdict == "converged");
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::converged);
   CHECK(w.pve.reads == 2);
   CHECK(w.guests.runs == 1);  // one facts run, no probe
 }
@@ -174,8 +174,8 @@ TEST_CASE("a journal that stops taking records mid-apply stops the run, undoes i
   INFO(text(rep));
   REQUIRE(rep.policies.size() == 1);
   const auto& p = rep.policies[0];
-  CHECK(p.verdict == "rolled-back");
-  CHECK(p.cause == "precondition-failed");
+  CHECK(p.verdict == pw::report::Verdict::rolled_back);
+  CHECK(p.cause == pw::report::RollbackCause::precondition_failed);
   const auto said = [&](std::string_view what) {
     return std::any_of(p.errors.begin(), p.errors.end(), [&](const auto& e) { return e.find(what) != std::string::npos; });
   };
@@ -194,7 +194,7 @@ TEST_CASE("a journal that stops taking records mid-apply stops the run, undoes i
   auto rec = engine.recover();
   INFO(text(rec));
   REQUIRE(rec.policies.size() == 1);
-  CHECK(rec.policies[0].verdict == "rolled-back");
+  CHECK(rec.policies[0].verdict == pw::report::Verdict::rolled_back);
   CHECK_FALSE(rec.journal_left);
   CHECK(w.vm().current == vm_before);
   auto again = engine.recover();

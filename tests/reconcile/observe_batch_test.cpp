@@ -157,7 +157,7 @@ TEST_CASE("a fleet reconciled in batches is verified, then checked converged wit
   REQUIRE(rep.policies.size() == f.policies.size());
   for (std::size_t i = 0; i < rep.policies.size(); ++i) {
     CHECK(rep.policies[i].policy == f.policies[i].name);
-    CHECK(rep.policies[i].verdict == "verified");
+    CHECK(rep.policies[i].verdict == pw::report::Verdict::verified);
   }
   CHECK(f.guests.guests.at("g3").fstab.find("/mnt/media") != std::string::npos);
   CHECK(f.guests.guests.at("g3").fstab.find("/mnt/data") != std::string::npos);
@@ -171,7 +171,7 @@ TEST_CASE("a fleet reconciled in batches is verified, then checked converged wit
   for (std::size_t i = 0; i < check.policies.size(); ++i) {
     CHECK(check.policies[i].policy == f.policies[i].name);
     CHECK(check.policies[i].host == f.policies[i].guest.host);
-    CHECK(check.policies[i].verdict == "converged");
+    CHECK(check.policies[i].verdict == pw::report::Verdict::converged);
   }
   CHECK(report::exit_code(check) == 0);
   CHECK(f.pve.writes == writes);
@@ -190,7 +190,7 @@ TEST_CASE("check mode in batches reports drift per policy, in the policies' orde
     INFO(f.policies[i].name);
     CHECK(rep.policies[i].policy == f.policies[i].name);
     const bool unreachable = f.policies[i].guest.host == "g4";
-    CHECK(rep.policies[i].verdict == (unreachable ? "precondition-failed" : "drift"));
+    CHECK(rep.policies[i].verdict == (unreachable ? pw::report::Verdict::precondition_failed : pw::report::Verdict::drift));
     CHECK(rep.policies[i].planned.empty() == unreachable);
     CHECK(rep.policies[i].errors.empty() == !unreachable);  // a check is one pass: no "kept changing"
   }

@@ -180,7 +180,7 @@ TEST_CASE("an Ansible task fails mid-apply: the mount fails after the fstab was 
   INFO(report::render_text(rep));
   const auto& pr = rep.policies.at(0);
   CHECK(between == planned);  // the write happened: the failure came after it
-  CHECK(pr.verdict == "rolled-back");
+  CHECK(pr.verdict == pw::report::Verdict::rolled_back);
   CHECK_THAT(joined(pr.errors), Catch::Contains("applying the fstab change"));
   CHECK(w.fstab(1) == before);  // byte for byte
   CHECK_FALSE(w.mounted(1, "/mnt/reliability"));
@@ -188,7 +188,7 @@ TEST_CASE("an Ansible task fails mid-apply: the mount fails after the fstab was 
   CHECK_FALSE(w.journals_left());
   CHECK(report::exit_code(rep) == 4);
   record("an Ansible task fails mid-apply (the NFS mount, after the fstab was written)",
-         pr.verdict + "; fstab byte-identical to before; e.g. \"" + first_error(pr) + "\"");
+         std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical to before; e.g. \"" + first_error(pr) + "\"");
 }
 
 TEST_CASE("a read-only /etc: the fstab write fails, nothing changes") {
@@ -200,11 +200,11 @@ TEST_CASE("a read-only /etc: the fstab write fails, nothing changes") {
   auto rep = w.engine().reconcile(p, false);
   INFO(report::render_text(rep));
   const auto& pr = rep.policies.at(0);
-  CHECK(pr.verdict == "rolled-back");
+  CHECK(pr.verdict == pw::report::Verdict::rolled_back);
   CHECK_THAT(joined(pr.errors), Catch::Contains("/etc not writable"));
   CHECK(w.fstab(1) == before);
   CHECK_FALSE(w.journals_left());
-  record("/etc read-only in the guest", pr.verdict + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
+  record("/etc read-only in the guest", std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
 }
 
 TEST_CASE("a full filesystem under /etc: the fstab write fails, the old file stays whole") {
@@ -222,12 +222,12 @@ TEST_CASE("a full filesystem under /etc: the fstab write fails, the old file sta
   auto rep = w.engine().reconcile(p, false);
   INFO(report::render_text(rep));
   const auto& pr = rep.policies.at(0);
-  CHECK((pr.verdict == "rolled-back" || pr.verdict == "precondition-failed"));
+  CHECK((pr.verdict == pw::report::Verdict::rolled_back || pr.verdict == pw::report::Verdict::precondition_failed));
   CHECK_THAT(joined(pr.errors), Catch::Contains("No space left on device"));
   CHECK(w.fstab(2) == before);
   CHECK_FALSE(w.journals_left());
   record("/etc full in the guest (tmpfs filled up)",
-         pr.verdict + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
+         std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
 }
 
 TEST_CASE("SSH unreachable for the apply phase only: rolled back once the guest answers again") {
@@ -244,12 +244,12 @@ TEST_CASE("SSH unreachable for the apply phase only: rolled back once the guest 
   auto rep = w.engine().reconcile(p, false);
   INFO(report::render_text(rep));
   const auto& pr = rep.policies.at(0);
-  CHECK(pr.verdict == "rolled-back");
+  CHECK(pr.verdict == pw::report::Verdict::rolled_back);
   CHECK_THAT(joined(pr.errors), Catch::Contains("guest1"));
   CHECK(w.fstab(1) == before);
   CHECK_FALSE(w.journals_left());
   record("SSH unreachable during the apply phase (guest link down), back before the rollback",
-         pr.verdict + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
+         std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
 }
 
 TEST_CASE("SSH unreachable from the apply phase on: the journal is left, recover restores") {
@@ -265,7 +265,7 @@ TEST_CASE("SSH unreachable from the apply phase on: the journal is left, recover
   w.guests->before = nullptr;
   INFO(report::render_text(rep));
   const auto& pr = rep.policies.at(0);
-  CHECK(pr.verdict == "rollback-failed");
+  CHECK(pr.verdict == pw::report::Verdict::rollback_failed);
   CHECK_THAT(joined(pr.errors), Catch::Contains("pathwarden recover"));
   CHECK(report::exit_code(rep) == 5);
   CHECK(w.journals_left());
@@ -275,13 +275,13 @@ TEST_CASE("SSH unreachable from the apply phase on: the journal is left, recover
   auto recovered = w.engine().recover();
   INFO(report::render_text(recovered));
   REQUIRE(recovered.policies.size() == 1);
-  CHECK(recovered.policies[0].verdict == "rolled-back");
+  CHECK(recovered.policies[0].verdict == pw::report::Verdict::rolled_back);
   CHECK(report::exit_code(recovered) != 5);
   CHECK(w.fstab(1) == before);
   CHECK_FALSE(w.journals_left());
   record("SSH unreachable from the apply phase on (link down for the rest of the run)",
-         pr.verdict + " (exit 5, journal left; e.g. \"" + first_error(pr) + "\"); after the link returns, recover: " +
-             recovered.policies[0].verdict + ", fstab byte-identical, no journal left");
+         std::string(pw::report::to_string(pr.verdict)) + " (exit 5, journal left; e.g. \"" + first_error(pr) + "\"); after the link returns, recover: " +
+             std::string(pw::report::to_string(recovered.policies[0].verdict)) + ", fstab byte-identical, no journal left");
 }
 
 TEST_CASE("a guest that does not come back after its restart") {
@@ -296,7 +296,7 @@ TEST_CASE("a guest that does not come back after its restart") {
   w.guests->before = nullptr;
   INFO(report::render_text(rep));
   const auto& pr = rep.policies.at(0);
-  CHECK((pr.verdict == "rollback-failed" || pr.verdict == "rolled-back"));
+  CHECK((pr.verdict == pw::report::Verdict::rollback_failed || pr.verdict == pw::report::Verdict::rolled_back));
   CHECK_THAT(joined(pr.errors), Catch::Contains("did not come back after the restart"));
   CHECK(w.fstab(3) == before);  // the run never got to the fstab
   w.lab.set_link(3, true);
@@ -308,6 +308,6 @@ TEST_CASE("a guest that does not come back after its restart") {
   CHECK(w.fstab(3) == before);
   CHECK_FALSE(w.journals_left());
   record("the guest does not come back after its restart (VM running, guest link down)",
-         pr.verdict + "; e.g. \"" + first_error(pr) + "\"; after it returns, recover: NIC as before (" +
+         std::string(pw::report::to_string(pr.verdict)) + "; e.g. \"" + first_error(pr) + "\"; after it returns, recover: NIC as before (" +
              std::to_string(recovered.policies.size()) + " journal(s) finished), fstab byte-identical");
 }

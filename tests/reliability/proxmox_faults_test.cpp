@@ -64,7 +64,7 @@ Tally check_every_vm(Fleet& f, const report::RunReport& rep, const std::vector<s
     REQUIRE(vm != f.vms.end());
     INFO("VM " << pr.vmid << " (" << pr.policy << "): " << pr.verdict << "; errors: " << joined(pr.errors)
                << "; notes: " << joined(pr.notes));
-    ++t.verdicts[pr.verdict];
+    ++t.verdicts[std::string(pw::report::to_string(pr.verdict))];
     const auto& st = states.at(pr.vmid);
     const std::string nic = text_of(st.at("config").as_object().at(vm->device));
     const auto* pending = st.if_contains("pending");
@@ -72,7 +72,7 @@ Tally check_every_vm(Fleet& f, const report::RunReport& rep, const std::vector<s
     const auto& fstab = f.bound.guests().at(vm->host).fstab;
     const bool new_fstab = fstab.find(std::string(kServer) + ":/srv/" + vm->host) != std::string::npos;
     CHECK((fstab == initial_fstab(vm->host) || new_fstab));
-    if (pr.verdict == "verified" || pr.verdict == "converged") {
+    if (pr.verdict == pw::report::Verdict::verified || pr.verdict == pw::report::Verdict::converged) {
       CHECK(queues_of(nic).value_or(1) == vm->queues_wanted);
       CHECK_FALSE(nic_pending);
       CHECK(new_fstab);
@@ -81,11 +81,11 @@ Tally check_every_vm(Fleet& f, const report::RunReport& rep, const std::vector<s
     REQUIRE_FALSE(pr.errors.empty());
     CHECK(contains_any(joined(pr.errors), words));
     if (t.sample_error.empty()) t.sample_error = pr.errors.front();
-    if (pr.verdict == "rollback-failed") {
+    if (pr.verdict == pw::report::Verdict::rollback_failed) {
       CHECK(contains_any(joined(pr.errors), {"pathwarden recover"}));
       continue;
     }
-    CHECK((pr.verdict == "precondition-failed" || pr.verdict == "rolled-back"));
+    CHECK((pr.verdict == pw::report::Verdict::precondition_failed || pr.verdict == pw::report::Verdict::rolled_back));
     CHECK(canonical(nic) == canonical(vm->nic_before));
     CHECK_FALSE(nic_pending);
     CHECK(fstab == initial_fstab(vm->host));
@@ -234,7 +234,7 @@ TEST_CASE("VMs locked by a backup, before the run and between plan and write") {
     const bool was_locked = std::find(before.begin(), before.end(), pr.vmid) != before.end() ||
                             std::find(during.begin(), during.end(), pr.vmid) != during.end();
     INFO("VM " << pr.vmid << ": " << pr.verdict);
-    CHECK((pr.verdict == "verified") == !was_locked);
+    CHECK((pr.verdict == pw::report::Verdict::verified) == !was_locked);
   }
   for (int id : before) f.sim().admin("DELETE", "/pvesim/vms/" + std::to_string(id) + "/lock");
   for (int id : during) f.sim().admin("DELETE", "/pvesim/vms/" + std::to_string(id) + "/lock");
@@ -291,7 +291,7 @@ TEST_CASE("the node's TLS certificate changes: the pinned fingerprint refuses it
   auto rep = f.engine(*api).reconcile(f.policies, false);
   auto t = check_every_vm(f, rep, {pinned.fingerprint});
   for (const auto& pr : rep.policies) {
-    CHECK(pr.verdict == "precondition-failed");
+    CHECK(pr.verdict == pw::report::Verdict::precondition_failed);
     CHECK(contains_any(joined(pr.errors), {f.sim().fingerprint()}));  // expected and seen
   }
   CHECK(f.stat("api_requests") == 0);  // nothing reached the API, let alone a write

@@ -60,7 +60,7 @@ TEST_CASE("untrusted policy values cannot inject markup into the page") {
   p.policy = "<img src=x onerror=alert(1)>";
   p.node = "pve1\" style=\"x";
   p.host = "h'><b>";
-  p.verdict = verdict::drift;
+  p.verdict = pw::report::Verdict::drift;
   p.planned = {"write the fstab entry of /mnt/<script>evil()</script>"};
   p.notes = {"reason: a & b"};
   Verification v;
@@ -93,7 +93,7 @@ TEST_CASE("untrusted policy values cannot inject markup into the page") {
 
 TEST_CASE("bars are proportional to the bytes each interface carried") {
   Verification v;
-  v.direction = "read";
+  v.direction = pw::verify::ProbeDirection::read;
   v.interfaces = {{"ens19", "m2", true, 16 << 20, 64 << 20, 0, 10000},
                   {"ens18", "m1", false, 64 << 20, 1 << 20, 0, 1000},
                   {"ens20", "m3", false, 0, 0, 0, std::nullopt}};
@@ -104,7 +104,7 @@ TEST_CASE("bars are proportional to the bytes each interface carried") {
   CHECK(w[2] == Approx(0.0));
 
   // A write probe is judged on tx.
-  v.direction = "write";
+  v.direction = pw::verify::ProbeDirection::write;
   w = bar_percentages(v);
   CHECK(w[0] == Approx(100.0));
   CHECK(w[1] == Approx(100.0 / 64));
@@ -116,8 +116,8 @@ TEST_CASE("bars are proportional to the bytes each interface carried") {
   RunReport r;
   PolicyReport p;
   p.policy = "x";
-  p.verdict = verdict::verified;
-  v.direction = "read";
+  p.verdict = pw::report::Verdict::verified;
+  v.direction = pw::verify::ProbeDirection::read;
   v.interfaces = {{"ens19", "m2", true, 48 << 20, 0, 0, 10000}, {"ens18", "m1", false, 12 << 20, 0, 0, 1000}};
   p.verification = v;
   r.policies.push_back(p);
@@ -168,10 +168,10 @@ TEST_CASE("the page shows each policy's verdict, bars, throughput, changes, roll
 
 TEST_CASE("a page of last results shows where each result came from") {
   RunReport r;
-  r.mode = "last result per policy";
+  r.mode = pw::report::RunMode::last_results;
   PolicyReport p;
   p.policy = "movies";
-  p.verdict = verdict::converged;
+  p.verdict = pw::report::Verdict::converged;
   r.policies.push_back(p);
   HtmlOptions o;
   o.title = "pathwarden: last results";
@@ -192,7 +192,7 @@ TEST_CASE("a report survives the JSON round trip") {
   REQUIRE(r.policies.size() == 2);
   CHECK(r.policies[0].verification->interfaces[1].rx_bytes == 68947210u);
   CHECK(!r.policies[0].verification->interfaces[2].speed_mbps);
-  CHECK(r.policies[1].cause.empty());
+  CHECK_FALSE(r.policies[1].cause.has_value());
 
   // One policy's entry, as the result store keeps it.
   const auto entry = to_json(r).as_object().at("policies").as_array()[1];
@@ -225,6 +225,22 @@ TEST_CASE("a bad report is refused with where and what") {
                                     "b.json");
   REQUIRE(!bytes);
   CHECK(bytes.error().what == "policies[0].verification.interfaces[0].rx_bytes: number out of range");
+
+  // Enumerations are checked where they are read: a typo is named, with the nearest value.
+  auto typo = run_report_from_json(boost::json::parse(R"({"schema":"pathwarden-report/v1","policies":[
+      {"policy":"a","verdict":"rolledback","cause":"wrong-path"}]})"),
+                                   "t.json");
+  REQUIRE(!typo);
+  CHECK(typo.error().what.starts_with("policies[0].verdict: unknown value 'rolledback'"));
+  CHECK(typo.error().what.find("rolled-back") != std::string::npos);
+  auto cause = policy_report_from_json(boost::json::parse(R"({"policy":"a","verdict":"rolled-back","cause":"x"})"),
+                                       "results/a.json");
+  REQUIRE(!cause);
+  CHECK(cause.error().what.starts_with("policy.cause: unknown value 'x'"));
+  auto direction = policy_report_from_json(
+      boost::json::parse(R"({"policy":"a","verification":{"direction":"sideways"}})"), "results/a.json");
+  REQUIRE(!direction);
+  CHECK(direction.error().what.starts_with("policy.verification.direction: unknown value 'sideways'"));
 
   auto nameless = policy_report_from_json(boost::json::parse(R"({"verdict":"verified"})"), "results/x.json");
   REQUIRE(!nameless);

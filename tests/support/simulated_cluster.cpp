@@ -244,7 +244,7 @@ guest::GuestFailure failure(guest::GuestFailure::Kind k, std::string what, const
 SimulatedGuests::Nic* SimulatedGuests::nic_by_mac(const std::string& host, const std::string& mac) {
   auto& g = guests.at(host);
   for (auto& n : g.nics) {
-    if (net::canonical_mac(n.mac) == net::canonical_mac(mac)) return &n;
+    if (net::MacAddress(n.mac) == net::MacAddress(mac)) return &n;
   }
   return nullptr;
 }

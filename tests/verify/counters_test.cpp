@@ -14,8 +14,12 @@ const CounterDelta& by_mac(const CounterAnalysis& a, const std::string& mac) { r
 }  // namespace
 
 TEST_CASE("MACs compare in any case and separator") {
-  CHECK(pw::net::canonical_mac("52-54-00-AB-cd-01") == "52:54:00:ab:cd:01");
-  CHECK(pw::net::canonical_mac("52:54:00:ab:cd:01") == "52:54:00:ab:cd:01");
+  CHECK(pw::net::MacAddress("52-54-00-AB-cd-01").str() == "52:54:00:ab:cd:01");
+  CHECK(pw::net::MacAddress("52-54-00-AB-cd-01") == pw::net::MacAddress("52:54:00:ab:cd:01"));
+  CHECK(pw::net::MacAddress("52:54:00:ab:cd:01").valid());
+  CHECK_FALSE(pw::net::MacAddress("not-a-mac").valid());
+  CHECK(pw::net::MacAddress("NOT-A-MAC").str() == "not:a:mac");  // kept as written, never equal to a MAC
+  CHECK_FALSE(pw::net::MacAddress::parse("52:54:00:ab:cd"));
 }
 
 TEST_CASE("background learnt in the baseline window is subtracted from the probe's delta") {
