@@ -1,5 +1,7 @@
 #include "ansible/guest_port.hpp"
 
+#include "guest/counter_snapshot.hpp"
+
 #include "ansible/phase_results.hpp"
 #include "guest/interfaces.hpp"
 
@@ -39,22 +41,8 @@ bool succeeded(const PlaybookRun& run, const std::string& host) {
 
 verify::CounterSnapshot snapshot(const std::vector<guest::InterfaceCounters>& counters,
                                  const std::vector<guest::InterfaceInfo>& interfaces, double at_seconds) {
-  verify::CounterSnapshot s;
-  s.taken_at = std::chrono::nanoseconds(static_cast<std::int64_t>(at_seconds * 1e9));
-  for (const auto& c : counters) {
-    if (c.name == "lo") continue;
-    verify::InterfaceCounters ic;
-    ic.name = c.name;
-    ic.rx_bytes = c.rx_bytes;
-    ic.tx_bytes = c.tx_bytes;
-    if (const auto* i = guest::find_interface(interfaces, c.name)) {
-      ic.mac = i->mac;
-      ic.ifindex = i->ifindex;
-      if (i->speed_mbps && *i->speed_mbps > 0) ic.speed_mbps = static_cast<std::uint64_t>(*i->speed_mbps);
-    }
-    s.interfaces.push_back(std::move(ic));
-  }
-  return s;
+  return guest::counter_snapshot(counters, interfaces,
+                                 std::chrono::nanoseconds(static_cast<std::int64_t>(at_seconds * 1e9)));
 }
 
 class AnsibleGuestPort final : public guest::GuestPort {

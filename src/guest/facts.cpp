@@ -32,6 +32,11 @@ for dir in /sys/class/net/*; do
   mark "iface $name"
   printf 'ifindex %s\n' "$(cat "$dir/ifindex" 2>/dev/null)"
   printf 'address %s\n' "$(cat "$dir/address" 2>/dev/null)"
+  perm=$(ethtool -P "$name" 2>/dev/null || true)
+  printf 'permaddr %s\n' "${perm##* }"
+  for lower in "$dir"/lower_*; do
+    [ -e "$lower" ] && printf 'lower %s\n' "${lower##*/lower_}"
+  done
   printf 'speed %s\n' "$(cat "$dir/speed" 2>/dev/null)"
   printf 'operstate %s\n' "$(cat "$dir/operstate" 2>/dev/null)"
   printf 'rx_queues %s\n' "$(count "$dir"/queues/rx-*)"

@@ -37,6 +37,13 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
     };
     if (f[0] == "address") {
       info.mac = net::MacAddress(value);
+    } else if (f[0] == "lower") {
+      info.lowers.emplace_back(value);
+    } else if (f[0] == "permaddr") {
+      // ethtool prints 00:00:00:00:00:00 for devices without one: that is no identity.
+      if (net::MacAddress perm(value); perm.valid() && perm != net::MacAddress("00:00:00:00:00:00")) {
+        info.permanent_mac = std::move(perm);
+      }
     } else if (f[0] == "ifindex") {
       auto n = number("ifindex");
       if (!n) return std::unexpected(n.error());
@@ -61,10 +68,12 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
   return info;
 }
 
-const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& mac) {
-  if (!mac.valid()) return nullptr;
+const net::MacAddress& InterfaceInfo::identity() const { return permanent_mac.valid() ? permanent_mac : mac; }
+
+const InterfaceInfo* find_nic_interface(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& nic_mac) {
+  if (!nic_mac.valid()) return nullptr;
   for (const auto& i : interfaces) {
-    if (i.mac == mac) return &i;
+    if (!i.upper_device() && i.identity() == nic_mac) return &i;
   }
   return nullptr;
 }

@@ -1,6 +1,6 @@
 #pragma once
-// What a guest says about one network interface: its MAC (how a Proxmox netN is found inside
-// the guest), link speed and queue counts.
+// What a guest says about one network interface: its addresses (how a Proxmox netN is found
+// inside the guest), link speed and queue counts.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,13 +14,24 @@ namespace pw::guest {
 
 struct InterfaceInfo {
   std::string name;
-  net::MacAddress mac;                  // sysfs `address`
+  net::MacAddress mac;                  // sysfs `address`: what it uses now, which anyone can set
+  // `ethtool -P`: the address the device was made with (for virtio-net, the netN's macaddr as
+  // QEMU gave it). A bond gives its slaves its own MAC, netplan's `macaddress:` or `ip link set
+  // address` relabel an interface; this stays. Empty when the driver has none (veth, bridge, lo).
+  net::MacAddress permanent_mac;
+  // sysfs lower_*: the devices a VLAN, bond or bridge sits on. Such an upper device wears its
+  // lower device's MAC and counts its bytes again; it is never a Proxmox NIC itself.
+  std::vector<std::string> lowers;
   std::optional<int> ifindex;           // a re-created netdev (NIC hot-plug) gets a new one
   std::optional<long long> speed_mbps;  // nullopt when the driver reports none (-1 or error)
   std::string operstate;
   int rx_queues = 0;  // sysfs queues/rx-*: what the stack uses now
   int tx_queues = 0;
   std::optional<EthtoolChannels> channels;  // when ethtool -l answered
+
+  // Who this interface is: its permanent address when the driver has one, else its MAC.
+  const net::MacAddress& identity() const;
+  bool upper_device() const { return !lowers.empty(); }
 
   std::optional<int> combined_current() const;
   std::optional<int> combined_max() const;
@@ -30,7 +41,10 @@ struct InterfaceInfo {
 // speed, operstate, rx_queues, tx_queues), then the output of `ethtool -l`, if any.
 Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_view text, std::string_view where);
 
-const InterfaceInfo* find_interface_by_mac(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& mac);
+// The interface of a Proxmox NIC: the one whose identity (permanent address, else MAC) is the
+// NIC's macaddr, never an upper device. An interface that only wears that MAC now (a bond slave,
+// a relabelled or swapped interface) is not it.
+const InterfaceInfo* find_nic_interface(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& nic_mac);
 const InterfaceInfo* find_interface(const std::vector<InterfaceInfo>& interfaces, std::string_view name);
 
 }  // namespace pw::guest

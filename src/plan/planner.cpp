@@ -155,7 +155,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     return finish();
   }
   const net::MacAddress mac = nic->mac() ? net::MacAddress(*nic->mac()) : net::MacAddress();
-  const guest::InterfaceInfo* iface = mac.empty() ? nullptr : guest::find_interface_by_mac(facts.interfaces, mac);
+  const guest::InterfaceInfo* iface = mac.empty() ? nullptr : guest::find_nic_interface(facts.interfaces, mac);
   if (iface == nullptr) {
     block("no interface in guest " + p.guest.host + " has " + p.nic.device + "'s MAC " + mac +
           "; is the NIC attached and up inside the guest?");

@@ -2,26 +2,14 @@
 
 #include <cstdio>
 
+#include "guest/counter_snapshot.hpp"
 #include "guest/interfaces.hpp"
 
 namespace pw::reconcile {
 namespace {
 
 verify::CounterSnapshot snapshot_from(const guest::GuestFacts& f) {
-  verify::CounterSnapshot s;
-  for (const auto& c : f.counters) {
-    verify::InterfaceCounters ic;
-    ic.name = c.name;
-    ic.rx_bytes = c.rx_bytes;
-    ic.tx_bytes = c.tx_bytes;
-    if (const auto* i = guest::find_interface(f.interfaces, c.name)) {
-      ic.mac = i->mac;
-      ic.ifindex = i->ifindex;
-      if (i->speed_mbps && *i->speed_mbps > 0) ic.speed_mbps = static_cast<std::uint64_t>(*i->speed_mbps);
-    }
-    s.interfaces.push_back(std::move(ic));
-  }
-  return s;
+  return guest::counter_snapshot(f.counters, f.interfaces);
 }
 
 verify::DesiredPath desired_from(const plan::VerifyPath& v) {
@@ -57,7 +45,7 @@ verify::NfsEvidence evidence_from(const guest::GuestFacts& f, std::string_view m
   for (const auto& s : f.mount_stats) {
     if (s.mount_point == mount_point) e.transport_count = static_cast<unsigned>(s.transports.size());
   }
-  if (const auto* i = guest::find_interface_by_mac(f.interfaces, intended_mac)) {
+  if (const auto* i = guest::find_nic_interface(f.interfaces, intended_mac)) {
     if (auto n = i->combined_current()) e.guest_channels = static_cast<unsigned>(*n);
   }
   return e;

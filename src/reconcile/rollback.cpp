@@ -76,7 +76,7 @@ void Rollback::undo_channels(const Todo& todo) {
     w->rollback_step_begin(idx);
     const auto& s = std::get<plan::SetChannels>(w->plan->steps[idx].action);
     const auto f = facts.find(w->host());
-    const auto* i = f != facts.end() && f->second ? guest::find_interface_by_mac(f->second->interfaces, s.mac) : nullptr;
+    const auto* i = f != facts.end() && f->second ? guest::find_nic_interface(f->second->interfaces, s.mac) : nullptr;
     if (i != nullptr && i->combined_current().value_or(s.from) == s.from) {
       w->rollback_step_end(idx, std::nullopt);
       continue;
@@ -182,7 +182,7 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
         }
       }
     } else if (const auto* ch = std::get_if<plan::SetChannels>(&step.action)) {
-      const auto* i = guest::find_interface_by_mac(f.interfaces, ch->mac);
+      const auto* i = guest::find_nic_interface(f.interfaces, ch->mac);
       if (i != nullptr && i->combined_current() == ch->from) {
         w.report->restored_checks.push_back(i->name + " runs " + std::to_string(ch->from) + " channels again");
       } else if (i != nullptr && i->combined_current()) {

@@ -68,7 +68,7 @@ bool StepRunner::wait_for_nic(PolicyRun& w, const plan::SetNic& s) {
   for (;;) {
     auto facts = ctx_.d.guests.gather_facts(hosts);
     if (auto it = facts.find(w.host()); it != facts.end() && it->second) {
-      const auto* i = guest::find_interface_by_mac(it->second->interfaces, mac);
+      const auto* i = guest::find_nic_interface(it->second->interfaces, mac);
       if (i != nullptr && i->operstate != "down") return true;
     }
     if (ctx_.d.sleeper.now() >= deadline) {

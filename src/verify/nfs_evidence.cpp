@@ -169,7 +169,10 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
   if (intended.candidates.size() > 1) {
     out.push_back(Error{"several interfaces carry the NIC's MAC " + d.intended_mac.str() + " (" +
                             join(intended.candidates, ", ") + "), so its counters cannot be told apart",
-                        "guest interfaces", "mark stacked interfaces (VLAN, bridge, bond) as upper devices"});
+                        "guest interfaces",
+                        "pathwarden tells a NIC's interface by its permanent address (ethtool -P), else its MAC, "
+                        "and leaves VLANs, bonds and bridges (sysfs lower_*) aside; these interfaces have the same "
+                        "one: check the guest's MAC overrides (netplan macaddress:, ip link set address)"});
   } else if (!intended.found) {
     out.push_back(Error{"no guest interface has the NIC's MAC " + d.intended_mac.str(), "guest interfaces",
                         "check that the Proxmox NIC is attached and the guest sees it (ip link)"});

@@ -143,7 +143,7 @@ TEST_CASE("facts from every light guest in one run") {
     CHECK_FALSE(f->boot_id.empty());
     auto mac = in_guest(i, {"cat", "/sys/class/net/eth0/address"}).out;
     mac.pop_back();
-    const auto* eth0 = pw::guest::find_interface_by_mac(f->interfaces, mac);
+    const auto* eth0 = pw::guest::find_nic_interface(f->interfaces, mac);
     REQUIRE(eth0);
     CHECK(eth0->name == "eth0");
     CHECK(eth0->rx_queues >= 1);

@@ -35,7 +35,7 @@ void one_input(const std::uint8_t* data, std::size_t size) {
     PW_FUZZ_CHECK(info->mac == "52:54:00:ab:cd:01" && info->ifindex == 3 && !info->speed_mbps && info->rx_queues == 4,
                   fuzz::printable(block));
     std::vector<guest::InterfaceInfo> all{*info};
-    PW_FUZZ_CHECK(guest::find_interface_by_mac(all, "52:54:00:AB:CD:01") != nullptr, "found by MAC");
+    PW_FUZZ_CHECK(guest::find_nic_interface(all, "52:54:00:AB:CD:01") != nullptr, "found by MAC");
   }
   PW_FUZZ_CHECK(info->rx_queues >= 0 && info->tx_queues >= 0, fuzz::printable(block));
   if (info->channels) {

@@ -7,6 +7,7 @@
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
 #include "guest/ethtool.hpp"
+#include "guest/counter_snapshot.hpp"
 #include "guest/interfaces.hpp"
 #include "guest/mounts.hpp"
 #include "guest/mountstats.hpp"
@@ -233,12 +234,65 @@ TEST_CASE("interface report: MAC, speed, queues and channels") {
   CHECK(info.combined_current() == 2);
   CHECK(info.combined_max() == 4);
   std::vector<InterfaceInfo> all{info};
-  CHECK(find_interface_by_mac(all, "52-54-00-aa-BB-02") == &all[0]);
-  CHECK(find_interface_by_mac(all, "52:54:00:aa:bb:03") == nullptr);
-  CHECK(find_interface_by_mac(all, "not a mac") == nullptr);
+  CHECK(find_nic_interface(all, "52-54-00-aa-BB-02") == &all[0]);
+  CHECK(find_nic_interface(all, "52:54:00:aa:bb:03") == nullptr);
+  CHECK(find_nic_interface(all, "not a mac") == nullptr);
   auto bad = parse_interface_report("eth0", "rx_queues lots\n", "vm101");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().to_string() == "vm101:1: rx_queues of interface eth0 is 'lots', not a number");
+}
+
+TEST_CASE("a NIC's interface is found by its permanent address, not by the MAC it wears now") {
+  auto iface = [](std::string name, std::string mac, std::string perm, std::string lowers = "") {
+    std::string block = "ifindex 3\naddress " + mac + "\npermaddr " + perm + "\n" + lowers + "operstate up\n";
+    return value_of(parse_interface_report(name, block, "vm101"));
+  };
+  // The MACs of eth0 and eth1 swapped (ip link set address): each still is the NIC it was made as.
+  std::vector<InterfaceInfo> swapped{iface("eth0", "52:54:00:00:00:02", "52:54:00:00:00:01"),
+                                     iface("eth1", "52:54:00:00:00:01", "52:54:00:00:00:02")};
+  CHECK(swapped[0].permanent_mac == "52:54:00:00:00:01");
+  CHECK(swapped[0].identity() == "52:54:00:00:00:01");
+  REQUIRE(find_nic_interface(swapped, "52:54:00:00:00:02"));
+  CHECK(find_nic_interface(swapped, "52:54:00:00:00:02")->name == "eth1");
+
+  // A bond gives both slaves its MAC, and the bond sits on them (lower_*): the second NIC's
+  // interface is the slave made with its address, and the bond is never a NIC.
+  std::vector<InterfaceInfo> bond{
+      iface("bond0", "52:54:00:00:00:01", "set", "lower eth0\nlower eth1\n"),
+      iface("eth0", "52:54:00:00:00:01", "52:54:00:00:00:01"),
+      iface("eth1", "52:54:00:00:00:01", "52:54:00:00:00:02"),
+  };
+  CHECK(bond[0].upper_device());
+  CHECK(bond[0].lowers == std::vector<std::string>{"eth0", "eth1"});
+  CHECK_FALSE(bond[0].permanent_mac.valid());  // ethtool -P: "Permanent address: not set"
+  CHECK(find_nic_interface(bond, "52:54:00:00:00:01")->name == "eth0");
+  CHECK(find_nic_interface(bond, "52:54:00:00:00:02")->name == "eth1");
+
+  // No permanent address (veth, or ethtool missing): the MAC is all there is.
+  std::vector<InterfaceInfo> veth{iface("veth0", "52:54:00:00:00:03", "00:00:00:00:00:00")};
+  CHECK_FALSE(veth[0].permanent_mac.valid());
+  CHECK(find_nic_interface(veth, "52:54:00:00:00:03") == &veth[0]);
+
+  // A VLAN on the NIC wears its MAC; the NIC is still the lower device.
+  std::vector<InterfaceInfo> vlan{iface("eth1.100", "52:54:00:00:00:02", "", "lower eth1\n"),
+                                  iface("eth1", "52:54:00:00:00:02", "52:54:00:00:00:02")};
+  CHECK(find_nic_interface(vlan, "52:54:00:00:00:02")->name == "eth1");
+}
+
+TEST_CASE("counter snapshots carry each interface's identity and mark upper devices") {
+  std::vector<InterfaceInfo> infos{
+      value_of(parse_interface_report("eth0", "address 52:54:00:00:00:02\npermaddr 52:54:00:00:00:01\n", "g")),
+      value_of(parse_interface_report("br0", "address 52:54:00:00:00:02\nlower eth0\n", "g"))};
+  std::vector<InterfaceCounters> counters{{"lo", 5, 0, 0, 0, 5, 0, 0, 0},
+                                          {"eth0", 100, 1, 0, 0, 200, 2, 0, 0},
+                                          {"br0", 90, 1, 0, 0, 190, 2, 0, 0}};
+  auto snap = counter_snapshot(counters, infos, std::chrono::seconds(2));
+  REQUIRE(snap.interfaces.size() == 2);  // lo left out
+  CHECK(snap.taken_at == std::chrono::seconds(2));
+  CHECK(snap.interfaces[0].mac == "52:54:00:00:00:01");
+  CHECK_FALSE(snap.interfaces[0].upper_device);
+  CHECK(snap.interfaces[1].upper_device);
+  CHECK(snap.interfaces[1].rx_bytes == 90);
 }
 
 TEST_CASE("dd summary and sha256") {
