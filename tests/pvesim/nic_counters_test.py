@@ -213,9 +213,12 @@ def real_taps(binary):
 def netns(binary):
     """A network namespace file is read from inside that namespace: a fresh one has only lo."""
     with Pvesim(binary, STATE, ARGS + ["--node-net-dev", f"pve1=/proc/{os.getpid()}/ns/net"]) as sim:
-        mine = set(call(sim, "GET", "/pvesim/nodes/pve1/net-dev", admin=True)["devices"])
-        with open("/proc/net/dev") as f:
-            here = {line.split(":")[0].strip() for line in f.readlines()[2:]}
+        for _ in range(5):  # links may come and go here between the two reads (other tests)
+            mine = set(call(sim, "GET", "/pvesim/nodes/pve1/net-dev", admin=True)["devices"])
+            with open("/proc/net/dev") as f:
+                here = {line.split(":")[0].strip() for line in f.readlines()[2:]}
+            if mine == here:
+                break
         check(mine == here, f"this namespace's devices {sorted(here)}, pvesim read {sorted(mine)}")
     holder = subprocess.Popen(["unshare", "--net", "sleep", "300"], stdin=subprocess.DEVNULL,
                               stderr=subprocess.PIPE)
