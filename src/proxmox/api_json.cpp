@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <cctype>
 #include <cmath>
+#include <charconv>
 #include <cstdio>
 
 namespace pw::proxmox::json {
@@ -66,6 +67,72 @@ Result<const bj::array*> array_of(const bj::value& data, std::string_view what) 
 Result<const bj::object*> object_of(const bj::value& data, std::string_view what) {
   if (!data.is_object()) return fail("expected " + std::string(what) + " as an object in 'data'");
   return &data.as_object();
+}
+
+// A byte counter: qemu-server int()s them, so Perl's JSON encoder sends numbers, but a proxy or
+// another Perl path that stringifies a value would send "123"; both are taken, nothing else.
+std::optional<std::uint64_t> counter_of(const bj::value* v) {
+  if (v == nullptr) return std::nullopt;
+  if (v->is_uint64()) return v->as_uint64();
+  if (v->is_int64()) {
+    if (v->as_int64() < 0) return std::nullopt;
+    return static_cast<std::uint64_t>(v->as_int64());
+  }
+  if (v->is_double()) {
+    const double d = v->as_double();
+    // 2^64 itself is not representable; below it every integral double converts exactly.
+    if (d < 0 || std::floor(d) != d || d >= 18446744073709551616.0) return std::nullopt;
+    return static_cast<std::uint64_t>(d);
+  }
+  if (v->is_string()) {
+    const std::string_view t = v->as_string();
+    std::uint64_t n = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+    if (ec != std::errc{} || end != t.data() + t.size() || t.empty()) return std::nullopt;
+    return n;
+  }
+  return std::nullopt;
+}
+
+// The N of "tap<vmid>i<N>", the tap name qemu-server gives netN (PVE/QemuServer.pm, "tap${vmid}i$i");
+// nullopt for any other name, including another VM's tap.
+std::optional<int> tap_index(std::string_view key, int vmid) {
+  const std::string prefix = "tap" + std::to_string(vmid) + "i";
+  if (!key.starts_with(prefix)) return std::nullopt;
+  const std::string_view digits = key.substr(prefix.size());
+  int n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || digits.empty() || n < 0) return std::nullopt;
+  if (digits.size() > 1 && digits.front() == '0') return std::nullopt;  // "tap101i01" is no tap Proxmox makes
+  return n;
+}
+
+// status/current's "nics" (qemu-server vmstatus with $full): every tap of the VM on the node. An
+// entry that is not one of this VM's taps with two counters is set aside, never guessed at.
+void parse_nics(const bj::object& status, VmStatus& out) {
+  const bj::value* nics = status.if_contains("nics");
+  if (nics == nullptr || nics->is_null()) return;  // stopped VM, or a Proxmox that does not send it
+  if (!nics->is_object()) {
+    out.ignored_nics.push_back({"nics", "not an object of taps"});
+    return;
+  }
+  for (const auto& [key, value] : nics->as_object()) {
+    const std::string name(key);
+    const auto index = tap_index(name, out.ref.vmid);
+    if (!index) {
+      out.ignored_nics.push_back({name, "not a tap of VM " + std::to_string(out.ref.vmid) + " (tap" +
+                                            std::to_string(out.ref.vmid) + "i<N>)"});
+      continue;
+    }
+    const bj::object* counters = value.if_object();
+    const auto netin = counters ? counter_of(counters->if_contains("netin")) : std::nullopt;
+    const auto netout = counters ? counter_of(counters->if_contains("netout")) : std::nullopt;
+    if (!netin || !netout) {
+      out.ignored_nics.push_back({name, "netin and netout are not both non-negative integers"});
+      continue;
+    }
+    out.nics[*index] = TapCounters{*netin, *netout};
+  }
 }
 
 }  // namespace
@@ -197,6 +264,7 @@ Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref) {
   s.lock = member_text(o, "lock").value_or("");
   s.pid = member_int(o, "pid");
   s.uptime = member_int(o, "uptime");
+  parse_nics(o, s);
   return s;
 }
 

@@ -3,6 +3,7 @@
 // and sometimes as numbers are normalised here, so callers never see the difference.
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -71,6 +72,28 @@ struct PendingConfig {
   std::vector<std::string> changed_keys() const;
 };
 
+// One Proxmox NIC's byte counters as the hypervisor sees them, on its tap device tap<vmid>i<N>.
+// The names are Proxmox's and are from the GUEST's point of view (qemu-server PVE/QemuServer.pm,
+// sub vmstatus, which reads the node's /proc/net/dev through pve-common PVE/ProcFSTools.pm
+// read_proc_net_dev and swaps the direction):
+//   netin  = bytes sent TO the guest   = what the host tap transmitted = the guest's rx
+//   netout = bytes sent FROM the guest = what the host tap received    = the guest's tx
+// So a probe that READS from the NAS shows up on the intended NIC's netin; a write on its netout.
+// Counters start at 0 when the tap is created (VM start, NIC hot-plug) and only grow.
+struct TapCounters {
+  std::uint64_t netin = 0;   // guest rx (host tap tx)
+  std::uint64_t netout = 0;  // guest tx (host tap rx)
+  friend bool operator==(const TapCounters&, const TapCounters&) = default;
+};
+
+// A member of status/current's "nics" that was not taken: another VM's tap, a name that is not
+// tap<vmid>i<N>, or counters that are not non-negative integers. Proxmox never sends these, so
+// their presence says the answer is not to be trusted as the host's view; kept to be reported.
+struct IgnoredNic {
+  std::string key;
+  std::string reason;
+};
+
 struct VmStatus {
   VmRef ref;
   std::string status;     // running | stopped
@@ -79,6 +102,11 @@ struct VmStatus {
   std::string lock;
   std::optional<std::int64_t> pid;
   std::optional<std::int64_t> uptime;
+  // Per Proxmox NIC (N of netN), from "nics": {"tap<vmid>i<N>": {"netin", "netout"}}. Proxmox sends
+  // it for a VM whose taps exist (a running or paused VM); it is absent when the VM is stopped,
+  // and an older Proxmox or a proxy may leave it out: empty then, which means "unknown", not zero.
+  std::map<int, TapCounters> nics;
+  std::vector<IgnoredNic> ignored_nics;
 };
 
 // A task id: UPID:node:PID:PSTART:STARTTIME:type:id:user: (hex fields).

@@ -93,7 +93,18 @@ void one_input(const std::uint8_t* data, std::size_t size) {
     }
   }
 
-  if (auto status = pj::parse_vm_status(body, ref); fuzz::accepted(status)) PW_FUZZ_CHECK(!status->status.empty(), "status");
+  if (auto status = pj::parse_vm_status(body, ref); fuzz::accepted(status)) {
+    PW_FUZZ_CHECK(!status->status.empty(), "status");
+    // Every member of "nics" is either taken as a tap of this VM or set aside, never lost.
+    boost::system::error_code ec;
+    const auto v = boost::json::parse(body, ec);
+    const auto* nics = ec ? nullptr : v.at("data").as_object().if_contains("nics");
+    if (nics != nullptr && nics->is_object()) {
+      PW_FUZZ_CHECK(status->nics.size() + status->ignored_nics.size() == nics->as_object().size(),
+                    "nics members taken or set aside");
+    }
+    for (const auto& [index, counters] : status->nics) PW_FUZZ_CHECK(index >= 0, "tap index");
+  }
 
   if (auto upid = pj::parse_optional_upid(body); fuzz::accepted(upid) && upid->has_value()) {
     auto again = proxmox::Upid::parse((*upid)->text);

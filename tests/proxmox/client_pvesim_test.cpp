@@ -758,3 +758,23 @@ TEST_CASE("a reboot task ends before the VM runs again; the client waits on the 
   REQUIRE(up);
   CHECK(up->status == "running");
 }
+
+TEST_CASE("the hypervisor's per-tap counters: scripted in pvesim, read by the client per netN") {
+  PvesimProcess sim(fleet_args(2));  // guest 101 runs on pve2
+  set_config(sim, 101,
+             R"({"net0":"virtio=BC:24:11:00:00:10,bridge=vmbr0","net1":"virtio=BC:24:11:00:00:11,bridge=vmbr1"})");
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(101);
+
+  auto before = client->vm_status(ref);
+  REQUIRE(before);
+  CHECK(before->nics == std::map<int, TapCounters>{{0, {}}, {1, {}}});
+
+  // A 4 MiB read that crossed net1: the bytes went TO the guest, which Proxmox calls netin.
+  sim.admin("POST", "/pvesim/vms/101/nic-counters/advance", R"({"net1":{"netin":4194304,"netout":65536}})");
+  auto after = client->vm_status(ref);
+  REQUIRE(after);
+  CHECK(after->nics.at(0) == TapCounters{0, 0});
+  CHECK(after->nics.at(1) == TapCounters{4194304, 65536});
+  CHECK(after->ignored_nics.empty());
+}

@@ -2,6 +2,7 @@
 // state format and the hook contract.
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "server.hpp"
 #include "sim_state.hpp"
 #include "simulator.hpp"
+#include "tap_counters.hpp"
 
 namespace {
 
@@ -37,6 +39,9 @@ State:
   --vms N                  generate a fleet of N guests; --nodes N (default 3), --seed N (default 1)
   --vm-hook VMID=CMD       run CMD on start/shutdown/stop/hotplug-nic of that VM (repeatable)
   --lock VMID=LOCK         put a lock (backup, migrate, ...) on a VM's config (repeatable)
+  --node-net-dev NODE=PATH the node's taps are real: read their counters from PATH on every
+                           request, a /proc/net/dev file (/proc/PID/net/dev) or a network
+                           namespace (/run/netns/NAME); other nodes' taps are simulated
 Access:
   --token USER@REALM!NAME=SECRET[:PRIV,...]   an API token (repeatable; default privileges: all)
   --user NAME@REALM=PASSWORD[:PRIV,...]       a user for tickets (repeatable)
@@ -185,6 +190,13 @@ int main(int argc, char** argv) {
       hooks.push_back(vmid_assignment(opt, value()));
     } else if (opt == "--lock") {
       locks.push_back(vmid_assignment(opt, value()));
+    } else if (opt == "--node-net-dev") {
+      const std::string v = value();
+      const std::size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) usage_error("--node-net-dev wants NODE=PATH");
+      if (!sim_options.node_net_dev.emplace(v.substr(0, eq), v.substr(eq + 1)).second) {
+        usage_error("--node-net-dev: node " + v.substr(0, eq) + " given twice");
+      }
     } else if (opt == "--latency-ms") {
       faults.latency_ms = to_int(opt, value());
     } else if (opt == "--error-rate") {
@@ -256,6 +268,11 @@ int main(int argc, char** argv) {
     if (vm == nullptr) usage_error("--lock: no guest " + std::to_string(vmid));
     if (!lock_values.contains(lock)) usage_error("--lock: '" + lock + "' is not a Proxmox lock value");
     vm->conf["lock"] = lock;
+  }
+  for (const auto& [node, path] : sim_options.node_net_dev) {
+    if (std::ranges::find(cluster.nodes, node) == cluster.nodes.end()) usage_error("--node-net-dev: no node " + node);
+    // Unreadable now is a usage error; later (a namespace gone) it is what Proxmox shows: no taps.
+    if (auto read = read_net_dev(path); !read.text) usage_error("--node-net-dev " + node + ": " + read.error);
   }
   if (tokens.empty() && users.empty()) std::cerr << "pvesim: warning: no --token or --user given; nobody can log in\n";
 

@@ -150,4 +150,24 @@ std::string print_net(const NetValue& net) {
   return out;
 }
 
+// Does a netN change need the device unplugged and plugged again (vmconfig_update_net)?
+bool needs_replug(const std::string& old_text, const std::string& new_text) {
+  auto o = parse_net("net", old_text).value;
+  auto n = parse_net("net", new_text).value;
+  if (!o || !n) return true;
+  auto get = [](const NetValue& v, const std::string& k) -> std::optional<std::string> {
+    auto it = v.fields.find(k);
+    if (it == v.fields.end()) return std::nullopt;
+    return it->second;
+  };
+  auto num_ne = [&](const std::string& k) {
+    auto a = get(*o, k), b = get(*n, k);
+    if (!a && !b) return false;
+    if (!a || !b) return true;
+    return std::stod(*a) != std::stod(*b);
+  };
+  return get(*o, "model") != get(*n, "model") || get(*o, "macaddr") != get(*n, "macaddr") || num_ne("queues") ||
+         num_ne("mtu") || !(get(*o, "bridge") && get(*n, "bridge"));
+}
+
 }  // namespace pvesim

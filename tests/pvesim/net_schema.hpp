@@ -25,4 +25,8 @@ std::string print_net(const NetValue& net);
 
 bool is_net_key(std::string_view key);
 
+// Does a netN change need the device unplugged and plugged again (qemu-server
+// vmconfig_update_net)? Such a re-plug also makes a new tap device, whose counters start at 0.
+bool needs_replug(const std::string& old_text, const std::string& new_text);
+
 }  // namespace pvesim

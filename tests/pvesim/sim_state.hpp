@@ -20,6 +20,23 @@ struct PendingDelete {
   bool force = false;
 };
 
+// A tap device's byte counters in Proxmox's names, which are the guest's view (qemu-server
+// PVE/QemuServer.pm, sub vmstatus): netin = what the tap transmitted (to the guest),
+// netout = what the tap received (from the guest).
+struct TapCounters {
+  std::uint64_t netin = 0;
+  std::uint64_t netout = 0;
+};
+
+// The counters pvesim keeps for a simulated VM's tap (no real tap: nobody's bytes cross it, only
+// the admin API's). They belong to one tap: the QEMU "process" (pid) and the netN value it was
+// plugged with; a new start or a re-plug makes a new tap, which counts from 0 again.
+struct SyntheticTap {
+  std::int64_t pid = 0;
+  std::string net;
+  TapCounters counters;
+};
+
 struct Vm {
   int vmid = 0;
   std::string node;
@@ -30,6 +47,7 @@ struct Vm {
   bool running = false;
   std::int64_t pid = 0;
   std::int64_t started_at = 0;  // unix seconds
+  std::map<int, SyntheticTap> synthetic_taps;  // by N of netN; see tap_counters.hpp
   std::string hook;             // command run on start/shutdown/stop/hotplug-nic
   std::timed_mutex file_lock;   // qemu-server's flock on the config (lock_config, 10 s)
 

@@ -302,26 +302,6 @@ HotplugFeatures parse_hotplug(const Config& conf) {
   return f;
 }
 
-// Does a netN change need the device unplugged and plugged again (vmconfig_update_net)?
-bool needs_replug(const std::string& old_text, const std::string& new_text) {
-  auto o = parse_net("net", old_text).value;
-  auto n = parse_net("net", new_text).value;
-  if (!o || !n) return true;
-  auto get = [](const NetValue& v, const std::string& k) -> std::optional<std::string> {
-    auto it = v.fields.find(k);
-    if (it == v.fields.end()) return std::nullopt;
-    return it->second;
-  };
-  auto num_ne = [&](const std::string& k) {
-    auto a = get(*o, k), b = get(*n, k);
-    if (!a && !b) return false;
-    if (!a || !b) return true;
-    return std::stod(*a) != std::stod(*b);
-  };
-  return get(*o, "model") != get(*n, "model") || get(*o, "macaddr") != get(*n, "macaddr") || num_ne("queues") ||
-         num_ne("mtu") || !(get(*o, "bridge") && get(*n, "bridge"));
-}
-
 std::vector<std::string> split_path(std::string_view path) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -708,7 +688,19 @@ struct Handlers {
     return data_response(std::move(out));
   }
 
-  bj::object guest_entry(const Vm& vm) {
+  // The VM's taps as its node shows them: the node's real devices (--node-net-dev; read at most
+  // once per request, into `devices`) or the simulated ones. Caller holds sim.mutex_.
+  Taps taps_of(const Vm& vm, std::map<std::string, NetDev>& devices) {
+    if (!sim.net_devs_.real(vm.node)) return synthetic_taps(vm);
+    auto it = devices.find(vm.node);
+    if (it == devices.end()) it = devices.emplace(vm.node, sim.net_devs_.read(vm.node).devices).first;
+    return real_taps(it->second, vm.vmid);
+  }
+
+  // netin/netout are vmstatus's sums over the VM's taps. /cluster/resources takes them from the
+  // RRD pvestatd broadcasts (pve-manager PVE/API2Tools.pm extract_vm_stats), up to one 10 s cycle
+  // old in Proxmox; pvesim's are live. LXC guests' veth devices are not emulated: 0.
+  bj::object guest_entry(const Vm& vm, const Taps& taps) {
     const Config c = vm.conf;
     auto get = [&](const char* k, const std::string& fallback) {
       auto it = c.find(k);
@@ -733,8 +725,9 @@ struct Handlers {
     e["maxdisk"] = 34359738368LL;
     e["disk"] = 0;
     e["uptime"] = vm.running ? std::max<std::int64_t>(1, now() - vm.started_at) : 0;
-    e["netin"] = 0;
-    e["netout"] = 0;
+    const TapCounters net = total(taps);
+    e["netin"] = net.netin;
+    e["netout"] = net.netout;
     e["diskread"] = 0;
     e["diskwrite"] = 0;
     if (auto l = c.find("lock"); l != c.end()) e["lock"] = l->second;
@@ -746,13 +739,15 @@ struct Handlers {
     validate(p, {{"type", {ParamSpec::Kind::enumeration, 0, 0, {"vm", "storage", "node", "sdn"}}}});
     const std::string type = single(p, "type").value_or("");
     std::lock_guard lock(sim.mutex_);
+    std::map<std::string, NetDev> devices;
     bj::array out;
     if (type.empty() || type == "node") {
       for (const auto& n : sim.cluster_.nodes) out.push_back(node_entry(n));
     }
     if (type.empty() || type == "vm") {
       for (const auto& [vmid, vm] : sim.cluster_.vms) {
-        if (allowed(c, "VM.Audit")) out.push_back(guest_entry(*vm));  // entries without VM.Audit are left out
+        // entries without VM.Audit are left out
+        if (allowed(c, "VM.Audit")) out.push_back(guest_entry(*vm, taps_of(*vm, devices)));
       }
     }
     return data_response(std::move(out));
@@ -762,10 +757,11 @@ struct Handlers {
     validate(p, {{"node", text()}, {"full", boolean()}});
     std::lock_guard lock(sim.mutex_);
     require_node(node);
+    std::map<std::string, NetDev> devices;
     bj::array out;
     for (const auto& [vmid, vm] : sim.cluster_.vms) {
       if (vm->node != node || vm->type != "qemu" || !allowed(c, "VM.Audit")) continue;
-      auto e = guest_entry(*vm);
+      auto e = guest_entry(*vm, taps_of(*vm, devices));
       e["cpus"] = e["maxcpu"];
       if (vm->running) {
         e["pid"] = vm->pid;
@@ -782,7 +778,7 @@ struct Handlers {
     require_node(node);
     bj::array out;
     for (const auto& [vmid, vm] : sim.cluster_.vms) {
-      if (vm->node == node && vm->type == "lxc" && allowed(c, "VM.Audit")) out.push_back(guest_entry(*vm));
+      if (vm->node == node && vm->type == "lxc" && allowed(c, "VM.Audit")) out.push_back(guest_entry(*vm, {}));
     }
     return data_response(std::move(out));
   }
@@ -866,7 +862,9 @@ struct Handlers {
     validate(p, {{"node", text()}, {"vmid", text()}});
     std::lock_guard lock(sim.mutex_);
     Vm& vm = audited_vm(c, node, vmid);
-    auto e = guest_entry(vm);
+    std::map<std::string, NetDev> devices;
+    const Taps taps = taps_of(vm, devices);
+    auto e = guest_entry(vm, taps);
     bj::object out;
     for (const char* k : {"vmid", "name", "status", "maxmem", "mem", "maxdisk", "disk", "uptime", "netin", "netout",
                           "diskread", "diskwrite", "cpu", "lock", "tags"}) {
@@ -882,6 +880,10 @@ struct Handlers {
     } else {
       out["qmpstatus"] = "stopped";
     }
+    // vmstatus($vmid, 1) adds "nics" for every tap of the VM the node has, whatever the VM's state
+    // (a stopped VM has none, so no "nics"; a paused one keeps its taps). Not in the returns
+    // schema, which pve-common's RESTHandler does not check by default.
+    if (!taps.empty()) out["nics"] = nics_json(taps);
     return data_response(std::move(out));
   }
 
@@ -1403,6 +1405,29 @@ struct Handlers {
     return v;
   }
 
+  // GET|PUT /pvesim/vms/{vmid}/nic-counters, POST .../nic-counters/advance: a VM's taps as
+  // status/current shows them; setting or advancing is for simulated taps only.
+  ApiResponse nic_counters(const ApiRequest& req, const std::vector<std::string>& seg) {
+    const bool advance = seg.size() == 5 && seg[4] == "advance" && req.method == "POST";
+    const bool set = seg.size() == 4 && req.method == "PUT";
+    if (!advance && !set && !(seg.size() == 4 && req.method == "GET")) {
+      throw HttpError{404, "unknown pvesim admin call " + req.method + " " + req.target, {}};
+    }
+    auto body = json_body(req);
+    std::lock_guard lock(sim.mutex_);
+    Vm* vm = sim.cluster_.find(std::stoi(seg[2]));
+    if (vm == nullptr) throw HttpError{404, "no guest " + seg[2], {}};
+    if ((advance || set) && sim.net_devs_.real(vm->node)) {
+      throw HttpError{409, "node " + vm->node + " has real taps (--node-net-dev " + *sim.net_devs_.path(vm->node) +
+                               "): only bytes through them move their counters", {}};
+    }
+    if (advance || set) {
+      if (auto err = change_synthetic_taps(*vm, body, advance); !err.empty()) throw HttpError{400, err, {}};
+    }
+    std::map<std::string, NetDev> devices;
+    return data_response(nics_json(taps_of(*vm, devices)));
+  }
+
   ApiResponse admin_route(const ApiRequest& req, const std::vector<std::string>& seg) {
     const std::string& m = req.method;
     auto is = [&](std::initializer_list<const char*> parts) {
@@ -1480,6 +1505,24 @@ struct Handlers {
       }
       return data_response(std::move(out));
     }
+    if (m == "GET" && is({"pvesim", "nodes", "*", "net-dev"})) {
+      // What pvesim reads as the node's /proc/net/dev: to check --node-net-dev points at the
+      // right network namespace (the lab's taps are there).
+      const std::string& node = seg[2];
+      auto path = sim.net_devs_.path(node);
+      if (!path) throw HttpError{404, "node " + node + " has no --node-net-dev (its taps are simulated)", {}};
+      auto read = sim.net_devs_.read(node);
+      bj::object devices;
+      for (const auto& [name, line] : read.devices) {
+        devices[name] = bj::object{{"receive", line.receive}, {"transmit", line.transmit}};
+      }
+      return data_response(bj::object{{"path", *path},
+                                      {"error", read.error.empty() ? bj::value(nullptr) : bj::value(read.error)},
+                                      {"devices", std::move(devices)}});
+    }
+    if (seg.size() >= 4 && seg[0] == "pvesim" && seg[1] == "vms" && seg[3] == "nic-counters") {
+      return nic_counters(req, seg);
+    }
     if (seg.size() == 4 && seg[0] == "pvesim" && seg[1] == "vms") {
       std::lock_guard lock(sim.mutex_);
       Vm* vm = sim.cluster_.find(std::stoi(seg[2]));
@@ -1519,7 +1562,11 @@ struct Handlers {
 // ---------------------------------------------------------------------------------------------
 
 Simulator::Simulator(Cluster cluster, SimOptions options, Faults faults, std::uint64_t seed)
-    : cluster_(std::move(cluster)), options_(std::move(options)), faults_(std::move(faults)), rng_(seed) {}
+    : cluster_(std::move(cluster)),
+      options_(std::move(options)),
+      net_devs_(options_.node_net_dev),
+      faults_(std::move(faults)),
+      rng_(seed) {}
 
 Simulator::~Simulator() { wait_for_tasks(); }
 

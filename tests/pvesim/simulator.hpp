@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim_state.hpp"
+#include "tap_counters.hpp"
 
 namespace pvesim {
 
@@ -71,6 +72,8 @@ struct SimOptions {
   std::string version = "9.0.3";
   std::string fingerprint;  // of the server certificate, for /nodes ssl_fingerprint
   bool log_requests = false;
+  // Nodes whose taps are real: node -> its /proc/net/dev (a file, or a network namespace file).
+  std::map<std::string, std::string> node_net_dev;
 };
 
 class Simulator {
@@ -117,6 +120,7 @@ class Simulator {
 
   Cluster cluster_;
   SimOptions options_;
+  NodeNetDevs net_devs_;  // thread-safe on its own
   Faults faults_;
   std::mt19937_64 rng_;
 

@@ -96,6 +96,24 @@ def test_idle_links():
                   f"idle {link} {d} moved {after[link][d] - before[link][d]} B in 10 s")
 
 
+def test_host_taps():
+    """The hypervisor's view (pvesim reading the switch namespace's taps, as Proxmox reads its node's
+    /proc/net/dev): a read over link2 moves net1's tap netin by the probe, net0's by ≈ 0; and every
+    "nics" value agrees with the kernel's tap counters, direction swapped."""
+    apply("clean-link2")
+    api = pvesim.api()
+    tap = {key: f"tap{topo.GUEST_VMID}i{key[3:]}" for key in ("net0", "net1", "net2")}
+    consistent = pvesim.check_taps()
+    check(sorted(consistent["nics"]) == sorted(tap.values()), f"one tap per NIC: {show(consistent)}")
+    before = api.nics()
+    read("/mnt/movies")
+    after = api.nics()
+    moved = {key: after[t]["netin"] - before[t]["netin"] for key, t in tap.items()}
+    check(PROBE <= moved["net1"] <= PROBE * 1.1, f"net1's tap netin moved {moved['net1']} B for a {PROBE} B read")
+    check(moved["net0"] < NOISE, f"net0's tap netin moved {moved['net0']} B (expected ≈ 0)")
+    pvesim.check_taps()
+
+
 def test_ansible_modules():
     """Real ansible-playbook over SSH with the pinned host key: facts and ansible.posix.mount."""
     state = lab.read_state()

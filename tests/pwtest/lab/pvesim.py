@@ -3,6 +3,10 @@
 `lab up` starts pvesim on loopback with the guest (vmid 101 on pve1) in its state file and
 tests/lab/vm-hook as that VM's hook, then boots the guest with POST .../status/start. Every
 power or NIC change afterwards goes through the API, as pathwarden's would.
+
+pve1's taps are the real ones: pvesim reads pve1's /proc/net/dev inside the switch namespace
+(--node-net-dev pve1=/run/netns/NS), where QEMU's taps tap<vmid>i<N> live, so status/current's
+"nics" are the bytes that really crossed each tap (check it: tests/lab/lab taps).
 """
 import glob
 import json
@@ -23,6 +27,9 @@ from .common import LabError, log, pid_alive, pid_cmdline, read_pidfile, wait_un
 HOOK = os.path.join(LAB, "vm-hook")
 TOKEN_ID = "root@pam!pwlab"
 TASK_TIMEOUT = 900
+# The node's /proc/net/dev as Proxmox reads it: the switch namespace, where the taps are (a
+# namespace file survives QEMU restarts, unlike /proc/<qemu pid>/net/dev).
+NODE_NET_DEV = f"/run/netns/{topo.NETNS}"
 
 
 def _dir() -> str:
@@ -68,6 +75,7 @@ def start_and_boot_guest() -> dict:
     log_file = open(os.path.join(d, "pvesim.log"), "ab")
     proc = subprocess.Popen([binary, "--listen", "127.0.0.1", "--port", "0", "--ready-file", ready,
                              "--state", state_file, "--vm-hook", f"{topo.GUEST_VMID}={HOOK}",
+                             "--node-net-dev", f"{topo.GUEST_NODE}={NODE_NET_DEV}",
                              "--token", f"{TOKEN_ID}={secret}"],
                             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
                             start_new_session=True)
@@ -170,6 +178,37 @@ class Api:
 
     def pending(self) -> list:
         return self.request("GET", f"{self.base}/pending")
+
+    def nics(self) -> dict:
+        """status/current's per-tap counters: {"tap101i0": {"netin": B, "netout": B}, ...}."""
+        return self.request("GET", f"{self.base}/status/current").get("nics", {})
+
+
+def _tap_stats(ns: str) -> dict:
+    """Every tap's rx/tx bytes in the namespace, from the kernel (ip -s link), not from /proc/net/dev."""
+    links = json.loads(subprocess.run(["ip", "-n", ns, "-j", "-s", "link", "show", "type", "tun"],
+                                      stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                      check=True).stdout or "[]")
+    return {l["ifname"]: (l["stats64"]["rx"]["bytes"], l["stats64"]["tx"]["bytes"]) for l in links}
+
+
+def check_taps(state: dict = None) -> dict:
+    """The guest's "nics" against the kernel's tap counters, read before and after: each API value
+    must lie between them, with the direction swapped (netout = tap rx, netin = tap tx). Returns
+    {"nics", "taps"}; raises LabError on any disagreement."""
+    a = api(state)
+    before = _tap_stats(topo.NETNS)
+    nics = a.nics()
+    after = _tap_stats(topo.NETNS)
+    want = sorted(t for t in before if t.startswith(f"tap{topo.GUEST_VMID}i"))
+    if sorted(nics) != want:
+        raise LabError(f"status/current nics {sorted(nics)}, the namespace's taps of VM {topo.GUEST_VMID} {want}")
+    for tap, c in nics.items():
+        for member, i in (("netout", 0), ("netin", 1)):
+            if not before[tap][i] <= c[member] <= after.get(tap, before[tap])[i]:
+                raise LabError(f"{tap} {member} {c[member]}: the kernel's {'rx' if i == 0 else 'tx'} "
+                               f"was {before[tap][i]}..{after.get(tap, before[tap])[i]}")
+    return {"nics": nics, "taps": {t: {"rx": v[0], "tx": v[1]} for t, v in after.items()}}
 
 
 def api(state: dict = None) -> Api:
