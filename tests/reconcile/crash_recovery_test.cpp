@@ -12,10 +12,21 @@ namespace {
 
 struct Killed {};
 
-class KillingStorage final : public journal::JournalFile {
+// What happens at the N-th journal record: the process dies right after it reached the disk
+// (the storage throws, nothing after it runs), or the disk fills and it and every later
+// record fail (nothing throws: the engine must notice).
+enum class JournalFault { kill_after, full_from };
+
+class FaultyStorage final : public journal::JournalFile {
  public:
-  KillingStorage(std::unique_ptr<journal::JournalFile> inner, int* left) : inner_(std::move(inner)), left_(left) {}
+  FaultyStorage(std::unique_ptr<journal::JournalFile> inner, JournalFault fault, int* left)
+      : inner_(std::move(inner)), fault_(fault), left_(left) {}
   Status append(std::string_view line) override {
+    if (fault_ == JournalFault::full_from) {
+      if (*left_ == 0) return fail("No space left on device", inner_->describe());
+      --*left_;
+      return inner_->append(line);
+    }
     auto st = inner_->append(line);
     if (*left_ > 0 && --*left_ == 0) throw Killed{};
     return st;
@@ -26,66 +37,33 @@ class KillingStorage final : public journal::JournalFile {
 
  private:
   std::unique_ptr<journal::JournalFile> inner_;
+  JournalFault fault_;
   int* left_;
 };
 
-class KillingStore final : public journal::JournalStore {
+class FaultyStore final : public journal::JournalStore {
  public:
-  KillingStore(journal::JournalStore& inner, int appends_before_kill) : inner_(inner), left_(appends_before_kill) {}
+  // kill_after: the process dies after record N (N < 0: never). full_from: N records fit.
+  FaultyStore(journal::JournalStore& inner, JournalFault fault, int n) : inner_(inner), fault_(fault), left_(n) {}
   Result<std::unique_ptr<journal::JournalFile>> create(std::string_view id) override {
     auto s = inner_.create(id);
     if (!s) return s;
-    return std::unique_ptr<journal::JournalFile>(std::make_unique<KillingStorage>(std::move(*s), &left_));
+    return std::unique_ptr<journal::JournalFile>(std::make_unique<FaultyStorage>(std::move(*s), fault_, &left_));
   }
   Result<std::unique_ptr<journal::JournalFile>> open(std::string_view id) override { return inner_.open(id); }
   Result<std::vector<std::string>> list() override { return inner_.list(); }
   Status remove(std::string_view id) override { return inner_.remove(id); }
-  bool killed() const { return left_ == 0; }
+  bool struck() const { return left_ == 0; }
 
  private:
   journal::JournalStore& inner_;
-  int left_;
-};
-
-// A disk that fills: from the N-th record on, every append fails (and nothing throws).
-class FillingStorage final : public journal::JournalFile {
- public:
-  FillingStorage(std::unique_ptr<journal::JournalFile> inner, int* left) : inner_(std::move(inner)), left_(left) {}
-  Status append(std::string_view line) override {
-    if (*left_ == 0) return fail("No space left on device", inner_->describe());
-    --*left_;
-    return inner_->append(line);
-  }
-  Result<std::string> read_all() override { return inner_->read_all(); }
-  Status truncate(std::uint64_t size) override { return inner_->truncate(size); }
-  std::string describe() const override { return inner_->describe(); }
-
- private:
-  std::unique_ptr<journal::JournalFile> inner_;
-  int* left_;
-};
-
-class FillingStore final : public journal::JournalStore {
- public:
-  FillingStore(journal::JournalStore& inner, int appends_that_fit) : inner_(inner), left_(appends_that_fit) {}
-  Result<std::unique_ptr<journal::JournalFile>> create(std::string_view id) override {
-    auto s = inner_.create(id);
-    if (!s) return s;
-    return std::unique_ptr<journal::JournalFile>(std::make_unique<FillingStorage>(std::move(*s), &left_));
-  }
-  Result<std::unique_ptr<journal::JournalFile>> open(std::string_view id) override { return inner_.open(id); }
-  Result<std::vector<std::string>> list() override { return inner_.list(); }
-  Status remove(std::string_view id) override { return inner_.remove(id); }
-  bool filled() const { return left_ == 0; }
-
- private:
-  journal::JournalStore& inner_;
+  JournalFault fault_;
   int left_;
 };
 
 int appends_of_full_run(const std::string& options, bool queues) {
   SeedWorld w;
-  KillingStore counting(w.journals, -1);
+  FaultyStore counting(w.journals, JournalFault::kill_after, -1);
   auto engine = w.engine({}, &counting);
   (void)engine.reconcile(movies_policy(options, queues), false);
   int lines = 0;
@@ -103,7 +81,7 @@ void kill_at_every_step(const std::string& options, bool queues, bool tear_last_
     DYNAMIC_SECTION("killed after journal record " << n << " of " << total << (tear_last_record ? " (torn)" : "")) {
       SeedWorld w;
       const auto vm_before = w.vm().current;
-      KillingStore killing(w.journals, n);
+      FaultyStore killing(w.journals, JournalFault::kill_after, n);
       bool died = false;
       {
         auto engine = w.engine({}, &killing);
@@ -178,10 +156,10 @@ TEST_CASE("a journal that stops taking records at any record of a rolled-back ru
       SeedWorld w;
       misrouted(w);
       const auto vm_before = w.vm().current;
-      FillingStore filling(w.journals, n);
+      FaultyStore filling(w.journals, JournalFault::full_from, n);
       auto rep = w.engine({}, &filling).reconcile(movies_policy("[vers=3, _netdev]", true), false);
       INFO(report::render_text(rep));
-      REQUIRE(filling.filled());
+      REQUIRE(filling.struck());
       REQUIRE(rep.policies.size() == 1);
       const auto& p = rep.policies[0];
       CHECK(p.verdict != pw::report::Verdict::verified);
