@@ -39,10 +39,13 @@ bool succeeded(const PlaybookRun& run, const std::string& host) {
   return h != nullptr && (h->outcome == HostOutcome::ok || h->outcome == HostOutcome::changed);
 }
 
-verify::CounterSnapshot snapshot(const std::vector<guest::InterfaceCounters>& counters,
-                                 const std::vector<guest::InterfaceInfo>& interfaces, double at_seconds) {
-  return guest::counter_snapshot(counters, interfaces,
-                                 std::chrono::nanoseconds(static_cast<std::int64_t>(at_seconds * 1e9)));
+verify::CounterSnapshot snapshot(const guest::CounterRead& read, const std::vector<guest::InterfaceInfo>& interfaces,
+                                 double at_seconds) {
+  // A read that listed ifindexes joins by ifindex (renames between the read and the facts are
+  // seen); a recorded old-style read has none and joins by name.
+  return guest::counter_snapshot(read.counters, interfaces,
+                                 std::chrono::nanoseconds(static_cast<std::int64_t>(at_seconds * 1e9)),
+                                 read.ifindex.empty() ? nullptr : &read.ifindex);
 }
 
 class AnsibleGuestPort final : public guest::GuestPort {
@@ -127,14 +130,24 @@ class AnsibleGuestPort final : public guest::GuestPort {
       const auto& o = *obs->second;
       const auto& ifs = facts->second->interfaces;
       ProbeOutcome po;
-      const double t_before = o.baseline.empty() ? 0.0 : o.baseline_seconds;
-      po.samples.baseline_start = snapshot(o.baseline.empty() ? o.before : o.baseline, ifs, 0.0);
+      const double t_before = o.baseline ? o.baseline_seconds : 0.0;
+      po.samples.baseline_start = snapshot(o.baseline ? *o.baseline : o.before, ifs, 0.0);
       po.samples.baseline_end = snapshot(o.before, ifs, t_before);
       po.samples.before_probe = po.samples.baseline_end;
       po.samples.after_probe = snapshot(o.after, ifs, t_before + o.window_seconds);
-      po.run.bytes = o.dd ? o.dd->bytes : p.bytes;
+      po.connections_before = o.before.nfs_connections;
+      po.connections_after = o.after.nfs_connections;
+      po.run.requested_bytes = ((p.bytes + p.block_size - 1) / p.block_size) * p.block_size;
+      po.run.bytes = o.dd ? o.dd->bytes : (o.probe_rc == 0 ? po.run.requested_bytes : 0);
       po.run.direction = p.direction;
       po.run.wall_time = std::chrono::nanoseconds(static_cast<std::int64_t>(o.probe_seconds * 1e9));
+      if (o.probe_rc != 0) {
+        if (auto why = guest::dd_open_failure(o.probe_stderr)) po.run.open_error = *why;
+        else {
+          const auto line = guest::dd_error_line(o.probe_stderr);
+          po.run.error = (line.empty() ? "dd exited with status " + std::to_string(o.probe_rc) : line);
+        }
+      }
       po.after = std::move(*facts->second);
       out.emplace(h, std::move(po));
     }

@@ -155,14 +155,14 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Pl
     }
     ProbeObservation obs;
     obs.host = name;
-    auto counters_before = guest::parse_proc_net_dev(string_at((*before)->result, "stdout"), name + ":/proc/net/dev");
-    auto counters_after = guest::parse_proc_net_dev(string_at((*after)->result, "stdout"), name + ":/proc/net/dev");
-    if (!counters_before || !counters_after) {
-      out.emplace(name, std::unexpected(!counters_before ? counters_before.error() : counters_after.error()));
+    auto read_before = guest::parse_counter_read(string_at((*before)->result, "stdout"), name);
+    auto read_after = guest::parse_counter_read(string_at((*after)->result, "stdout"), name);
+    if (!read_before || !read_after) {
+      out.emplace(name, std::unexpected(!read_before ? read_before.error() : read_after.error()));
       continue;
     }
-    obs.before = std::move(*counters_before);
-    obs.after = std::move(*counters_after);
+    obs.before = std::move(*read_before);
+    obs.after = std::move(*read_after);
     obs.probe_seconds = delta_seconds(string_at((*probe)->result, "delta")).value_or(0);
     auto window_start = timestamp_seconds(string_at((*before)->result, "end"));
     auto window_end = timestamp_seconds(string_at((*after)->result, "start"));
@@ -172,18 +172,20 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Pl
     }
     obs.window_seconds = *window_end - *window_start;
     if (const auto* base = host.task(task::counters_baseline); base != nullptr && base->status != TaskResult::skipped) {
-      auto counters_base = guest::parse_proc_net_dev(string_at(base->result, "stdout"), name + ":/proc/net/dev");
+      auto read_base = guest::parse_counter_read(string_at(base->result, "stdout"), name);
       auto base_end = timestamp_seconds(string_at(base->result, "end"));
-      if (!counters_base || !base_end) {
-        out.emplace(name,
-                    std::unexpected(!counters_base ? counters_base.error()
-                                                   : Error{"the baseline's timestamps are unreadable", name, {}}));
+      if (!read_base || !base_end) {
+        out.emplace(name, std::unexpected(!read_base ? read_base.error()
+                                                     : Error{"the baseline's timestamps are unreadable", name, {}}));
         continue;
       }
-      obs.baseline = std::move(*counters_base);
+      obs.baseline = std::move(*read_base);
       obs.baseline_seconds = *window_start - *base_end;
     }
-    obs.dd = guest::parse_dd_summary(string_at((*probe)->result, "stderr"));
+    obs.probe_stderr = string_at((*probe)->result, "stderr");
+    if (const auto* rc = (*probe)->result.if_contains("rc"); rc != nullptr && rc->is_int64())
+      obs.probe_rc = static_cast<int>(rc->as_int64());
+    obs.dd = guest::parse_dd_summary(obs.probe_stderr);
     out.emplace(name, std::move(obs));
   }
   return out;

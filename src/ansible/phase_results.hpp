@@ -8,6 +8,7 @@
 
 #include "ansible/run_report.hpp"
 #include "diagnostics/error.hpp"
+#include "guest/counter_read.hpp"
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
 #include "guest/facts.hpp"
@@ -19,13 +20,15 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
 
 struct ProbeObservation {
   std::string host;
-  std::vector<guest::InterfaceCounters> baseline;  // empty without a baseline
-  double baseline_seconds = 0;                     // from the baseline read to the "before" read
-  std::vector<guest::InterfaceCounters> before;
-  std::vector<guest::InterfaceCounters> after;
+  std::optional<guest::CounterRead> baseline;  // absent without a baseline
+  double baseline_seconds = 0;                 // from the baseline read to the "before" read
+  guest::CounterRead before;
+  guest::CounterRead after;
   double probe_seconds = 0;            // the dd command's own run time
   double window_seconds = 0;           // from the end of the first counter read to the start of the second
   std::optional<guest::DdSummary> dd;  // bytes dd reports it moved
+  int probe_rc = 0;                    // dd's exit status (the task never fails the host)
+  std::string probe_stderr;
 };
 
 std::map<std::string, Result<ProbeObservation>> probe_observations_from(const PlaybookRun& report);

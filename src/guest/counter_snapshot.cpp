@@ -1,10 +1,20 @@
 #include "guest/counter_snapshot.hpp"
 
 namespace pw::guest {
+namespace {
+
+const InterfaceInfo* by_ifindex(const std::vector<InterfaceInfo>& interfaces, int ifindex) {
+  for (const auto& i : interfaces)
+    if (i.ifindex && *i.ifindex == ifindex) return &i;
+  return nullptr;
+}
+
+}  // namespace
 
 verify::CounterSnapshot counter_snapshot(const std::vector<InterfaceCounters>& counters,
                                          const std::vector<InterfaceInfo>& interfaces,
-                                         std::chrono::nanoseconds taken_at) {
+                                         std::chrono::nanoseconds taken_at,
+                                         const std::map<std::string, int, std::less<>>* ifindex_at_read) {
   verify::CounterSnapshot s;
   s.taken_at = taken_at;
   for (const auto& c : counters) {
@@ -13,7 +23,16 @@ verify::CounterSnapshot counter_snapshot(const std::vector<InterfaceCounters>& c
     ic.name = c.name;
     ic.rx_bytes = c.rx_bytes;
     ic.tx_bytes = c.tx_bytes;
-    if (const auto* i = find_interface(interfaces, c.name)) {
+    const InterfaceInfo* i = nullptr;
+    if (ifindex_at_read != nullptr) {
+      if (auto it = ifindex_at_read->find(c.name); it != ifindex_at_read->end()) {
+        ic.ifindex = it->second;
+        i = by_ifindex(interfaces, it->second);
+      }
+    } else {
+      i = find_interface(interfaces, c.name);
+    }
+    if (i != nullptr) {
       ic.mac = i->identity();
       ic.ifindex = i->ifindex;
       ic.upper_device = i->upper_device();

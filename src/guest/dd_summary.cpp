@@ -25,4 +25,22 @@ std::optional<DdSummary> parse_dd_summary(std::string_view stderr_text) {
   return found;
 }
 
+std::optional<std::string> dd_open_failure(std::string_view stderr_text) {
+  for (auto line : lines_of(stderr_text)) {
+    // GNU coreutils: "failed to open %s"; busybox dd: "can't open '%s': %s".
+    if (line.find("failed to open") == std::string_view::npos && line.find("can't open") == std::string_view::npos)
+      continue;
+    const auto colon = line.rfind(": ");
+    return std::string(colon == std::string_view::npos ? line : line.substr(colon + 2));
+  }
+  return std::nullopt;
+}
+
+std::string dd_error_line(std::string_view stderr_text) {
+  std::string_view last;
+  for (auto line : lines_of(stderr_text))
+    if (line.starts_with("dd:")) last = line;
+  return std::string(trim(last));
+}
+
 }  // namespace pw::guest

@@ -26,6 +26,8 @@ mark nfs_servers
 cat /proc/fs/nfsfs/servers 2>/dev/null || true
 mark nfs_connections
 ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
+mark addresses
+ip -o addr show 2>/dev/null || true
 for dir in /sys/class/net/*; do
   [ -e "$dir" ] || continue
   name=$(basename "$dir")
@@ -107,6 +109,8 @@ Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab
       st = take(parse_nfs_servers(s.body, where("/proc/fs/nfsfs/servers")), facts.nfs_servers);
     } else if (s.name == "nfs_connections") {
       st = take(parse_ss_tcp(s.body, where("ss")), facts.nfs_connections);
+    } else if (s.name == "addresses") {
+      st = take(parse_ip_addr(s.body, where("ip -o addr")), facts.addresses);
     } else if (s.name.starts_with("iface ")) {
       auto info = parse_interface_report(s.name.substr(6), s.body, where("/sys/class/net/" + s.name.substr(6)));
       if (!info)

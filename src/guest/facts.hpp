@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "diagnostics/error.hpp"
+#include "guest/addresses.hpp"
 #include "guest/connections.hpp"
 #include "guest/counters.hpp"
 #include "guest/fstab.hpp"
@@ -27,6 +28,7 @@ struct GuestFacts {
   std::vector<InterfaceCounters> counters;
   std::vector<InterfaceInfo> interfaces;
   std::vector<TcpConnection> nfs_connections;  // established, peer port 2049
+  std::vector<InterfaceAddress> addresses;     // ip -o addr: who owns a connection's local address
   std::vector<NfsServer> nfs_servers;
 };
 

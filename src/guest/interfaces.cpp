@@ -85,4 +85,14 @@ const InterfaceInfo* find_interface(const std::vector<InterfaceInfo>& interfaces
   return nullptr;
 }
 
+const InterfaceInfo* device_below(const std::vector<InterfaceInfo>& interfaces, std::string_view name) {
+  const InterfaceInfo* i = find_interface(interfaces, name);
+  // A stack is a few devices high; the bound also stops a (corrupt) cycle.
+  for (int depth = 0; i != nullptr && i->upper_device() && depth < 8; ++depth) {
+    if (i->lowers.size() != 1) return nullptr;
+    i = find_interface(interfaces, i->lowers.front());
+  }
+  return i != nullptr && !i->upper_device() ? i : nullptr;
+}
+
 }  // namespace pw::guest

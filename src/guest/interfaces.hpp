@@ -47,4 +47,9 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
 const InterfaceInfo* find_nic_interface(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& nic_mac);
 const InterfaceInfo* find_interface(const std::vector<InterfaceInfo>& interfaces, std::string_view name);
 
+// The device under an interface: itself when it is not stacked, else its lower device followed
+// down (a VLAN on a bridge on link2 → link2). Null when the way down forks (a bond of two NICs:
+// its traffic may take either) or leads to a device the guest did not report.
+const InterfaceInfo* device_below(const std::vector<InterfaceInfo>& interfaces, std::string_view name);
+
 }  // namespace pw::guest

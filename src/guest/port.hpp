@@ -36,6 +36,10 @@ using PerHost = std::map<std::string, GuestResult<T>>;
 struct ProbeOutcome {
   verify::CounterSamples samples;
   verify::ProbeRun run;
+  // The NFS connections (with their tcp_info byte counters, when the kernel gives them) read
+  // together with the "before" and "after" counter snapshots.
+  std::vector<TcpConnection> connections_before;
+  std::vector<TcpConnection> connections_after;
   GuestFacts after;  // mounts, connections, transports, interfaces after the probe
 };
 

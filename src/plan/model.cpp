@@ -260,6 +260,8 @@ json::value step_to_json(const Step& step) {
       o["inverse_activations"] = activations_json(s.inverse_activations);
     }
     void operator()(const VerifyPath& s) const {
+      o["vm"] = vm_json(s.vm);
+      o["nic"] = s.nic ? json::value(*s.nic) : json::value(nullptr);
       o["host"] = s.host;
       o["mount_point"] = s.mount_point;
       o["intended_mac"] = s.intended_mac.str();
@@ -323,6 +325,8 @@ Result<Step> step_from_json(const json::value& v) {
     step.action = s;
   } else if (kind == "verify") {
     VerifyPath s;
+    s.vm = r.vm("vm");
+    s.nic = r.opt_int32("nic");
     s.host = r.str("host");
     s.mount_point = r.str("mount_point");
     s.intended_mac = r.str("intended_mac");

@@ -64,6 +64,10 @@ struct ChangeFstab {
 // Prove the path with byte counters; no inverse. Carries everything the verifier needs, so an
 // applied plan file does not depend on the policy files still saying the same.
 struct VerifyPath {
+  // Whose tap counters the host side of the verification reads (status/current "nics"): the VM
+  // and N of the intended netN. vmid 0 or no nic: plans without them verify guest-side only.
+  proxmox::VmRef vm;
+  std::optional<int> nic;
   std::string host;
   std::string mount_point;
   net::MacAddress intended_mac;

@@ -328,6 +328,8 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
 
 VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended_mac) {
   VerifyPath v;
+  v.vm = {p.guest.node, p.guest.vmid};
+  v.nic = proxmox::net_index(p.nic.device);
   v.host = p.guest.host;
   v.mount_point = p.mount.path;
   v.intended_mac = std::move(intended_mac);

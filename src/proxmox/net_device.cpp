@@ -138,6 +138,11 @@ bool is_net_key(std::string_view key) {
   return n && *n >= 0 && *n <= 31 && !(key.size() == 5 && key[3] == '0');
 }
 
+std::optional<int> net_index(std::string_view key) {
+  if (!is_net_key(key)) return std::nullopt;
+  return static_cast<int>(*parse_integer(key.substr(3)));
+}
+
 Status validate_net_value(std::string_view key, std::string_view value) {
   if (key == "model") {
     if (is_model(value)) return {};

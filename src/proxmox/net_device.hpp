@@ -62,5 +62,7 @@ Status validate_net_value(std::string_view key, std::string_view value);
 
 // "net0".."net31"
 bool is_net_key(std::string_view key);
+// "net1" → 1; nullopt for anything is_net_key refuses.
+std::optional<int> net_index(std::string_view key);
 
 }  // namespace pw::proxmox

@@ -1,10 +1,10 @@
 #include "reconcile/audit.hpp"
 
 #include "net/mac_address.hpp"
-#include "plan/guest_requests.hpp"
 #include "proxmox/net_device.hpp"
 #include "plan/planner.hpp"
 #include "reconcile/evidence.hpp"
+#include "reconcile/measure.hpp"
 #include "reconcile/observer.hpp"
 #include "reconcile/run_reports.hpp"
 
@@ -13,7 +13,6 @@ namespace pw::reconcile {
 report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool probe) {
   auto rep = new_report(ctx_, report::RunMode::verify, "");
   auto observed = Observer(ctx_).observe(policies);
-  std::vector<guest::ProbeRequest> probes;
   std::vector<std::optional<plan::VerifyPath>> paths(policies.size());
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = policies[i];
@@ -38,29 +37,30 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       continue;
     }
     const plan::VerifyPath v = plan::verify_path_of(p, net::MacAddress(*spec->mac()));
-    if (probe) {
-      probes.push_back(plan::probe_request(v, v.probe_bytes));
-    } else {
+    if (!probe) {
       auto r = verify::verify_path(audit_input(v, *o.guest));
       pr.verification = verification_report(r, v, 0, 0);
       pr.verdict = verdict_of(r.verdict);
     }
     paths[i] = v;
   }
-  if (probe && !probes.empty()) {
-    auto outcomes = ctx_.d.guests.probe(probes);
+  if (probe) {
+    std::vector<MeasureRequest> requests;
+    std::vector<std::size_t> index;
     for (std::size_t i = 0; i < policies.size(); ++i) {
       if (!paths[i]) continue;
-      auto& pr = rep.policies[i];
-      auto it = outcomes.find(paths[i]->host);
-      if (it == outcomes.end() || !it->second) {
-        pr.verdict = report::Verdict::inconclusive;
-        pr.errors.push_back("probe: " + (it == outcomes.end() ? std::string("no result") : describe(it->second.error())));
-        continue;
-      }
-      auto r = verify::verify_path(probe_input(*paths[i], *it->second));
-      pr.verification = verification_report(r, *paths[i], paths[i]->probe_bytes, 1);
-      pr.verdict = verdict_of(r.verdict);
+      requests.push_back({&*paths[i], policies[i].name});
+      index.push_back(i);
+    }
+    const auto measured = measure(ctx_, requests);
+    for (std::size_t k = 0; k < requests.size(); ++k) {
+      auto& pr = rep.policies[index[k]];
+      const auto& m = measured[k];
+      for (const auto& n : m.notes) pr.notes.push_back(n);
+      for (const auto& e : m.errors) pr.errors.push_back(e);
+      if (!m.result) continue;
+      pr.verification = verification_report(*m.result, *requests[k].path, m.bytes, m.probes);
+      pr.verdict = verdict_of(m.result->verdict);
     }
   }
   rep.finished_at = journal::format_utc(ctx_.d.clock.now());

@@ -16,6 +16,7 @@ verify::DesiredPath desired_from(const plan::VerifyPath& v) {
   verify::DesiredPath d;
   d.intended_mac = v.intended_mac;
   d.mount_point = v.mount_point;
+  d.probe_file = v.probe_file;
   d.server = v.server;
   d.nas_addresses = v.nas_addresses;
   d.vers = v.vers;
@@ -42,6 +43,10 @@ verify::NfsEvidence evidence_from(const guest::GuestFacts& f, std::string_view m
     e.connections.push_back({c.local_address, static_cast<std::uint16_t>(c.local_port), c.peer_address,
                              static_cast<std::uint16_t>(c.peer_port)});
   }
+  for (const auto& a : f.addresses) {
+    const auto* below = guest::device_below(f.interfaces, a.interface);
+    e.local_addresses.push_back({a.address, a.interface, below ? below->identity() : net::MacAddress{}});
+  }
   for (const auto& s : f.mount_stats) {
     if (s.mount_point == mount_point) e.transport_count = static_cast<unsigned>(s.transports.size());
   }
@@ -51,11 +56,28 @@ verify::NfsEvidence evidence_from(const guest::GuestFacts& f, std::string_view m
   return e;
 }
 
-verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& out) {
+namespace {
+
+std::vector<verify::ConnectionCounters> connection_counters(const std::vector<guest::TcpConnection>& all) {
+  std::vector<verify::ConnectionCounters> out;
+  for (const auto& c : all)
+    out.push_back({{c.local_address, static_cast<std::uint16_t>(c.local_port), c.peer_address,
+                    static_cast<std::uint16_t>(c.peer_port)},
+                   c.bytes_received,
+                   c.bytes_acked});
+  return out;
+}
+
+}  // namespace
+
+verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& out,
+                                      verify::HostTapSamples host) {
   verify::VerificationInput in;
   in.desired = desired_from(v);
   in.evidence = evidence_from(out.after, v.mount_point, v.intended_mac);
-  in.measurement = verify::Measurement{out.samples, out.run};
+  in.measurement = verify::Measurement{out.samples, out.run,
+                                       {connection_counters(out.connections_before), connection_counters(out.connections_after)},
+                                       std::move(host)};
   in.interfaces = out.samples.after_probe;
   in.settings.min_share = v.min_share;
   in.settings.max_probe_bytes = v.max_probe_bytes;
@@ -99,6 +121,9 @@ report::Verification verification_report(const verify::VerificationResult& r, co
     for (const auto& rem : r.diagnosis->remedies) out.remedies.push_back(rem.text);
   }
   for (const auto& e : r.failed_preconditions) out.failed_preconditions.push_back(e.to_string());
+  out.signals = r.signals;
+  out.decided_by = r.decided_by;
+  if (r.carrier_net) out.carried_by = "net" + std::to_string(*r.carrier_net);
   return out;
 }
 

@@ -18,7 +18,9 @@ verify::NfsEvidence evidence_from(const guest::GuestFacts& facts, std::string_vi
                                   const net::MacAddress& intended_mac);
 
 // One probe's measurement and the NFS state right after it.
-verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& outcome);
+// `host`: the hypervisor's tap counters read around the probe run (or why there are none).
+verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& outcome,
+                                      verify::HostTapSamples host);
 // No probe: options, queues and connection addresses from one facts run.
 verify::VerificationInput audit_input(const plan::VerifyPath& v, const guest::GuestFacts& facts);
 

@@ -1,7 +1,6 @@
 #pragma once
-// The verify phase: the adaptive probe. Every run at its verify step probes at once (one
-// playbook for all guests); a measurement too small or too noisy to decide is grown or taken
-// again, up to EngineOptions::max_measurements, then the verdict decides the run's fate.
+// The verify phase: every run at its verify step is measured at once (measure.hpp: the adaptive
+// probe with the host's tap counters), then the verdict, on record first, decides the run's fate.
 #include <vector>
 
 #include "reconcile/context.hpp"

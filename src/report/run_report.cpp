@@ -131,6 +131,15 @@ json::value opt(const std::optional<T>& v) {
   return v ? json::value(*v) : json::value(nullptr);
 }
 
+json::array signals_json(const std::vector<verify::SignalReading>& signals) {
+  json::array out;
+  for (const auto& sig : signals)
+    out.push_back(json::object{{"signal", verify::to_string(sig.signal)},
+                               {"state", verify::to_string(sig.state)},
+                               {"detail", sig.detail}});
+  return out;
+}
+
 json::value verification_json(const Verification& v) {
   json::array ifs;
   for (const auto& i : v.interfaces) {
@@ -153,7 +162,10 @@ json::value verification_json(const Verification& v) {
                       {"exactly_old_number", opt(v.exactly_old_number)},
                       {"diagnosis", opt(v.diagnosis)},
                       {"remedies", strings(v.remedies)},
-                      {"failed_preconditions", strings(v.failed_preconditions)}};
+                      {"failed_preconditions", strings(v.failed_preconditions)},
+                      {"signals", signals_json(v.signals)},
+                      {"decided_by", v.decided_by ? json::value(verify::to_string(*v.decided_by)) : json::value(nullptr)},
+                      {"carried_by", opt(v.carried_by)}};
 }
 
 // Prometheus label values escape backslash, quote and newline.
@@ -242,6 +254,12 @@ std::string render_text(const RunReport& r, bool colour) {
       }
       if (v.throughput) out << "    throughput " << human_rate(*v.throughput) << "\n";
       if (v.exactly_old_number) out << "    " << paint("! " + *v.exactly_old_number, "33") << "\n";
+      for (const auto& sig : v.signals) {
+        const bool decided = v.decided_by && *v.decided_by == sig.signal;
+        out << "    " << (decided ? "▸ " : "  ") << sig.signal << ": " << sig.state << (decided ? " (decided)" : "") << " — "
+            << sig.detail << "\n";
+      }
+      if (v.carried_by) out << "    the host saw " << *v.carried_by << " carry the probe\n";
       if (v.diagnosis) out << "    diagnosis: " << *v.diagnosis << "\n";
       for (const auto& rem : v.remedies) out << "    remedy: " << rem << "\n";
       for (const auto& pre : v.failed_preconditions) out << "    precondition: " << pre << "\n";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "verify/direction.hpp"
+#include "verify/signals.hpp"
 
 namespace pw::report {
 
@@ -72,6 +73,12 @@ struct Verification {
   std::vector<std::string> remedies;
   std::vector<std::string> failed_preconditions;
   int probes = 0;  // measurements taken (the adaptive probe may grow)
+  // What the verdict rests on: each signal as read (guest counters, host taps, connection bytes,
+  // connection → interface), the one that decided, and for wrong-path the NIC the host saw
+  // carry the probe ("net0").
+  std::vector<verify::SignalReading> signals;
+  std::optional<verify::Signal> decided_by;
+  std::optional<std::string> carried_by;
 
   // An interface's bytes in the probe's direction (rx for a read, tx for a write).
   std::uint64_t probe_bytes_of(const InterfaceBytes& i) const {

@@ -37,9 +37,12 @@ struct CounterSnapshot {
 
 // What the probe did: read moves its bytes into the guest (rx), write out of it (tx).
 struct ProbeRun {
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;            // what the probe moved (dd's count)
   ProbeDirection direction = ProbeDirection::read;
   std::chrono::nanoseconds wall_time{0};
+  std::uint64_t requested_bytes = 0;  // what it was asked to move; 0 when unknown
+  std::optional<std::string> open_error{};  // dd could not open the probe file ("No such file or directory")
+  std::optional<std::string> error{};       // dd failed after opening it (I/O error, killed)
 };
 
 // The four snapshots of one measurement, in the order they were taken. The baseline pair, a

@@ -231,6 +231,7 @@ struct PathSignals {
   std::vector<TransportRefusal> refusals;
   std::vector<const NfsConnection*> to_server, to_other_nas;
   std::vector<const NfsConnection*> off_intended;  // connections to the NAS leaving from another interface
+  std::vector<const NfsConnection*> on_intended;   // ... and from the intended one
   std::optional<unsigned> max_connect;
   const EffectiveMount* mount = nullptr;
 };
@@ -249,8 +250,10 @@ PathSignals read_signals(const DesiredPath& d, const NfsEvidence& e, const net::
     else if (contains_address(d.nas_addresses, c.remote_address)) s.to_other_nas.push_back(&c);
     else continue;
     const bool carries_mount = s.address.empty() || same_address(c.remote_address, s.address);
-    if (const auto* o = owner_of(e, c.local_address); carries_mount && o && o->mac != intended_mac)
+    if (const auto* o = owner_of(e, c.local_address); carries_mount && o && o->mac.valid() && o->mac != intended_mac)
       s.off_intended.push_back(&c);
+    else if (carries_mount && o && o->mac == intended_mac)
+      s.on_intended.push_back(&c);
   }
   return s;
 }
@@ -361,10 +364,34 @@ PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const Counter
   return out;
 }
 
-bool evidence_shows_wrong_path(const DesiredPath& d, const NfsEvidence& e, const CounterSnapshot& interfaces) {
-  const auto intended = find_intended(interfaces, d.intended_mac);
-  const PathSignals s = read_signals(d, e, intended.found ? intended.found->mac : d.intended_mac);
-  return looks_trunked(s) || !s.off_intended.empty();
+SignalReading judge_connection_interface(const DesiredPath& d, const NfsEvidence& e) {
+  SignalReading r{Signal::connection_interface, SignalState::unavailable, {}};
+  const PathSignals s = read_signals(d, e, d.intended_mac);
+  if (looks_trunked(s)) {
+    r.state = SignalState::contradicted;
+    r.detail = d.mount_point + " uses " + (s.address.empty() ? std::string("another address of the NAS") : "addr=" + s.address) +
+               ", not " + d.server + ": its RPCs ride that address's connection (NFSv4.1 trunking)";
+    return r;
+  }
+  if (!s.off_intended.empty()) {
+    r.state = SignalState::contradicted;
+    r.detail = "the connection " + describe_connection(e, *s.off_intended.front()) + " leaves from another interface";
+    return r;
+  }
+  if (e.local_addresses.empty()) {
+    r.detail = "the guest's addresses (ip -o addr) are unknown: no connection can be tied to an interface";
+    return r;
+  }
+  if (!s.on_intended.empty()) {
+    r.state = SignalState::agreed;
+    r.detail = "the connection " + describe_connection(e, *s.on_intended.front()) + " leaves from the intended interface";
+    return r;
+  }
+  r.state = SignalState::undecided;
+  r.detail = s.to_server.empty() && s.to_other_nas.empty()
+                 ? "no connection to the NAS was seen"
+                 : "the mount's connections leave from addresses of no single known NIC (a bond of several?)";
+  return r;
 }
 
 }  // namespace pw::verify

@@ -11,6 +11,7 @@
 
 #include "diagnostics/error.hpp"
 #include "verify/counters.hpp"
+#include "verify/signals.hpp"
 #include "net/mac_address.hpp"
 
 namespace pw::verify {
@@ -43,13 +44,14 @@ struct NfsConnection {
 struct LocalAddress {
   std::string address;
   std::string interface_name;
-  net::MacAddress mac;
+  net::MacAddress mac;  // identity of the NIC below that interface; empty when there is no single one
 };
 
 // The path a policy wants. Addresses are IP addresses (names resolved by the caller).
 struct DesiredPath {
   net::MacAddress intended_mac;            // the Proxmox NIC's MAC
   std::string mount_point;
+  std::string probe_file;                  // absolute path in the guest
   std::string server;                      // the address the policy mounts
   std::vector<std::string> nas_addresses;  // the same NAS's other addresses
   std::optional<std::string> vers;         // "3", "4", "4.1", "4.2"; absent: not pinned
@@ -115,10 +117,10 @@ std::vector<Error> check_preconditions(const DesiredPath& desired, const NfsEvid
 PathDiagnosis diagnose(const DesiredPath& desired, const NfsEvidence& evidence, const CounterAnalysis* counters,
                        const ProbeRun* probe);
 
-// Evidence alone (no counters) that the path is wrong: the mount uses another address of the
-// NAS, or its connection leaves from an address of another interface.
-bool evidence_shows_wrong_path(const DesiredPath& desired, const NfsEvidence& evidence,
-                               const CounterSnapshot& interfaces);
+// The connection → interface signal: the mount's connection leaves from the intended NIC
+// (agreed), or the mount rides another address's transport / leaves from another NIC
+// (contradicted), whatever any counter says.
+SignalReading judge_connection_interface(const DesiredPath& desired, const NfsEvidence& evidence);
 
 // "4.2" → 2, "4.1" → 1, "4.0" → 0; nullopt for "3", "4" (negotiated) or anything else.
 std::optional<int> nfs4_minor(std::string_view vers);

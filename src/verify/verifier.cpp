@@ -3,186 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "verify/counter_verdict.hpp"
+#include "verify/judges.hpp"
 #include "verify/text.hpp"
 
 namespace pw::verify {
-namespace {
-
-constexpr std::uint64_t kMiB = 1ull << 20;
-
-bool measurable(const CounterDelta& d) {
-  return d.issue == CounterIssue::none || d.issue == CounterIssue::no_baseline;
-}
-
-// Interfaces other than the intended one whose bytes say something: not stacked (their bytes
-// are counted below them too) and not sharing the intended NIC's MAC (a VLAN on it).
-std::vector<const CounterDelta*> other_interfaces(const CounterAnalysis& a) {
-  const auto* intended = a.intended();
-  std::vector<const CounterDelta*> out;
-  for (const auto& d : a.deltas) {
-    if (d.intended || d.upper_device || !measurable(d)) continue;
-    if (intended && d.mac == intended->mac) continue;
-    out.push_back(&d);
-  }
-  return out;
-}
-
-std::uint64_t round_up_mib(double bytes) {
-  return static_cast<std::uint64_t>(std::ceil(bytes / static_cast<double>(kMiB))) * kMiB;
-}
-
-// The share of the probe window a bigger probe stretches: the probe's own run time. The rest
-// (reading the counters, starting the probe) stays as long whatever the probe size.
-double probe_part_of_window(const CounterAnalysis& a, const ProbeRun& probe) {
-  if (probe.wall_time.count() <= 0 || a.probe_window.count() <= 0) return 1.0;
-  return std::clamp(static_cast<double>(probe.wall_time.count()) / static_cast<double>(a.probe_window.count()), 0.0, 1.0);
-}
-
-// The uncertainty of a set of interfaces, in shares of the current probe. Fixed: the noise floor
-// and the background accumulated while no probe ran (both shrink against a bigger probe).
-// Scaling: the background accumulated during the probe itself (grows with the probe's duration,
-// so its share stays whatever the probe size).
-struct Noise {
-  double floor = 0;
-  double background = 0;
-  std::string noisiest;
-  double noisiest_background = -1;
-
-  void add(const CounterDelta& d, const NoiseModel& model, double p, double probe_part) {
-    const double f = static_cast<double>(std::min(d.uncertainty, model.floor_bytes));
-    const double bg = static_cast<double>(d.uncertainty) - f;
-    floor += (f + bg * (1.0 - probe_part)) / p;
-    background += bg * probe_part / p;
-    if (bg > noisiest_background) { noisiest_background = bg; noisiest = d.name; }
-  }
-};
-
-// Grow the probe until the estimate's distance from the threshold (margin, in shares) clears
-// the noise; when background alone covers the margin, a bigger probe cannot decide either.
-ProbeAdvice advise_growth(const Noise& noise, double margin, const ProbeRun& probe, const VerifySettings& s) {
-  ProbeAdvice advice;
-  advice.next = NextStep::give_up;
-  if (noise.background >= margin) {
-    advice.reason = "background traffic on " + noise.noisiest +
-                    " is too strong against the probe's rate for any probe size; verify when the guest is quieter";
-    return advice;
-  }
-  if (probe.bytes >= s.max_probe_bytes) {
-    advice.reason = "the probe is already at its maximum of " + text::binary_bytes(static_cast<double>(s.max_probe_bytes));
-    return advice;
-  }
-  const double p = static_cast<double>(probe.bytes);
-  const double needed = 1.25 * noise.floor * p / (margin - noise.background);
-  advice.next = NextStep::grow_probe;
-  advice.probe_bytes = std::min(round_up_mib(std::max(2 * p, needed)), s.max_probe_bytes);
-  advice.reason = "the signal is too small against the noise: probe again with " + text::binary_bytes(static_cast<double>(advice.probe_bytes));
-  return advice;
-}
-
-std::string share_line(const CounterDelta& d, const ProbeRun& probe) {
-  return d.name + " " + text::percent(static_cast<double>(d.net(probe.direction)) / static_cast<double>(probe.bytes));
-}
-
-// Where the bytes went, for the one-line summary: the intended NIC and any other with ≥ 5 %.
-std::string where_bytes_went(const CounterAnalysis& a, const ProbeRun& probe) {
-  std::string out;
-  auto add = [&](std::string s) { out += (out.empty() ? "" : ", ") + std::move(s); };
-  if (const auto* i = a.intended()) add(share_line(*i, probe) + " (intended)");
-  for (const auto* d : other_interfaces(a))
-    if (static_cast<double>(d->net(probe.direction)) >= 0.05 * static_cast<double>(probe.bytes)) add(share_line(*d, probe));
-  return out;
-}
-
-struct CounterVerdict {
-  Verdict verdict = Verdict::inconclusive;
-  std::string summary;
-  ProbeAdvice advice;
-};
-
-CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, const VerifySettings& s) {
-  CounterVerdict out;
-  const std::string what = probe.direction == ProbeDirection::read ? "read" : "write";
-  if (probe.bytes == 0) {
-    out.summary = "the probe moved no bytes";
-    out.advice = {NextStep::give_up, 0, "check the probe file and the probe size"};
-    return out;
-  }
-  const CounterDelta* intended = a.intended();
-  if (!intended) {
-    out.summary = "the intended interface was not found in the counter snapshots";
-    out.advice = {NextStep::remeasure, probe.bytes, "the NIC was missing when the counters were read"};
-    return out;
-  }
-  if (!measurable(*intended) || intended->issue == CounterIssue::no_baseline) {
-    out.summary = intended->name + ": " + std::string(to_string(intended->issue)) + ", its bytes cannot be counted";
-    out.advice = {NextStep::remeasure, probe.bytes, "take a new baseline (the NIC was re-plugged or reset) and probe again"};
-    return out;
-  }
-  for (const auto& d : a.deltas) {
-    if (d.issue == CounterIssue::reset && !d.upper_device) {
-      out.summary = d.name + ": counters reset during the measurement";
-      out.advice = {NextStep::remeasure, probe.bytes, "take a new baseline and probe again"};
-      return out;
-    }
-  }
-
-  const double p = static_cast<double>(probe.bytes);
-  const auto dir = probe.direction;
-  const double net = static_cast<double>(intended->net(dir));
-  const double u = static_cast<double>(intended->uncertainty);
-  const double low = (net - u) / p, high = (net + u) / p;
-
-  // What all interfaces together carried beyond their background, at worst and at best.
-  const auto others = other_interfaces(a);
-  double elsewhere_max = 0, seen_low = std::max(0.0, net - u) / p, seen_high = std::max(0.0, net + u) / p;
-  const CounterDelta* strongest = nullptr;
-  for (const auto* d : others) {
-    const double dnet = static_cast<double>(d->net(dir)), du = static_cast<double>(d->uncertainty);
-    const double lo = std::max(0.0, dnet - du) / p;
-    seen_low += lo;
-    seen_high += std::max(0.0, dnet + du) / p;
-    if (lo > elsewhere_max) { elsewhere_max = lo; strongest = d; }
-  }
-
-  if (low >= s.min_share) {
-    if (strongest && elsewhere_max > 1.0 - s.min_share) {
-      // The intended NIC got enough bytes, but so did another: one of them is unrelated traffic.
-      out.summary = "both " + intended->name + " and " + strongest->name + " moved the probe's worth of bytes";
-      out.advice = {NextStep::remeasure, probe.bytes, "unrelated traffic disturbed the measurement; probe again"};
-      return out;
-    }
-    out.verdict = Verdict::verified;
-    out.summary = text::percent(net / p) + " of the probe's " + text::binary_bytes(p) + " " + what + " took " + intended->name;
-    return out;
-  }
-  const double probe_part = probe_part_of_window(a, probe);
-  Noise intended_noise;
-  intended_noise.add(*intended, s.noise, p, probe_part);
-  if (high < s.min_share) {
-    if (seen_low >= s.min_seen_share) {
-      out.verdict = Verdict::wrong_path;
-      out.summary = "the probe's " + text::binary_bytes(p) + " " + what + " did not take " + intended->name + ": " + where_bytes_went(a, probe);
-      return out;
-    }
-    if (seen_high < s.min_seen_share) {
-      out.summary = "the probe's " + text::binary_bytes(p) + " showed on no interface";
-      out.advice = {NextStep::give_up, 0,
-                    "a cached read or a probe file shorter than the probe size moves nothing: read with O_DIRECT from a large enough file"};
-      return out;
-    }
-    // Clearly not on the intended NIC, but where it went is lost in the others' noise.
-    Noise all = intended_noise;
-    for (const auto* d : others) all.add(*d, s.noise, p, probe_part);
-    out.advice = advise_growth(all, std::abs((seen_low + seen_high) / 2 - s.min_seen_share), probe, s);
-  } else {
-    out.advice = advise_growth(intended_noise, std::abs(net / p - s.min_share), probe, s);
-  }
-  out.summary = "the probe's bytes cannot be told from the background: " + intended->name + " " +
-                text::percent(std::max(0.0, low)) + "–" + text::percent(high) + " of the probe";
-  return out;
-}
-
-}  // namespace
 
 std::string_view to_string(Verdict v) {
   switch (v) {
@@ -221,11 +46,109 @@ std::optional<LineRateMatch> match_line_rate(double throughput, const std::vecto
   return best;
 }
 
+namespace {
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+// What must hold of the probe itself: its file could be opened and held the whole probe.
+void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Error>& out) {
+  const std::string& file = d.probe_file.empty() ? d.mount_point : d.probe_file;
+  const std::uint64_t want = probe.requested_bytes ? probe.requested_bytes : probe.bytes;
+  const std::string make = "create it in the guest: `dd if=/dev/urandom of=" + file + " bs=1M count=" +
+                           std::to_string((want + kMiB - 1) / kMiB) +
+                           "` (random data: compression and READ_PLUS cannot shrink what crosses the wire)";
+  if (probe.open_error) {
+    if (probe.direction == ProbeDirection::read)
+      out.push_back(Error{"the probe file " + file + " cannot be read: " + *probe.open_error, "guest file " + file, make});
+    else
+      out.push_back(Error{"the probe file " + file + " cannot be written: " + *probe.open_error, "guest file " + file,
+                          "check that " + d.mount_point + " is mounted read-write and writable for the SSH user"});
+    return;
+  }
+  if (probe.direction == ProbeDirection::read && !probe.error && probe.requested_bytes > 0 &&
+      probe.bytes < probe.requested_bytes) {
+    out.push_back(Error{"the probe file " + file + " holds only " + text::binary_bytes(static_cast<double>(probe.bytes)) +
+                            ", the probe reads " + text::binary_bytes(static_cast<double>(probe.requested_bytes)),
+                        "guest file " + file, "replace it with a larger one: " + make});
+  }
+}
+
+SignalReading guest_reading(const CounterVerdict& cv) {
+  SignalReading r{Signal::guest_counters, SignalState::undecided, cv.summary};
+  if (cv.verdict == Verdict::verified) r.state = SignalState::agreed;
+  else if (cv.verdict == Verdict::wrong_path) r.state = SignalState::contradicted;
+  return r;
+}
+
+const SignalReading& reading(const std::vector<SignalReading>& all, Signal s) {
+  for (const auto& r : all)
+    if (r.signal == s) return r;
+  static const SignalReading none{};
+  return none;
+}
+
+struct Decision {
+  Verdict verdict = Verdict::inconclusive;
+  std::string summary;
+  std::optional<Signal> decided_by;
+  ProbeAdvice advice;
+};
+
+// Weighs the signals. A contradiction from a signal nothing in the guest can fake (the host's
+// taps, the connections' own bytes) decides wrong-path; "verified" needs the guest's counters
+// consistent with the probe, no other link clearly carrying it, the host not contradicting, and
+// either the connections' bytes on the intended interface or (without them) the counters' net
+// share; evidence that the mount cannot be on the intended path vetoes it (inconclusive).
+Decision weigh(const std::vector<SignalReading>& sig, const CounterVerdict& cv) {
+  const auto& guest = reading(sig, Signal::guest_counters);
+  const auto& host = reading(sig, Signal::host_taps);
+  const auto& conn = reading(sig, Signal::connection_bytes);
+  const auto& iface = reading(sig, Signal::connection_interface);
+  auto is = [](const SignalReading& r, SignalState st) { return r.state == st; };
+  auto decide = [](Verdict v, const SignalReading& by, std::string summary = {}) {
+    return Decision{v, summary.empty() ? by.detail : std::move(summary), by.signal, {}};
+  };
+
+  if (is(host, SignalState::contradicted)) return decide(Verdict::wrong_path, host, "the host's tap counters: " + host.detail);
+  if (is(conn, SignalState::contradicted)) return decide(Verdict::wrong_path, conn);
+  if (is(guest, SignalState::contradicted) && !is(conn, SignalState::agreed)) return decide(Verdict::wrong_path, guest);
+  const bool veto = is(iface, SignalState::contradicted);
+  const bool conn_agrees = is(conn, SignalState::agreed);
+  if (conn_agrees && !cv.consistent && !veto)
+    return decide(Verdict::wrong_path, guest,
+                  "the NFS connections carried the probe, but the intended interface's counters did not see its bytes: " +
+                      cv.summary);
+  const bool counters_agree = conn_agrees ? cv.consistent : is(guest, SignalState::agreed);
+  if (veto) {
+    // Never verified; wrong-path needs bytes seen elsewhere (above), so this stays inconclusive.
+    if (!counters_agree && !conn_agrees) return Decision{Verdict::inconclusive, cv.summary + "; and " + iface.detail, iface.signal, cv.advice};
+    Decision d{Verdict::inconclusive, "the counters point to the intended NIC, but " + iface.detail, iface.signal, {}};
+    d.advice = {NextStep::give_up, 0, "the mount's own connection evidence contradicts the counters"};
+    return d;
+  }
+  if (conn_agrees && cv.consistent) {
+    if (!cv.elsewhere.empty()) {
+      Decision d{Verdict::inconclusive, "the NFS connections carried the probe on the intended interface, but " + cv.elsewhere +
+                                            " also moved a probe's worth of bytes",
+                 conn.signal, {}};
+      d.advice = {NextStep::remeasure, 0, "unrelated traffic disturbed the measurement; probe again"};
+      return d;
+    }
+    return decide(Verdict::verified, conn, conn.detail + "; " + cv.summary);
+  }
+  if (is(guest, SignalState::agreed)) return decide(Verdict::verified, guest);
+  Decision d{Verdict::inconclusive, cv.summary, std::nullopt, cv.advice};
+  return d;
+}
+
+}  // namespace
+
 VerificationResult verify_path(const VerificationInput& in) {
   VerificationResult out;
   const auto& s = in.settings;
   const CounterSnapshot& now = in.measurement ? in.measurement->samples.after_probe : in.interfaces;
   out.failed_preconditions = check_preconditions(in.desired, in.evidence, now);
+  if (in.measurement) check_probe_run(in.desired, in.measurement->probe, out.failed_preconditions);
 
   std::optional<CounterAnalysis> analysis;
   if (in.measurement) {
@@ -251,10 +174,12 @@ VerificationResult verify_path(const VerificationInput& in) {
     return out;
   }
 
-  const bool evidence_wrong = evidence_shows_wrong_path(in.desired, in.evidence, now);
+  const SignalReading iface = judge_connection_interface(in.desired, in.evidence);
   if (!in.measurement) {
-    if (evidence_wrong) {
+    out.signals.push_back(iface);
+    if (iface.state == SignalState::contradicted) {
       out.verdict = Verdict::wrong_path;
+      out.decided_by = iface.signal;
       out.diagnosis = diagnose(in.desired, in.evidence, nullptr, nullptr);
       out.summary = std::string("the mount's connection does not use the intended link (") +
                     std::string(to_string(out.diagnosis->kind)) + ")";
@@ -266,14 +191,26 @@ VerificationResult verify_path(const VerificationInput& in) {
   }
 
   const auto& m = *in.measurement;
-  CounterVerdict cv = decide_counters(*analysis, m.probe, s);
-  out.verdict = cv.verdict;
-  out.summary = cv.summary;
-  out.advice = cv.advice;
-  if (cv.verdict == Verdict::wrong_path || (cv.verdict == Verdict::inconclusive && evidence_wrong))
+  if (m.probe.error) {
+    out.verdict = Verdict::inconclusive;
+    out.summary = "the probe failed: " + *m.probe.error;
+    out.advice = {NextStep::give_up, 0, "the probe's read or write did not finish"};
+    return out;
+  }
+  const CounterVerdict cv = decide_counters(*analysis, m.probe, s);
+  const auto connections = analyze_connections(m.connections, in.desired, in.evidence, m.probe.direction);
+  for (const auto& n : connections.notes) out.notes.push_back(n);
+  const auto host = judge_host_taps(m.host, m.probe, s);
+  out.signals = {guest_reading(cv), host.reading, judge_connections(connections, m.probe, s), iface};
+
+  const Decision d = weigh(out.signals, cv);
+  out.verdict = d.verdict;
+  out.summary = d.summary;
+  out.decided_by = d.decided_by;
+  out.advice = d.advice;
+  if (d.verdict == Verdict::wrong_path) out.carrier_net = host.carrier;
+  if (d.verdict == Verdict::wrong_path || (d.verdict == Verdict::inconclusive && iface.state == SignalState::contradicted))
     out.diagnosis = diagnose(in.desired, in.evidence, &*analysis, &m.probe);
-  if (cv.verdict == Verdict::verified && evidence_wrong)
-    out.notes.push_back("the counters prove the path although the mount's connection evidence points elsewhere");
   return out;
 }
 

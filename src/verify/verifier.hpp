@@ -8,33 +8,21 @@
 #include <vector>
 
 #include "diagnostics/error.hpp"
+#include "verify/connection_bytes.hpp"
 #include "verify/counters.hpp"
+#include "verify/host_taps.hpp"
 #include "verify/nfs_evidence.hpp"
+#include "verify/settings.hpp"
+#include "verify/signals.hpp"
+#include "verify/verdict.hpp"
 
 namespace pw::verify {
-
-// The verifier's part of the verdict contract (DESIGN.md); rolled-back and rollback-failed are
-// the engine's.
-enum class Verdict { verified, wrong_path, inconclusive, precondition_failed };
-
-std::string_view to_string(Verdict verdict);  // "verified", "wrong-path", ...
-
-struct VerifySettings {
-  double min_share = 0.9;       // of the probe's bytes, net of background, on the intended NIC
-  // Below this share found on all interfaces together, the probe's bytes went unseen (a cached
-  // read, a short file): nothing can be concluded.
-  double min_seen_share = 0.5;
-  std::uint64_t max_probe_bytes = 4ull << 30;  // growing the probe stops here
-  NoiseModel noise;
-  // "Exactly the old number": throughput within this band of another interface's line rate.
-  // A saturated link delivers 80–98 % of its line rate to NFS (the seed's 105 MB/s on 1 GbE is 84 %).
-  double line_rate_low = 0.80;
-  double line_rate_high = 1.02;
-};
 
 struct Measurement {
   CounterSamples samples;
   ProbeRun probe;
+  ConnectionSamples connections;  // the NFS connections' byte counters before and after the probe
+  HostTapSamples host;            // Proxmox's tap counters around the probe run
 };
 
 struct VerificationInput {
@@ -46,21 +34,6 @@ struct VerificationInput {
   // after-probe snapshot is used).
   CounterSnapshot interfaces;
   VerifySettings settings;
-};
-
-enum class NextStep {
-  none,        // the verdict stands
-  grow_probe,  // measure again with probe_bytes
-  remeasure,   // counters were reset or disturbed: new baseline, same probe
-  give_up,     // more probing cannot help: the verdict stays inconclusive
-};
-
-std::string_view to_string(NextStep step);
-
-struct ProbeAdvice {
-  NextStep next = NextStep::none;
-  std::uint64_t probe_bytes = 0;  // for grow_probe and remeasure
-  std::string reason;
 };
 
 struct LineRateMatch {
@@ -80,6 +53,11 @@ struct VerificationResult {
   std::optional<PathDiagnosis> diagnosis;  // for wrong-path, and for inconclusive when evidence points somewhere
   ProbeAdvice advice;
   std::vector<std::string> notes;
+  // Every signal as it was read, and the one the verdict rests on (none: preconditions, or no
+  // probe). For wrong-path, the netN the host saw carry the bytes when it could tell.
+  std::vector<SignalReading> signals;
+  std::optional<Signal> decided_by;
+  std::optional<int> carrier_net;
 };
 
 VerificationResult verify_path(const VerificationInput& input);

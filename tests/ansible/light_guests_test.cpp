@@ -324,7 +324,7 @@ TEST_CASE("probes: counters around an O_DIRECT read; a failing probe is that gue
   std::vector<ProbeRequest> probes;
   for (const auto& h : all_guests()) probes.push_back({h, file, 4u << 20, ProbeDirection::read, 1u << 20});
   auto report = run_phase("probe", "probe", probe_playbook(probes));
-  CHECK(report.exit_code == 2);
+  CHECK(report.exit_code == 0);  // dd's failure is the verifier's to judge, not a failed host
   auto observations = probe_observations_from(report);
   for (int i = 1; i <= 2; ++i) {
     INFO(guest_name(i));
@@ -333,17 +333,21 @@ TEST_CASE("probes: counters around an O_DIRECT read; a failing probe is that gue
     REQUIRE(obs->dd);
     CHECK(obs->dd->bytes == 4u << 20);
     CHECK(obs->window_seconds >= obs->probe_seconds);
-    const auto* rx_before = pw::guest::find_counters(obs->before, "eth0");
-    const auto* rx_after = pw::guest::find_counters(obs->after, "eth0");
+    const auto* rx_before = pw::guest::find_counters(obs->before.counters, "eth0");
+    const auto* rx_after = pw::guest::find_counters(obs->after.counters, "eth0");
     REQUIRE(rx_before);
     REQUIRE(rx_after);
     CHECK(rx_after->rx_bytes > rx_before->rx_bytes);  // the SSH traffic of the probe task itself
   }
-  const auto& g3 = *report.host("guest3");
-  CHECK(g3.outcome == HostOutcome::failed);
-  CHECK(g3.failure()->task == task::probe);
-  CHECK(g3.failure()->message.find("No such file or directory") != std::string::npos);
-  CHECK_FALSE(observations.at("guest3"));
+  // guest3 has no probe file: the run goes on (counters after, facts), and dd's complaint is kept.
+  auto& g3 = observations.at("guest3");
+  REQUIRE(g3);
+  CHECK(g3->probe_rc != 0);
+  CHECK(pw::guest::dd_open_failure(g3->probe_stderr) == "No such file or directory");
+  CHECK_FALSE(g3->dd);
+  // The counter read's script: ifindexes of every interface, and (no NFS here) no connections.
+  CHECK(g3->after.ifindex.contains("eth0"));
+  CHECK(g3->after.nfs_connections.empty());
 
   SECTION("a write probe removes its file") {
     std::vector<ProbeRequest> write{{"guest1", "/var/backups/pw-write.bin", 2u << 20, ProbeDirection::write, 1u << 20}};

@@ -102,8 +102,8 @@ TEST_CASE("a recorded probe: observations, and the guest whose probe failed") {
     CHECK(o->dd->seconds > 0);
     CHECK(o->probe_seconds > 0);
     CHECK(o->window_seconds >= o->probe_seconds);
-    CHECK(pw::guest::find_counters(o->before, "eth0"));
-    CHECK(pw::guest::find_counters(o->after, "eth0")->rx_bytes > pw::guest::find_counters(o->before, "eth0")->rx_bytes);
+    CHECK(pw::guest::find_counters(o->before.counters, "eth0"));
+    CHECK(pw::guest::find_counters(o->after.counters, "eth0")->rx_bytes > pw::guest::find_counters(o->before.counters, "eth0")->rx_bytes);
   }
   REQUIRE_FALSE(obs.at("guest3"));
   CHECK(obs.at("guest3").error().what.find("No such file or directory") != std::string::npos);

@@ -1,9 +1,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "guest/addresses.hpp"
 #include "guest/connections.hpp"
+#include "guest/counter_read.hpp"
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
 #include "guest/ethtool.hpp"
@@ -293,6 +296,77 @@ TEST_CASE("counter snapshots carry each interface's identity and mark upper devi
   CHECK_FALSE(snap.interfaces[0].upper_device);
   CHECK(snap.interfaces[1].upper_device);
   CHECK(snap.interfaces[1].rx_bytes == 90);
+}
+
+TEST_CASE("ip -o addr: who owns each local address, VLANs by their own name") {
+  const std::string text =
+      "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
+      "2: link1    inet 192.0.2.10/24 brd 192.0.2.255 scope global link1\\       valid_lft forever preferred_lft forever\n"
+      "5: link2.10@link2    inet 198.51.100.10/24 scope global link2.10\\       valid_lft forever preferred_lft forever\n"
+      "6: br0    inet6 fd00::10/64 scope global \\       valid_lft forever preferred_lft forever\n";
+  auto a = value_of(parse_ip_addr(text));
+  REQUIRE(a.size() == 4);
+  CHECK(a[1] == InterfaceAddress{"link1", "192.0.2.10", 24});
+  CHECK(a[2] == InterfaceAddress{"link2.10", "198.51.100.10", 24});
+  CHECK(a[3] == InterfaceAddress{"br0", "fd00::10", 64});
+  auto bad = parse_ip_addr("2: link1    inet /24 scope global\n", "vm101:ip -o addr");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where == "vm101:ip -o addr");
+}
+
+TEST_CASE("a counter read: /proc/net/dev, ifindexes and the NFS connections' bytes from one script") {
+  const std::string text = sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlo 1\nlink1 2\nlink2 3\n" +
+                           "@@pathwarden nfs_connections\n"
+                           "0      0      198.51.100.10:957      198.51.100.2:2049\n"
+                           "\t cubic wscale:7,7 rto:204 rtt:0.5/0.25 bytes_sent:1200 bytes_acked:1201 bytes_received:67200000 "
+                           "segs_out:10 segs_in:20\n";
+  auto r = value_of(parse_counter_read(text, "vm101"));
+  CHECK_FALSE(r.counters.empty());
+  CHECK(r.ifindex.at("link2") == 3);
+  REQUIRE(r.nfs_connections.size() == 1);
+  CHECK(r.nfs_connections[0].bytes_received == 67200000u);
+  CHECK(r.nfs_connections[0].bytes_acked == 1201u);
+  // An old-style read (a recorded run): counters only.
+  auto old = value_of(parse_counter_read(sample("local/proc-net-dev-netns.txt"), "vm101"));
+  CHECK(old.ifindex.empty());
+  CHECK(old.nfs_connections.empty());
+  CHECK_FALSE(parse_counter_read(sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlink1 two\n", "vm101"));
+}
+
+TEST_CASE("counter snapshots joined by ifindex: a rename between the read and the facts keeps identity") {
+  // At the counter read, ifindex 3 was called eth1; by the facts it is called link2.
+  std::vector<InterfaceInfo> infos{
+      value_of(parse_interface_report("link2", "ifindex 3\naddress 52:54:00:00:00:02\npermaddr 52:54:00:00:00:02\n", "g")),
+      value_of(parse_interface_report("eth1", "ifindex 7\naddress 52:54:00:00:00:09\npermaddr 52:54:00:00:00:09\n", "g"))};
+  std::vector<InterfaceCounters> counters{{"eth1", 100, 1, 0, 0, 200, 2, 0, 0}, {"gone0", 5, 1, 0, 0, 5, 1, 0, 0}};
+  const std::map<std::string, int, std::less<>> ifindex{{"eth1", 3}, {"gone0", 9}};
+  auto snap = counter_snapshot(counters, infos, {}, &ifindex);
+  REQUIRE(snap.interfaces.size() == 2);
+  CHECK(snap.interfaces[0].mac == "52:54:00:00:00:02");  // by ifindex, not by the name eth1
+  CHECK_FALSE(snap.interfaces[1].mac.valid());           // its netdev is gone: no identity
+  CHECK(snap.interfaces[1].ifindex == 9);
+}
+
+TEST_CASE("the device below a VLAN or bridge; a bond of two has none") {
+  auto iface = [](std::string name, std::string lowers = "") {
+    return value_of(parse_interface_report(name, "address 52:54:00:00:00:02\n" + lowers, "g"));
+  };
+  std::vector<InterfaceInfo> all{iface("link2"), iface("br0", "lower link2\n"), iface("br0.10", "lower br0\n"),
+                                 iface("link1"), iface("link3"), iface("bond0", "lower link1\nlower link3\n")};
+  REQUIRE(device_below(all, "br0.10"));
+  CHECK(device_below(all, "br0.10")->name == "link2");
+  CHECK(device_below(all, "link2")->name == "link2");
+  CHECK(device_below(all, "bond0") == nullptr);
+  CHECK(device_below(all, "nosuch") == nullptr);
+}
+
+TEST_CASE("dd's complaints: a probe file it could not open, an error midway") {
+  CHECK(dd_open_failure("dd: failed to open '/mnt/movies/probe-64m': No such file or directory\n") ==
+        "No such file or directory");
+  CHECK(dd_open_failure("dd: failed to open '/mnt/movies/probe-64m': Permission denied\n") == "Permission denied");
+  CHECK_FALSE(dd_open_failure("64+0 records in\n64+0 records out\n"));
+  CHECK(dd_error_line("dd: error reading '/mnt/x': Input/output error\n3+0 records in\n") ==
+        "dd: error reading '/mnt/x': Input/output error");
 }
 
 TEST_CASE("dd summary and sha256") {

@@ -79,6 +79,46 @@ TEST_CASE("a misrouted new address ends wrong-path and is rolled back") {
   CHECK(w.guest().fstab == kSeedFstab);
 }
 
+TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and rolled back") {
+  // ens20 (net2, the old link) now wears net1's MAC and the route sends the new address over it:
+  // the guest's own counters credit "net1". The hypervisor's taps count by the NIC itself.
+  SeedWorld w;
+  auto& g = w.guest();
+  g.nics[1].mac = "bc:24:11:00:00:03";
+  g.nics[1].made_as = "bc:24:11:00:00:02";
+  g.nics[2].mac = "bc:24:11:00:00:02";
+  g.nics[2].made_as = "bc:24:11:00:00:03";
+  g.routes[kNewLink] = "ens20";
+  w.vm().nics = {{0, {1000, 1000}}, {1, {2000, 2000}}, {2, {3000, 3000}}};
+  w.guests.on_wire = [&](const std::string&, const std::string& made_as, std::uint64_t bytes, pw::verify::ProbeDirection) {
+    const int n = made_as == "bc:24:11:00:00:01" ? 0 : made_as == "bc:24:11:00:00:02" ? 1 : 2;
+    w.vm().nics[n].netin += bytes;
+  };
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, _netdev]", false), false);
+  INFO(text(rep));
+  const auto& p = rep.policies[0];
+  CHECK(p.verdict == pw::report::Verdict::rolled_back);
+  CHECK(p.cause == pw::report::RollbackCause::wrong_path);
+  REQUIRE(p.verification);
+  CHECK(p.verification->decided_by == pw::verify::Signal::host_taps);
+  CHECK(p.verification->carried_by == "net2");
+  CHECK(w.guest().fstab == kSeedFstab);
+
+  SECTION("without tap counters the report says the verdict is guest-side only") {
+    SeedWorld quiet;
+    auto e = quiet.engine();
+    auto ok = e.reconcile(movies_policy("[vers=3, _netdev]", false), false);
+    REQUIRE(ok.policies[0].verification);
+    const auto& sigs = ok.policies[0].verification->signals;
+    auto host = std::find_if(sigs.begin(), sigs.end(), [](const auto& r) { return r.signal == pw::verify::Signal::host_taps; });
+    REQUIRE(host != sigs.end());
+    CHECK(host->state == pw::verify::SignalState::unavailable);
+    CHECK(host->detail.find("guest-side only") != std::string::npos);
+    CHECK(ok.policies[0].verdict == pw::report::Verdict::verified);
+  }
+}
+
 TEST_CASE("check mode finds drift and touches nothing") {
   SeedWorld w;
   auto engine = w.engine();

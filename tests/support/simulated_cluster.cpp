@@ -105,6 +105,7 @@ ApiResult<proxmox::VmStatus> SimulatedProxmox::vm_status(const proxmox::VmRef& r
   s.ref = ref;
   s.status = (*vm)->status;
   s.lock = (*vm)->lock;
+  s.nics = (*vm)->nics;
   return s;
 }
 
@@ -446,7 +447,9 @@ std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> SimulatedGuests::
     auto route = g.routes.find(m->addr);
     const std::string via = route == g.routes.end() ? g.nics.front().name : route->second;
     for (auto& n : g.nics) {
-      if (n.name == via) (p.direction == verify::ProbeDirection::read ? n.rx : n.tx) += p.bytes + p.bytes / 200;
+      if (n.name != via) continue;
+      (p.direction == verify::ProbeDirection::read ? n.rx : n.tx) += p.bytes + p.bytes / 200;
+      if (on_wire) on_wire(p.host, n.made_as.empty() ? n.mac : n.made_as, p.bytes + p.bytes / 200, p.direction);
     }
     g.nics.front().rx += g.background_rx_per_probe;
     o.samples.after_probe = snapshot(g, 4);

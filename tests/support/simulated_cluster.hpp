@@ -26,6 +26,9 @@ class SimulatedProxmox final : public proxmox::Api {
     std::map<std::string, std::string> pending;
     std::string status = "running";
     std::string lock;
+    // status/current's "nics" (tap counters by N of netN); empty: not reported, as by a stopped
+    // VM or a proxy. Tests move them through SimulatedGuests::on_wire.
+    std::map<int, proxmox::TapCounters> nics;
   };
   std::map<int, Vm> vms;
   // Called when a NIC is hot-plugged or the VM restarts, so the guest can follow.
@@ -73,6 +76,9 @@ class SimulatedGuests final : public guest::GuestPort {
     int max_channels = 1;
     std::uint64_t rx = 0, tx = 0;
     int ifindex = 2;
+    // The MAC the hypervisor made the NIC with, when the guest relabelled it (`mac` is what the
+    // guest wears now and reports; no permanent address is reported, like a driver without one).
+    std::string made_as{};
   };
   struct Mount {
     std::string device, mount_point, vers, addr;
@@ -92,6 +98,9 @@ class SimulatedGuests final : public guest::GuestPort {
   std::map<std::string, Guest> guests;
   int runs = 0;  // "ansible-playbook processes"
   std::optional<std::string> edit_fstab_before_apply;  // someone edits the fstab between observe and write
+  // Called for the probe's bytes with the NIC they crossed, by the MAC it was made with: what the
+  // hypervisor's tap of that NIC counts.
+  std::function<void(const std::string& host, const std::string& made_as, std::uint64_t bytes, verify::ProbeDirection)> on_wire;
 
   Nic* nic_by_mac(const std::string& host, const std::string& mac);
   void mount(Guest& g, const std::string& device, const std::string& mount_point, const std::vector<std::string>& opts);

@@ -1,0 +1,31 @@
+#pragma once
+// One read of the probe's counters, taken by one constant script so that all of it comes from
+// the same instant: the interface byte counters (/proc/net/dev), each interface's ifindex (a
+// netdev renamed or re-created between this read and the facts is detected, never misnamed),
+// and the NFS connections' own byte counters (`ss -tin`: tcp_info bytes_received/bytes_acked,
+// which only the probe's own RPCs move).
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+#include "guest/connections.hpp"
+#include "guest/counters.hpp"
+
+namespace pw::guest {
+
+struct CounterRead {
+  std::vector<InterfaceCounters> counters;
+  std::map<std::string, int, std::less<>> ifindex;  // name → ifindex at this read
+  std::vector<TcpConnection> nfs_connections;       // established, peer port 2049
+};
+
+// The script (POSIX sh, no input): /proc/net/dev, then "@@pathwarden ifindex" and one
+// "NAME IFINDEX" line per interface, then "@@pathwarden nfs_connections" and `ss -Htni`.
+std::string_view counter_read_script();
+
+// Output of an older counter read (only /proc/net/dev) parses too: no ifindex, no connections.
+Result<CounterRead> parse_counter_read(std::string_view text, std::string_view where);
+
+}  // namespace pw::guest

@@ -1,0 +1,111 @@
+#include "reconcile/measure.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "plan/guest_requests.hpp"
+#include "reconcile/evidence.hpp"
+
+namespace pw::reconcile {
+namespace {
+
+using TapRead = std::map<proxmox::VmRef, proxmox::ApiResult<proxmox::VmStatus>>;
+
+TapRead read_taps(const Context& ctx, const std::vector<proxmox::VmRef>& vms) {
+  TapRead out;
+  if (vms.empty()) return out;
+  auto statuses = ctx.d.api.vm_statuses(vms);
+  for (std::size_t i = 0; i < vms.size() && i < statuses.size(); ++i) out.emplace(vms[i], std::move(statuses[i]));
+  return out;
+}
+
+std::map<int, verify::TapBytes> tap_bytes(const proxmox::VmStatus& s) {
+  std::map<int, verify::TapBytes> out;
+  for (const auto& [n, c] : s.nics) out[n] = {c.netin, c.netout};
+  return out;
+}
+
+// The host side of one path's measurement, or why it has none (said in the report: the verdict
+// then rests on the guest's side alone).
+verify::HostTapSamples host_samples(const plan::VerifyPath& v, const TapRead& before, const TapRead& after) {
+  verify::HostTapSamples h;
+  if (v.vm.vmid == 0 || !v.nic) {
+    h.unavailable = "guest-side only: the plan names no Proxmox NIC to read tap counters for";
+    return h;
+  }
+  h.intended_net = *v.nic;
+  const auto b = before.find(v.vm), a = after.find(v.vm);
+  if (b == before.end() || a == after.end()) {
+    h.unavailable = "guest-side only: the tap counters were not read";
+    return h;
+  }
+  for (const auto* r : {&b->second, &a->second}) {
+    if (!*r) {
+      h.unavailable = "guest-side only: status/current of " + v.vm.to_string() + " failed: " + describe(r->error());
+      return h;
+    }
+  }
+  if (b->second->nics.empty() || a->second->nics.empty()) {
+    h.unavailable = "guest-side only: Proxmox sent no tap counters (\"nics\") for " + v.vm.to_string() +
+                    " (a stopped VM, an older Proxmox, or a proxy that drops them)";
+    return h;
+  }
+  h.before = tap_bytes(*b->second);
+  h.after = tap_bytes(*a->second);
+  return h;
+}
+
+}  // namespace
+
+std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest> requests) {
+  std::vector<Measured> out(requests.size());
+  std::vector<bool> finished(requests.size(), false);
+  for (std::size_t i = 0; i < requests.size(); ++i) out[i].bytes = requests[i].path->probe_bytes;
+  for (int round = 0; round < ctx.o.max_measurements; ++round) {
+    std::vector<guest::ProbeRequest> probes;
+    std::vector<proxmox::VmRef> vms;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (finished[i]) continue;
+      const auto& v = *requests[i].path;
+      probes.push_back(plan::probe_request(v, out[i].bytes));
+      if (v.vm.vmid != 0 && v.nic && std::find(vms.begin(), vms.end(), v.vm) == vms.end()) vms.push_back(v.vm);
+      ctx.progress(requests[i].policy, "probe", "probing " + v.probe_file, 0, out[i].bytes);
+    }
+    if (probes.empty()) break;
+    // The taps' window holds the whole probe run: background only adds to it.
+    const TapRead taps_before = read_taps(ctx, vms);
+    auto outcomes = ctx.d.guests.probe(probes);
+    const TapRead taps_after = read_taps(ctx, vms);
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (finished[i]) continue;
+      auto& m = out[i];
+      const auto& v = *requests[i].path;
+      ++m.probes;
+      auto it = outcomes.find(v.host);
+      if (it == outcomes.end() || !it->second) {
+        const std::string why = it == outcomes.end() ? "no result" : describe(it->second.error());
+        m.errors.push_back("probe: " + why);
+        verify::VerificationResult r;
+        r.verdict = verify::Verdict::inconclusive;
+        r.summary = "the probe failed: " + why;
+        m.result = r;
+        finished[i] = true;
+        continue;
+      }
+      m.result = verify::verify_path(probe_input(v, *it->second, host_samples(v, taps_before, taps_after)));
+      if (it->second->run.error) m.errors.push_back("probe: " + *it->second->run.error);
+      const auto& advice = m.result->advice;
+      if (advice.next == verify::NextStep::grow_probe && advice.probe_bytes > m.bytes && m.bytes < v.max_probe_bytes) {
+        m.bytes = std::min(advice.probe_bytes, v.max_probe_bytes);
+        m.notes.push_back("probe grown: " + advice.reason);
+      } else if (advice.next == verify::NextStep::remeasure) {
+        m.notes.push_back("measured again: " + advice.reason);
+      } else {
+        finished[i] = true;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace pw::reconcile

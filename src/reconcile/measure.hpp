@@ -1,0 +1,34 @@
+#pragma once
+// The adaptive probe, shared by reconcile's verify step and `verify --probe`: every path probes
+// at once (one playbook for all guests), with the hypervisor's tap counters read through the API
+// just before and just after each probe run; a measurement too small or too noisy to decide is
+// grown or taken again, up to EngineOptions::max_measurements.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "plan/model.hpp"
+#include "reconcile/context.hpp"
+#include "verify/verifier.hpp"
+
+namespace pw::reconcile {
+
+struct MeasureRequest {
+  const plan::VerifyPath* path = nullptr;
+  std::string policy;  // for progress events
+};
+
+struct Measured {
+  std::optional<verify::VerificationResult> result;  // absent: never probed
+  std::uint64_t bytes = 0;                           // the last probe's size
+  int probes = 0;
+  std::vector<std::string> notes;   // "probe grown: ...", "measured again: ..."
+  std::vector<std::string> errors;  // a probe that could not run
+};
+
+// One result per request, in order.
+std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest> requests);
+
+}  // namespace pw::reconcile
