@@ -17,6 +17,7 @@ verify::DesiredPath desired_from(const plan::VerifyPath& v) {
   d.intended_mac = v.intended_mac;
   d.mount_point = v.mount_point;
   d.probe_file = v.probe_file;
+  d.probe_bytes = v.probe_bytes;
   d.server = v.server;
   d.nas_addresses = v.nas_addresses;
   d.vers = v.vers;

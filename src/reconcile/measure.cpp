@@ -1,6 +1,7 @@
 #include "reconcile/measure.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "plan/guest_requests.hpp"
@@ -60,6 +61,7 @@ verify::HostTapSamples host_samples(const plan::VerifyPath& v, const TapRead& be
 std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest> requests) {
   std::vector<Measured> out(requests.size());
   std::vector<bool> finished(requests.size(), false);
+  std::vector<std::uint64_t> file_limit(requests.size(), UINT64_MAX);
   for (std::size_t i = 0; i < requests.size(); ++i) out[i].bytes = requests[i].path->probe_bytes;
   for (int round = 0; round < ctx.o.max_measurements; ++round) {
     std::vector<guest::ProbeRequest> probes;
@@ -92,12 +94,22 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
         finished[i] = true;
         continue;
       }
+      const auto& run = it->second->run;
       m.result = verify::verify_path(probe_input(v, *it->second, host_samples(v, taps_before, taps_after)));
-      if (it->second->run.error) m.errors.push_back("probe: " + *it->second->run.error);
+      if (run.error) m.errors.push_back("probe: " + *run.error);
+      // dd stopped short of what was asked without an error: the file ends there.
+      if (v.direction == verify::ProbeDirection::read && !run.error && !run.open_error && run.requested_bytes > 0 &&
+          run.bytes < run.requested_bytes)
+        file_limit[i] = run.bytes;
+      const std::uint64_t limit = std::min(v.max_probe_bytes, file_limit[i]);
       const auto& advice = m.result->advice;
-      if (advice.next == verify::NextStep::grow_probe && advice.probe_bytes > m.bytes && m.bytes < v.max_probe_bytes) {
-        m.bytes = std::min(advice.probe_bytes, v.max_probe_bytes);
+      if (advice.next == verify::NextStep::grow_probe && advice.probe_bytes > m.bytes && m.bytes < limit) {
+        m.bytes = std::min(advice.probe_bytes, limit);
         m.notes.push_back("probe grown: " + advice.reason);
+      } else if (advice.next == verify::NextStep::grow_probe && limit < v.max_probe_bytes && m.bytes >= limit) {
+        m.notes.push_back("the probe cannot grow past its file " + v.probe_file + " (" + std::to_string(limit >> 20) +
+                          " MiB): a larger probe file lets it decide");
+        finished[i] = true;
       } else if (advice.next == verify::NextStep::remeasure) {
         m.notes.push_back("measured again: " + advice.reason);
       } else {

@@ -52,6 +52,7 @@ struct DesiredPath {
   net::MacAddress intended_mac;            // the Proxmox NIC's MAC
   std::string mount_point;
   std::string probe_file;                  // absolute path in the guest
+  std::uint64_t probe_bytes = 0;           // the policy's first probe: the file must hold at least this
   std::string server;                      // the address the policy mounts
   std::vector<std::string> nas_addresses;  // the same NAS's other addresses
   std::optional<std::string> vers;         // "3", "4", "4.1", "4.2"; absent: not pinned

@@ -65,10 +65,13 @@ void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Er
                           "check that " + d.mount_point + " is mounted read-write and writable for the SSH user"});
     return;
   }
-  if (probe.direction == ProbeDirection::read && !probe.error && probe.requested_bytes > 0 &&
-      probe.bytes < probe.requested_bytes) {
+  // A grown probe may outrun the file (the loop then stops growing); the policy's own probe
+  // size must fit.
+  const std::uint64_t must_hold =
+      d.probe_bytes > 0 ? std::min(probe.requested_bytes, d.probe_bytes) : probe.requested_bytes;
+  if (probe.direction == ProbeDirection::read && !probe.error && must_hold > 0 && probe.bytes < must_hold) {
     out.push_back(Error{"the probe file " + file + " holds only " + text::binary_bytes(static_cast<double>(probe.bytes)) +
-                            ", the probe reads " + text::binary_bytes(static_cast<double>(probe.requested_bytes)),
+                            ", the probe reads " + text::binary_bytes(static_cast<double>(must_hold)),
                         "guest file " + file, "replace it with a larger one: " + make});
   }
 }

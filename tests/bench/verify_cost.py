@@ -32,13 +32,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 from pwtest import fleet  # noqa: E402
 from pwtest.lab import topology as topo  # noqa: E402
 from pwtest.lab import lab, pvesim, scenarios  # noqa: E402
+from pwtest.lab.background import measured_rate, ping_background, stop_ping_background  # noqa: E402
 from pwtest.paths import ROOT  # noqa: E402
 from pwtest.policies import seed_fix, write as write_policy  # noqa: E402
 
 LAB = os.path.join(ROOT, "tests", "lab", "lab")
 START_PROBE = 4 << 20
 MAX_PROBE = topo.PROBE_BYTES
-REPLY_BYTES = 60000 + 8 + 41 * (20 + 14)  # payload, ICMP header, 41 fragments' IP + Ethernet headers
 POLICY = seed_fix("movies-bench", reason="benchmark: verification cost", probe_bytes=START_PROBE,
                   max_probe_bytes=MAX_PROBE, restart=False)
 CASES = (("correct path", "clean-link2", "verified"), ("misrouted", "misrouted-link2", "wrong-path"))
@@ -46,38 +46,6 @@ CASES = (("correct path", "clean-link2", "verified"), ("misrouted", "misrouted-l
 
 def log(msg):
     print("verify_cost: " + msg, file=sys.stderr, flush=True)
-
-
-def rx_bytes(guest):
-    out = guest.run("cat /sys/class/net/link1/statistics/rx_bytes /sys/class/net/link2/statistics/rx_bytes").stdout
-    a, b = out.split()
-    return int(a), int(b)
-
-
-def start_background(guest, rate_mb_s):
-    if rate_mb_s == 0:
-        return []
-    interval = REPLY_BYTES / (rate_mb_s * 1e6)
-    pids = []
-    for link in (topo.LINK1, topo.LINK2):
-        cmd = (f"nohup ping -q -n -I {link['name']} -s 60000 -i {interval:.4f} {link['nas']} "
-               f">/dev/null 2>&1 </dev/null & echo $!")
-        pids.append(guest.run(cmd).stdout.strip())
-    return pids
-
-
-def stop_background(guest, pids):
-    if pids:
-        guest.run("kill " + " ".join(pids), check=False)
-
-
-def measured_rate(guest, seconds=3.0):
-    a1, b1 = rx_bytes(guest)
-    t0 = time.monotonic()
-    time.sleep(seconds)
-    a2, b2 = rx_bytes(guest)
-    dt = time.monotonic() - t0
-    return (a2 - a1) / dt / 1e6, (b2 - b1) / dt / 1e6
 
 
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -133,7 +101,7 @@ def run_cases(binary, rates):
         for case, scenario, want in CASES:
             reset_nic()
             guest.helper("apply", json.dumps(scenarios.scenario(scenario)))
-            pids = start_background(guest, rate)
+            pids = ping_background(guest, rate)
             try:
                 l1, l2 = measured_rate(guest)
                 log(f"{rate} MB/s {case}: background received link1 {l1:.2f} MB/s, link2 {l2:.2f} MB/s")
@@ -141,7 +109,7 @@ def run_cases(binary, rates):
                 rc, report, err = reconcile(binary, config, d)
                 took = time.monotonic() - t0
             finally:
-                stop_background(guest, pids)
+                stop_ping_background(guest, pids)
             p = report["policies"][0]
             v = p.get("verification") or {}
             verdict = v.get("verdict") or p["verdict"]

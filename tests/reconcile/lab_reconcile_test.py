@@ -8,34 +8,11 @@ seed's fix (verified, then converged) run once each in tests/ops/ansible_role_la
 through the role operators schedule, with the assertions that used to be here.
 """
 import json
-import subprocess
-import tempfile
 
 from pwtest.lab import controller as ctl
 from pwtest.lab import lab, scenarios
-from pwtest.policies import seed_fix, write as write_policy
-from pwtest.script import Failure, case_main, check
-
-
-def pathwarden(binary, config, *args):
-    proc = subprocess.run([binary, "--config", config, "--log-level", "trace", *args, "--output", "json"],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1800)
-    try:
-        ctl.secret_never_leaks(config, proc.stdout + proc.stderr)
-    except AssertionError as e:
-        raise Failure(str(e))
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise Failure(f"pathwarden {' '.join(args)} printed no JSON (exit {proc.returncode}):\n"
-                      f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return proc.returncode, report, proc.stderr
-
-
-def policy_dir(name, text):
-    d = tempfile.mkdtemp(prefix=f"pw-{name}-")
-    write_policy(d, f"{name}.yaml", text)
-    return d
+from pwtest.policies import seed_fix
+from pwtest.script import case_main, check
 
 
 # The seed's fix without the queues change: the route, not the NIC, is what is wrong here. No
@@ -47,7 +24,7 @@ def test_misrouted(binary):
     ctl.reset_nic()
     lab.Guest().helper("apply", json.dumps(scenarios.scenario("misrouted-link2")))
     before = ctl.guest_state()
-    rc, report, err = pathwarden(binary, ctl.settings(), "reconcile", policy_dir("movies", MISROUTED))
+    rc, report, err = ctl.pathwarden(binary, ctl.settings(), "reconcile", ctl.policy_dir("movies", MISROUTED))
     p = report["policies"][0]
     check(rc == 4 and p["verdict"] == "rolled-back" and p["cause"] == "wrong-path",
           f"exit {rc}:\n{json.dumps(report, indent=1)}\n{err[-1500:]}")

@@ -24,6 +24,32 @@ def settings(prefix: str = "pw-lab-ctl-") -> str:
     return out.stdout.strip()
 
 
+def pathwarden(binary: str, config: str, *args: str, timeout=1800):
+    """Runs `pathwarden --config CONFIG ARGS --output json` (trace logs); returns (exit, report,
+    stderr). Fails the test when it prints no JSON or the token's secret leaks into any output."""
+    from ..script import Failure
+    proc = subprocess.run([binary, "--config", config, "--log-level", "trace", *args, "--output", "json"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    try:
+        secret_never_leaks(config, proc.stdout + proc.stderr)
+    except AssertionError as e:
+        raise Failure(str(e))
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise Failure(f"pathwarden {' '.join(args)} printed no JSON (exit {proc.returncode}):\n"
+                      f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return proc.returncode, report, proc.stderr
+
+
+def policy_dir(name: str, text: str) -> str:
+    """A fresh directory holding one policy file NAME.yaml."""
+    from ..policies import write as write_policy
+    d = tempfile.mkdtemp(prefix=f"pw-{name}-")
+    write_policy(d, f"{name}.yaml", text)
+    return d
+
+
 def state_dir(config: str) -> str:
     return os.path.join(os.path.dirname(config), "state")
 

@@ -25,8 +25,11 @@ from .common import LabError, log, output, run
 SUITE = "bookworm"
 GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",
                   "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping")
+# inet_diag/tcp_diag: `ss -tin` shows tcp_info (bytes_received, bytes_acked) only through
+# sock_diag, as on any Debian guest; without them it falls back to /proc/net/tcp, which has no
+# byte counters. bridge/8021q: the verification tests stack a bridge or VLAN on a NIC.
 GUEST_MODULES = ("virtio_pci", "virtio_blk", "virtio_net", "ext4", "nfs", "nfsv3", "nfsv4",
-                 "button", "evdev", "virtio_rng")
+                 "button", "evdev", "virtio_rng", "inet_diag", "tcp_diag", "bridge", "8021q")
 BOOT_MODULES = ("virtio_pci", "virtio_blk", "ext4")
 NAS_MODULES = ("virtio_pci", "virtio_net", "nfsd")
 NAS_TOOLS = ("/usr/sbin/rpc.nfsd", "/usr/sbin/rpc.mountd", "/usr/sbin/exportfs")
