@@ -244,6 +244,17 @@ class Page {
     if (v.probes > 0) out_ << "<li>measurements <b>" << v.probes << "</b></li>";
     out_ << "</ul>\n";
     if (v.exactly_old_number) out_ << "<p class=\"old\">" << html_escape(*v.exactly_old_number) << "</p>\n";
+    if (!v.signals.empty()) {
+      out_ << "<h3>What the verdict rests on</h3><ul class=\"items\">";
+      for (const auto& sig : v.signals) {
+        const bool decided = v.decided_by && *v.decided_by == sig.signal;
+        out_ << "<li" << (sig.state == verify::SignalState::contradicted ? " class=\"error\"" : "") << "><b>"
+             << verify::to_string(sig.signal) << "</b> " << verify::to_string(sig.state) << (decided ? " (decided)" : "")
+             << ": " << html_escape(sig.detail) << "</li>";
+      }
+      out_ << "</ul>\n";
+      if (v.carried_by) out_ << "<p>The host saw <b>" << html_escape(*v.carried_by) << "</b> carry the probe.</p>\n";
+    }
     if (v.diagnosis || !v.remedies.empty() || !v.failed_preconditions.empty()) {
       out_ << "<div class=\"diagnosis\">\n";
       if (v.diagnosis) out_ << "<h3>Diagnosis</h3><p>" << html_escape(*v.diagnosis) << "</p>\n";

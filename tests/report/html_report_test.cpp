@@ -155,6 +155,10 @@ TEST_CASE("the page shows each policy's verdict, bars, throughput, changes, roll
   CHECK(html.find("intended share <b>99.6%</b>") != std::string::npos);
   CHECK(html.find("exactly the old number?") != std::string::npos);
   CHECK(html.find("<h3>Diagnosis</h3><p>trunked: /proc/mounts") != std::string::npos);
+  // What the verdict rests on: every signal, the deciding one marked, the NIC the host saw.
+  CHECK(count(html, "<h3>What the verdict rests on</h3>") == 1);
+  CHECK(html.find("<li class=\"error\"><b>host-taps</b> contradicted (decided): net1 (intended) carried") != std::string::npos);
+  CHECK(html.find("The host saw <b>net2</b> carry the probe.") != std::string::npos);
   CHECK(html.find("<h3>Remedies</h3>") != std::string::npos);
   CHECK(html.find("<h3>Rolled back</h3>") != std::string::npos);
   CHECK(html.find("<h3>Found restored</h3>") != std::string::npos);
@@ -191,6 +195,12 @@ TEST_CASE("a report survives the JSON round trip") {
   CHECK(boost::json::serialize(to_json(*again)) == boost::json::serialize(to_json(r)));
   REQUIRE(r.policies.size() == 2);
   CHECK(r.policies[0].verification->interfaces[1].rx_bytes == 68947210u);
+  REQUIRE(r.policies[0].verification->signals.size() == 4);
+  CHECK(r.policies[0].verification->signals[1].signal == pw::verify::Signal::host_taps);
+  CHECK(r.policies[0].verification->signals[1].state == pw::verify::SignalState::contradicted);
+  CHECK(r.policies[0].verification->decided_by == pw::verify::Signal::host_taps);
+  CHECK(r.policies[0].verification->carried_by == "net2");
+  CHECK(r.policies[1].verification->signals.empty());  // a report from before the signals reads as none
   CHECK(!r.policies[0].verification->interfaces[2].speed_mbps);
   CHECK_FALSE(r.policies[1].cause.has_value());
 
