@@ -44,6 +44,8 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
   } else {
     std::cout << plan::render_plan(plan, {.colour = colour(args)});
   }
+  for (const auto& p : plan.policies)
+    if (p.state == plan::PolicyState::unobserved) return 6;  // could not observe: never "drift"
   if (plan.has_changes() || plan.has_blockers()) return 3;
   return 0;
 }

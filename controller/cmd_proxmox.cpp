@@ -138,8 +138,8 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
   }
   auto guests = (*client)->list_guests();
   if (!guests) {
-    std::cerr << "pathwarden proxmox nics: " << guests.error().to_string() << "\n";
-    return 1;
+    std::cerr << "pathwarden proxmox nics: could not observe the cluster: " << guests.error().to_string() << "\n";
+    return 6;
   }
   const auto nodes = args.values("node");
   std::set<int> vmids;
@@ -163,6 +163,13 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
     qemu.push_back(g);
   }
   std::ranges::sort(qemu, [](const GuestSummary& a, const GuestSummary& b) { return a.ref < b.ref; });
+  if (qemu.empty() && containers == 0 && guests->empty()) {
+    // Proxmox lists only what the token may see (VM.Audit): an empty cluster list is almost
+    // always a token without privileges, not a cluster without VMs.
+    std::cerr << "pathwarden proxmox nics: the API lists no guest at all: the token sees no VM "
+                 "(grant it VM.Audit on /vms, e.g. `pveum acl modify /vms --tokens USER@REALM!NAME --roles PVEAuditor`)\n";
+    return 6;
+  }
   std::vector<VmRef> refs;
   for (const auto& g : qemu) refs.push_back(g.ref);
 

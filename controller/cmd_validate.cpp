@@ -5,13 +5,75 @@
 #include <set>
 #include <tuple>
 
+#include <unistd.h>
+
+#include "ansible/inventory.hpp"
 #include "commands.hpp"
+#include "diagnostics/suggest.hpp"
 #include "settings/loader.hpp"
 #include "settings_file.hpp"
 
 namespace pw::cli {
 
 namespace {
+
+// What validate can only check on the operator's ground: the files the settings name exist and
+// can be read, and every policy's guest.host is a host of the inventory as Ansible reads it.
+void check_ground(const settings::ControllerSettings& c, const std::vector<policy::StoragePath>& policies,
+                  Diagnostics& diags) {
+  const std::pair<const char*, const std::string*> files[] = {
+      {"spec.ansible.inventory", &c.ansible.inventory},        {"spec.proxmox.token_secret_file", &c.proxmox.token_secret_file},
+      {"spec.proxmox.password_file", &c.proxmox.password_file}, {"spec.proxmox.ca_file", &c.proxmox.ca_file},
+      {"spec.ansible.private_key_file", &c.ansible.private_key_file},
+      {"spec.ansible.known_hosts_file", &c.ansible.known_hosts_file}};
+  bool inventory_ok = !c.ansible.inventory.empty();
+  for (const auto& [field, path] : files) {
+    if (path->empty()) continue;
+    std::error_code ec;
+    const bool there = std::filesystem::exists(*path, ec);
+    if (!there) {
+      diags.push_back({c.source, std::string(field) + ": " + *path + " does not exist (relative paths are read from the "
+                                     "settings file's directory)"});
+    } else if (::access(path->c_str(), R_OK) != 0) {
+      diags.push_back({c.source, std::string(field) + ": " + *path + " cannot be read by this user"});
+    }
+    if (field == std::string_view("spec.ansible.inventory")) inventory_ok = there;
+  }
+  if (!inventory_ok || policies.empty()) return;
+  auto inv = ansible::read_inventory({c.ansible.inventory}, c.ansible.playbook_command, std::chrono::minutes(2));
+  if (!inv) {
+    diags.push_back({c.source, "spec.ansible.inventory: " + inv.error().to_string()});
+    return;
+  }
+  std::vector<std::string_view> names(inv->hosts.begin(), inv->hosts.end());
+  for (const auto& p : policies) {
+    if (inv->hosts.contains(p.guest.host)) continue;
+    std::string msg = "spec.guest.host '" + p.guest.host + "' is not a host of the inventory " + c.ansible.inventory;
+    if (names.empty()) {
+      msg += ", which names no host at all";
+    } else {
+      msg += did_you_mean(p.guest.host, names);
+    }
+    for (const auto& w : inv->warnings) msg += "; ansible: " + w;
+    diags.push_back({p.position_of("spec.guest.host"), msg});
+  }
+}
+
+// The settings validate checks the ground with: those among its inputs, else --config /
+// PATHWARDEN_CONFIG / the default file when it exists.
+std::optional<settings::ControllerSettings> ground_settings(const settings::LoadResult& r, const GlobalOptions& globals,
+                                                            Diagnostics& diags) {
+  if (!r.controllers.empty()) return r.controllers.front();
+  std::error_code ec;
+  const auto file = settings_file(globals);
+  if (!globals.config_file && !std::filesystem::exists(file, ec)) return std::nullopt;
+  auto loaded = load_settings(globals);
+  if (!loaded) {
+    diags.push_back({SourcePos{file.string(), 1, 1}, loaded.error().what});
+    return std::nullopt;
+  }
+  return *loaded;
+}
 
 int run_validate(const Args& args, const GlobalOptions& globals) {
   std::vector<std::filesystem::path> inputs;
@@ -26,6 +88,9 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
   }
   auto result = settings::load_paths(inputs);
   auto& diags = result.diagnostics;
+  if (diags.empty()) {
+    if (auto ground = ground_settings(result, globals, diags)) check_ground(*ground, result.paths, diags);
+  }
   std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.pos.file, a.pos.line, a.pos.column) < std::tie(b.pos.file, b.pos.line, b.pos.column);
   });
@@ -69,6 +134,9 @@ Command validate_command() {
       .description =
           "PATH is a file or a directory (every *.yaml/*.yml below it; hidden directories such as .git\n"
           "are skipped). Without PATH, the policies directory of the controller settings is checked.\n"
+          "With controller settings (among PATH, or --config / PATHWARDEN_CONFIG / the default file),\n"
+          "the files they name must exist and be readable, and every policy's guest.host must be a host\n"
+          "of the inventory as `ansible-inventory --list` reads it (so dynamic inventories count).\n"
           "Each problem is printed as file:line:col: message. Exit status: 0 valid, 1 problems found.",
       .options = {{"output", "FMT", "text (default) or json"}},
       .run = run_validate,

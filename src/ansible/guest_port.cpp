@@ -27,9 +27,11 @@ GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::st
       const bool conflict = t != nullptr && !conflict_task.empty() && t->task == conflict_task;
       return {conflict ? GuestFailure::Kind::conflict : GuestFailure::Kind::failed, Error{what, host, {}}};
     }
-    case HostOutcome::not_run:
-      return {GuestFailure::Kind::failed,
-              Error{"no task ran (is it in the inventory?)", host, "check spec.ansible.inventory"}};
+    case HostOutcome::not_run: {
+      std::string why = "no task ran (is it in the inventory?)";
+      for (const auto& w : run.inventory_warnings()) why += "; ansible: " + w;
+      return {GuestFailure::Kind::failed, Error{why, host, "check spec.ansible.inventory (pathwarden validate checks it)"}};
+    }
     default: return {GuestFailure::Kind::failed, Error{what, host, {}}};
   }
 }

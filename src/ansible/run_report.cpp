@@ -20,6 +20,22 @@ const TaskOutcome* HostReport::task(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<std::string> PlaybookRun::inventory_warnings() const {
+  std::vector<std::string> out;
+  std::string_view rest = stderr_text;
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    if (!line.starts_with("[WARNING]:")) continue;
+    if (line.find("inventory") == std::string_view::npos && line.find("host pattern") == std::string_view::npos) continue;
+    line.remove_prefix(10);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    out.emplace_back(line);
+  }
+  return out;
+}
+
 const HostReport* PlaybookRun::host(std::string_view name) const {
   auto it = hosts.find(std::string(name));
   return it == hosts.end() ? nullptr : &it->second;

@@ -51,6 +51,10 @@ struct PlaybookRun {
   std::vector<std::string> other_output;  // stdout lines that were not callback events
 
   const HostReport* host(std::string_view name) const;
+  // Ansible's "[WARNING]: ..." lines about the inventory ("Unable to parse ... as an inventory
+  // source", "No inventory was parsed", "Could not match supplied host pattern"): why a guest
+  // may not have run at all.
+  std::vector<std::string> inventory_warnings() const;
   // Guests whose outcome is ok or changed.
   std::vector<std::string> succeeded() const;
 };

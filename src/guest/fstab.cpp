@@ -130,7 +130,8 @@ std::vector<std::string> FstabEntry::option_list() const {
   std::string_view rest = options;
   while (!rest.empty()) {
     auto comma = rest.find(',');
-    out.emplace_back(rest.substr(0, comma));
+    // libmount skips empty items ("rw,,hard" is rw and hard), and so does mount(8).
+    if (comma != 0) out.emplace_back(rest.substr(0, comma));
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }

@@ -50,7 +50,10 @@ Result<std::vector<MountStats>> parse_mountstats(std::string_view text, std::str
     const std::string at = std::string(where) + ":" + std::to_string(line_no);
     auto fields = fields_of(line);
     if (fields.empty()) continue;
-    if (fields[0] == "device") {
+    // The kernel (fs/proc_namespace.c show_vfsstat) prints "no device mounted on MNT with fstype
+    // TYPE" for a mount without a device name: same columns, no device.
+    const bool no_device = fields.size() >= 2 && fields[0] == "no" && fields[1] == "device";
+    if (fields[0] == "device" || no_device) {
       // device DEV mounted on MNT with fstype TYPE [statvers=X]
       if (fields.size() < 8 || fields[2] != "mounted" || fields[3] != "on" || fields[5] != "with" ||
           fields[6] != "fstype") {
@@ -58,7 +61,7 @@ Result<std::vector<MountStats>> parse_mountstats(std::string_view text, std::str
                     "expected 'device DEV mounted on PATH with fstype TYPE'");
       }
       MountStats s;
-      s.device = decode_octal_escapes(fields[1]);
+      if (!no_device) s.device = decode_octal_escapes(fields[1]);
       s.mount_point = decode_octal_escapes(fields[4]);
       s.fstype = std::string(fields[7]);
       if (fields.size() > 8 && fields[8].starts_with("statvers=")) s.statvers = std::string(fields[8].substr(9));

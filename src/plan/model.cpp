@@ -34,6 +34,7 @@ std::string_view to_string(PolicyState state) {
     case PolicyState::converged: return "converged";
     case PolicyState::changes: return "changes";
     case PolicyState::precondition_failed: return "precondition-failed";
+    case PolicyState::unobserved: return "unobserved";
   }
   return "unknown";
 }
@@ -47,7 +48,7 @@ bool Plan::has_changes() const {
 
 bool Plan::has_blockers() const {
   for (const auto& p : policies) {
-    if (p.state == PolicyState::precondition_failed) return true;
+    if (p.state == PolicyState::precondition_failed || p.state == PolicyState::unobserved) return true;
   }
   return false;
 }
@@ -403,6 +404,7 @@ Result<Plan> plan_from_json(const json::value& v) {
     if (state == "converged") p.state = PolicyState::converged;
     else if (state == "changes") p.state = PolicyState::changes;
     else if (state == "precondition-failed") p.state = PolicyState::precondition_failed;
+    else if (state == "unobserved") p.state = PolicyState::unobserved;
     else if (pr.ok()) return fail("unknown policy state '" + state + "'", "plan file");
     p.blockers = pr.strings("blockers");
     p.warnings = pr.strings("warnings");

@@ -108,6 +108,7 @@ enum class PolicyState {
   converged,            // nothing to do
   changes,              // steps to apply
   precondition_failed,  // cannot be planned safely; see `blockers`
+  unobserved,           // the API or the guest did not answer: nothing is known, so nothing is planned
 };
 
 std::string_view to_string(PolicyState state);

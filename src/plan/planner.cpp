@@ -119,7 +119,10 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   out.host = p.guest.host;
   auto block = [&](std::string why) { out.blockers.push_back(std::move(why)); };
   auto finish = [&]() -> PolicyPlan {
-    if (!out.blockers.empty()) {
+    if (observed.unobserved()) {
+      out.state = PolicyState::unobserved;
+      out.steps.clear();
+    } else if (!out.blockers.empty()) {
       out.state = PolicyState::precondition_failed;
       out.steps.clear();
     } else {
@@ -128,8 +131,10 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     return out;
   };
 
+  if (observed.api_error) block("could not observe VM " + std::to_string(p.guest.vmid) + ": " + observed.api_error->to_string());
   if (observed.vm_error) block("Proxmox: " + observed.vm_error->to_string());
-  if (observed.guest_error) block("guest " + p.guest.host + ": " + observed.guest_error->to_string());
+  if (observed.guest_error)
+    block("could not observe guest " + p.guest.host + ": " + observed.guest_error->to_string());
   if (!observed.vm || !observed.guest) return finish();
   const ObservedVm& vm = *observed.vm;
   const guest::GuestFacts& facts = *observed.guest;

@@ -22,9 +22,13 @@ struct ObservedVm {
 // Everything observed for one policy; a failed read is kept as its error.
 struct Observation {
   std::optional<ObservedVm> vm;
-  std::optional<Error> vm_error;
+  std::optional<Error> vm_error;   // the VM is not what the policy says (missing, other node, LXC)
+  std::optional<Error> api_error;  // the API did not answer (down, TLS, login, privilege): unobserved
   std::optional<guest::GuestFacts> guest;
-  std::optional<Error> guest_error;
+  std::optional<Error> guest_error;  // the guest did not answer or report: unobserved
+
+  // "Could not observe" is never "drift": nothing is known about this policy's world.
+  bool unobserved() const { return api_error.has_value() || guest_error.has_value(); }
 };
 
 struct PlanningContext {

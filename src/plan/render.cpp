@@ -69,7 +69,8 @@ std::string render_plan(const Plan& plan, const RenderOptions& options) {
         << p.vm.node << ", host " << p.host << ", " << p.source << c.reset() << "\n";
     switch (p.state) {
       case PolicyState::converged: ++converged; out << "  " << c.green() << "= converged, nothing to do" << c.reset() << "\n"; break;
-      case PolicyState::precondition_failed: ++blocked; break;
+      case PolicyState::precondition_failed:
+      case PolicyState::unobserved: ++blocked; break;
       case PolicyState::changes: ++changing; break;
     }
     for (const auto& b : p.blockers) out << "  " << c.red() << "✗ cannot apply: " << b << c.reset() << "\n";

@@ -23,8 +23,9 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
     pp.host = p.guest.host;
     auto& pr = report_of(rep, pp);
     const auto& o = observed[i];
-    if (o.vm_error || o.guest_error || !o.vm || !o.guest) {
-      pr.verdict = report::Verdict::precondition_failed;
+    if (o.unobserved() || o.vm_error || !o.vm || !o.guest) {
+      pr.verdict = o.unobserved() ? report::Verdict::unobserved : report::Verdict::precondition_failed;
+      if (o.api_error) pr.errors.push_back(o.api_error->to_string());
       if (o.vm_error) pr.errors.push_back(o.vm_error->to_string());
       if (o.guest_error) pr.errors.push_back(o.guest_error->to_string());
       continue;

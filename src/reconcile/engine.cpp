@@ -98,8 +98,9 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
       pr.verdict = report::Verdict::converged;
       continue;
     }
-    if (p.state == plan::PolicyState::precondition_failed) {
-      pr.verdict = report::Verdict::precondition_failed;
+    if (p.state == plan::PolicyState::precondition_failed || p.state == plan::PolicyState::unobserved) {
+      pr.verdict = p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved
+                                                             : report::Verdict::precondition_failed;
       pr.errors.insert(pr.errors.end(), p.blockers.begin(), p.blockers.end());
       continue;
     }
@@ -171,9 +172,10 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
         pr.warnings = std::move(p.warnings);
         pr.notes = std::move(p.notes);
         pr.errors = std::move(p.blockers);
-        pr.verdict = p.state == plan::PolicyState::converged   ? report::Verdict::converged
-                     : p.state == plan::PolicyState::changes   ? report::Verdict::drift
-                                                               : report::Verdict::precondition_failed;
+        pr.verdict = p.state == plan::PolicyState::converged    ? report::Verdict::converged
+                     : p.state == plan::PolicyState::changes    ? report::Verdict::drift
+                     : p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved
+                                                                : report::Verdict::precondition_failed;
       });
       remaining = {};  // checked, all of them: none is left over from a conflict
       break;

@@ -63,9 +63,9 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
     const proxmox::VmRef& ref = vms[vm_of[i]];
     auto& pending = pendings[vm_of[i]];
     if (!listed.guests) {
-      o.vm_error = Error{describe(listed.guests.error()), listed.guests.error().where, {}};
+      o.api_error = Error{describe(listed.guests.error()), listed.guests.error().where, {}};
     } else if (!pending) {
-      o.vm_error = Error{describe(pending.error()), ref.to_string(), {}};
+      o.api_error = Error{describe(pending.error()), ref.to_string(), {}};
     } else {
       plan::ObservedVm vm;
       vm.pending = *pending;

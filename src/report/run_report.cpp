@@ -18,6 +18,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::precondition_failed: return "precondition-failed";
     case Verdict::rolled_back: return "rolled-back";
     case Verdict::rollback_failed: return "rollback-failed";
+    case Verdict::unobserved: return "unobserved";  // the API or the guest did not answer
   }
   return "?";
 }
@@ -57,7 +58,8 @@ Tone tone_of(Verdict v) {
     case Verdict::converged: return Tone::good;
     case Verdict::rolled_back:
     case Verdict::wrong_path:
-    case Verdict::rollback_failed: return Tone::bad;
+    case Verdict::rollback_failed:
+    case Verdict::unobserved: return Tone::bad;
     case Verdict::drift:
     case Verdict::inconclusive:
     case Verdict::precondition_failed: return Tone::attention;
@@ -82,7 +84,7 @@ std::string_view to_string(RunMode m) {
 namespace json = boost::json;
 
 int exit_code(const RunReport& r) {
-  bool applied = false, drift = false, failed = false, rollback_failed = r.journal_left;
+  bool applied = false, drift = false, failed = false, unobserved = false, rollback_failed = r.journal_left;
   for (const auto& p : r.policies) {
     switch (p.verdict) {
       case Verdict::rollback_failed: rollback_failed = true; break;
@@ -92,11 +94,13 @@ int exit_code(const RunReport& r) {
       case Verdict::drift:
       case Verdict::precondition_failed: drift = true; break;
       case Verdict::verified: applied |= !p.changes.empty(); break;
+      case Verdict::unobserved: unobserved = true; break;
       case Verdict::converged: break;
     }
   }
   if (rollback_failed) return 5;
   if (failed) return 4;
+  if (unobserved) return 6;
   if (drift) return 3;
   if (applied) return 2;
   return 0;

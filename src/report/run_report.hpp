@@ -16,14 +16,26 @@ namespace pw::report {
 
 // Verdicts (contract, DESIGN.md) plus the two states of a policy that needed no verification.
 // Typed everywhere inside; the contract's spelling (to_string) only in JSON, text and metrics.
-enum class Verdict { converged, drift, verified, wrong_path, inconclusive, precondition_failed, rolled_back, rollback_failed };
+// unobserved: the API or the guest did not answer, so nothing is known (never "drift": exit 6).
+enum class Verdict {
+  converged,
+  drift,
+  verified,
+  wrong_path,
+  inconclusive,
+  precondition_failed,
+  rolled_back,
+  rollback_failed,
+  unobserved
+};
 std::string_view to_string(Verdict v);
 std::optional<Verdict> verdict_from(std::string_view text);
 std::ostream& operator<<(std::ostream& out, Verdict v);
 inline constexpr Verdict kVerdicts[] = {Verdict::converged,    Verdict::drift,
                                         Verdict::verified,     Verdict::wrong_path,
                                         Verdict::inconclusive, Verdict::precondition_failed,
-                                        Verdict::rolled_back,  Verdict::rollback_failed};
+                                        Verdict::rolled_back,  Verdict::rollback_failed,
+                                        Verdict::unobserved};
 
 // Why a change was rolled back: the verification's verdict that sent it there (wrong-path,
 // inconclusive, precondition-failed), or an event: the run was interrupted and `recover` undid

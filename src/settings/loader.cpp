@@ -42,7 +42,12 @@ bool is_env_name(std::string_view s) {
 class ControllerDecoder {
  public:
   ControllerDecoder(Decoder& d, ControllerSettings& out) : d_(d), out_(out) {
-    base_ = std::filesystem::path(d.file()).parent_path();
+    // Absolute: ansible-playbook runs in each phase's own work directory, so a path relative to
+    // where pathwarden was started (a settings file given as `--config pw.yaml`) would break there.
+    std::error_code ec;
+    const auto file = std::filesystem::path(d.file());
+    const auto absolute = file.empty() ? file : std::filesystem::absolute(file, ec);
+    base_ = (ec ? file : absolute).parent_path();
   }
 
   void decode(const Section& top) {

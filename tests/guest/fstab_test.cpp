@@ -91,6 +91,13 @@ TEST_CASE("fstab entries are read the way libmount reads them") {
   }
 }
 
+TEST_CASE("an empty option item is skipped, as libmount and mount(8) do") {
+  auto file = FstabFile::parse("10.0.0.5:/srv /mnt/a nfs rw,,hard,vers=3, 0 0\n");
+  REQUIRE(file.entries().size() == 1);
+  CHECK(file.entries()[0].option_list() == std::vector<std::string>{"rw", "hard", "vers=3"});
+  CHECK(file.print() == "10.0.0.5:/srv /mnt/a nfs rw,,hard,vers=3, 0 0\n");  // the bytes stay as they are
+}
+
 TEST_CASE("lines mount cannot read are kept and reported with their position") {
   auto parsed = FstabFile::parse(read_file(kCorpus / "malformed-lines.fstab"), "guest1:/etc/fstab");
   const auto& d = parsed.diagnostics();

@@ -89,6 +89,23 @@ TEST_CASE("/proc/mounts: escaped blanks and bad lines") {
   CHECK(bad.error().where == "g1:/proc/mounts:2:1");
 }
 
+TEST_CASE("mountstats: a mount without a device name is read, not fatal") {
+  const std::string text =
+      "device rootfs mounted on / with fstype rootfs\n"
+      "no device mounted on /run/credentials/x with fstype ramfs\n"
+      "device 198.51.100.2:/volume1/movies mounted on /mnt/movies with fstype nfs4 statvers=1.1\n"
+      "\topts:\trw,vers=4.2\n";
+  auto stats = value_of(parse_mountstats(text));
+  REQUIRE(stats.size() == 3);
+  CHECK(stats[1].device.empty());
+  CHECK(stats[1].mount_point == "/run/credentials/x");
+  CHECK(stats[1].fstype == "ramfs");
+  CHECK(stats[2].is_nfs());
+  CHECK(nfs_only(stats).size() == 1);
+  // Also as the first line.
+  CHECK(value_of(parse_mountstats("no device mounted on /x with fstype tmpfs\n")).size() == 1);
+}
+
 TEST_CASE("mountstats: one transport per xprt line") {
   auto stats = value_of(parse_mountstats(sample("lab-kernel-nfs/knfsd-nconnect4.mountstats")));
   REQUIRE(stats.size() == 2);

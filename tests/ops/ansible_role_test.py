@@ -3,15 +3,19 @@
 
 usage: ansible_role_test.py PATHWARDEN PVESIM
 Against pvesim on loopback with an unreachable guest (pwtest.offline_controller), which pathwarden
-reports as precondition-failed (exit 3):
-- a run is ok and not changed, and exposes the report as the fact pathwarden_reconcile_report;
+reports as unobserved (could not observe, exit 6):
+- a run fails, naming the policy and why it could not be observed, and still exposes the report as
+  the fact pathwarden_reconcile_report;
 - check mode passes --check (the report's mode is "check") and still runs the command;
-- pathwarden_reconcile_fail_on_blocked turns exit 3 into a failure naming the policy and its error;
+- exit 3 (drift that could not be acted on; a stand-in binary replays a real report with that
+  verdict) is ok, and pathwarden_reconcile_fail_on_blocked turns it into a failure naming the
+  policy and its error;
 - exit 1 (an unknown policy name) fails with pathwarden's message;
 - a policy name with quotes, $(...) and spaces reaches pathwarden as one argument;
 - template markers in the report's text (a policy directory named with {{ }}) are never evaluated.
 The lab test (ansible_role_lab_test.py) covers changed, converged and rolled back on a real guest.
 """
+import json
 import os
 import tempfile
 
@@ -32,19 +36,38 @@ def main(binary, pvesim):
             return run_role(binary, ctl.settings, extra, check=check_mode, env=ctl.env)
 
         r = role()
-        check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed") == 0, f"plain run: {r}")
+        check(r.rc != 0 and r.stats.get("failures") == 1 and r.stats.get("changed") == 0, f"plain run: {r}")
+        msg = r.failure
+        check(isinstance(msg, list) and msg[0].startswith("pathwarden exited 6: could not observe")
+              and any(line.startswith("movies: unobserved: could not observe guest media-vm") and "unreachable" in line
+                      for line in msg), f"failure message: {msg}")
         check(r.report.get("schema") == "pathwarden-report/v1" and r.report["mode"] == "reconcile"
-              and r.report["policies"][0]["verdict"] == "precondition-failed", f"report fact: {r.report}")
+              and r.report["policies"][0]["verdict"] == "unobserved", f"report fact: {r.report}")
 
         r = role(check_mode=True)
-        check(r.rc == 0 and r.report.get("mode") == "check", f"check mode did not run 'reconcile --check': {r}")
+        check(r.rc != 0 and r.report.get("mode") == "check", f"check mode did not run 'reconcile --check': {r}")
 
-        r = role({"pathwarden_reconcile_fail_on_blocked": True})
+        # Exit 3 needs a guest that answers; the role's contract is the exit code and the report, so
+        # a stand-in replays pathwarden's own report with a precondition-failed policy.
+        blocked = dict(r.report, mode="reconcile", exit_code=3)
+        blocked["policies"] = [dict(blocked["policies"][0], verdict="precondition-failed",
+                                    errors=["VM 301 is locked (backup); wait for the backup/migration to finish"])]
+        canned = os.path.join(work, "blocked.json")
+        with open(canned, "w") as f:
+            json.dump(blocked, f)
+        stand_in = os.path.join(work, "pathwarden-blocked")
+        with open(stand_in, "w") as f:
+            f.write(f"#!/bin/sh\ncat '{canned}'\nexit 3\n")
+        os.chmod(stand_in, 0o755)
+        r = run_role(binary, ctl.settings, {"pathwarden_reconcile_binary": stand_in}, env=ctl.env)
+        check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed") == 0, f"exit 3 run: {r}")
+        r = run_role(binary, ctl.settings, {"pathwarden_reconcile_binary": stand_in,
+                                            "pathwarden_reconcile_fail_on_blocked": True}, env=ctl.env)
         check(r.rc != 0 and r.stats.get("failures") == 1, f"fail_on_blocked: {r}")
         msg = r.failure
         check(isinstance(msg, list) and msg[0].startswith("pathwarden exited 3")
-              and any(line.startswith("movies: precondition-failed: guest media-vm") and "unreachable" in line
-                      for line in msg), f"failure message: {msg}")
+              and any(line.startswith("movies: precondition-failed: VM 301 is locked") for line in msg),
+              f"failure message: {msg}")
 
         r = role({"pathwarden_reconcile_policy_names": ["movies", "no-such-policy"]})
         check(r.rc != 0 and r.stats.get("failures") == 1, f"unknown policy: {r}")
@@ -69,7 +92,7 @@ def main(binary, pvesim):
         shown = str(r.task("Show each policy's outcome").get("results", [{}])[0].get("msg"))
         check(marked in shown and r.report["policies"][0]["source"].startswith(marked),
               f"report text was templated: {shown}\n{r}")
-        check(r.failure and r.failure[0].startswith("pathwarden exited 3"), f"marked run: {r}")
+        check(r.failure and r.failure[0].startswith("pathwarden exited 6"), f"marked run: {r}")
     print("ok ansible role (offline)")
 
 

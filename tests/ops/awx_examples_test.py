@@ -15,6 +15,7 @@ usage: awx_examples_test.py PATHWARDEN PVESIM
    (pwtest.offline_controller): it checks out a local policy repository at the revision AWX would pass
    (awx_project_revision), runs the role on the shard's directory, and the report records exactly
    that commit; in check mode the checkout still follows the revision and pathwarden runs --check.
+   The guest never answers, so every run ends "could not observe" (exit 6) and the job fails.
 """
 import json
 import os
@@ -144,14 +145,16 @@ def check_shard_playbook(binary, pvesim):
         # AWX passes the revision it synced; the checkout and the report follow it.
         for revision in (first, second):
             r = run_shard(ctl, work, dict(shard, awx_project_revision=revision))
-            check(r.rc == 0 and r.stats.get("failures") == 0, f"shard run at {revision}: {r}")
+            # The guest cannot be reached: pathwarden could not observe it (exit 6), and the job fails.
+            check(r.rc != 0 and r.stats.get("failures") == 1 and str(r.failure).find("pathwarden exited 6") >= 0,
+                  f"shard run at {revision}: {r}")
             check(git(checkout, "rev-parse", "HEAD") == revision, f"checkout is not at {revision}")
             check(r.report.get("policies_revision") == revision and r.report["policies_dirty"] is False,
                   f"report records {r.report.get('policies_revision')!r}, want {revision}")
             check([p["policy"] for p in r.report["policies"]] == ["movies"], f"shard policies: {r.report}")
 
         r = run_shard(ctl, work, dict(shard, awx_project_revision=first), check_mode=True)
-        check(r.rc == 0 and r.report.get("mode") == "check" and r.report["policies_revision"] == first
+        check(r.rc != 0 and r.report.get("mode") == "check" and r.report["policies_revision"] == first
               and git(checkout, "rev-parse", "HEAD") == first, f"check mode shard run: {r}")
 
         # Without a host the play runs nowhere (never on every controller at once).

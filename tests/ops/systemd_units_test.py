@@ -128,21 +128,23 @@ def main(binary, pvesim):
             return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600, env=ctl.env)
 
         run = exec_start({})
-        check(run.returncode == 3 and str(run.returncode) in success,
-              f"ExecStart exited {run.returncode}, want 3 (a success of the unit):\n{run.stdout}\n{run.stderr[-2000:]}")
-        check("precondition-failed" in run.stdout and "unreachable" in run.stdout, f"report on stdout:\n{run.stdout}")
+        # An unreachable guest could not be observed: exit 6, a failure of the unit (never the
+        # "drift" of exit 3, which the unit counts as success).
+        check(run.returncode == 6 and str(run.returncode) not in success and "3" in success,
+              f"ExecStart exited {run.returncode}, want 6 (a failure of the unit):\n{run.stdout}\n{run.stderr[-2000:]}")
+        check("unobserved" in run.stdout and "unreachable" in run.stdout, f"report on stdout:\n{run.stdout}")
         check(os.listdir(textfile_dir) == ["pathwarden.prom"], f"textfile dir holds {os.listdir(textfile_dir)}")
         with open(env["PATHWARDEN_TEXTFILE"]) as f:
             prom = f.read()
-        check("pathwarden_run_exit_code 3\n" in prom and
-              'pathwarden_policy_verdict{policy="movies",verdict="precondition-failed"} 1' in prom,
+        check("pathwarden_run_exit_code 6\n" in prom and
+              'pathwarden_policy_verdict{policy="movies",verdict="unobserved"} 1' in prom,
               f"textfile:\n{prom}")
         with open(report_file) as f:
             report = json.load(f)
-        check(report["exit_code"] == 3 and report["mode"] == "reconcile", f"report file: {json.dumps(report)[:800]}")
+        check(report["exit_code"] == 6 and report["mode"] == "reconcile", f"report file: {json.dumps(report)[:800]}")
         html = os.path.join(work, "last-run.html")
         r = subprocess.run([binary, "report", "--input", report_file, "--html", html], stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        check(r.returncode == 0 and "precondition-failed" in open(html).read(), f"report --html: {r.stderr}")
+        check(r.returncode == 0 and "unobserved" in open(html).read(), f"report --html: {r.stderr}")
         # Without --input: the last result of each policy, from the state directory.
         r = ctl.run("report", "--html", html)
         page = open(html).read()
@@ -150,7 +152,7 @@ def main(binary, pvesim):
               f"report --html of the state directory: {r.stderr}")
 
         run = exec_start({"PATHWARDEN_LOG_FORMAT": "json", "PATHWARDEN_ARGS": "--log-level debug --policy movies"})
-        check(run.returncode == 3, f"json logging run exited {run.returncode}:\n{run.stderr[-2000:]}")
+        check(run.returncode == 6, f"json logging run exited {run.returncode}:\n{run.stderr[-2000:]}")
         lines = [line for line in run.stderr.splitlines() if line.strip()]
         check(lines, "no log lines at all on stderr")
         for line in lines:

@@ -182,7 +182,9 @@ TEST_CASE("preconditions") {
     o.guest.reset();
     o.guest_error = pw::Error{"unreachable: ssh timed out", "media-vm", {}};
     auto p = plan_policy(movies_policy(), o, context());
-    REQUIRE(p.state == PolicyState::precondition_failed);
+    REQUIRE(p.state == PolicyState::unobserved);  // could not observe: never drift, never planned
+    CHECK(p.steps.empty());
+    CHECK(p.blockers.at(0).find("could not observe guest media-vm") != std::string::npos);
     CHECK(p.blockers.at(0).find("ssh timed out") != std::string::npos);
   }
 }

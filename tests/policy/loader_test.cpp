@@ -132,6 +132,24 @@ TEST_CASE("controller settings resolve relative paths and keep secrets out") {
   CHECK(c.proxmox.max_in_flight == 16);
 }
 
+TEST_CASE("a settings file given by a relative path still resolves to absolute paths") {
+  // ansible-playbook runs in each phase's own directory: a path relative to where pathwarden was
+  // started would name nothing there.
+  const std::string text =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox: {url: \"https://127.0.0.1:8006\", token_id: pw@pve!ci, token_secret_file: token, ca_file: ca.pem}\n"
+      "  ansible: {inventory: inv.ini, known_hosts_file: ../ssh/known_hosts}\n";
+  auto r = pw::settings::load_text(text, "conf/pathwarden.yaml");
+  INFO(render(r.diagnostics));
+  REQUIRE(r.ok());
+  const auto& c = r.controllers.at(0);
+  const auto conf = (std::filesystem::current_path() / "conf").lexically_normal().string();
+  CHECK(c.ansible.inventory == conf + "/inv.ini");
+  CHECK(c.proxmox.token_secret_file == conf + "/token");
+  CHECK(c.proxmox.ca_file == conf + "/ca.pem");
+  CHECK(c.ansible.known_hosts_file == (std::filesystem::current_path() / "ssh/known_hosts").lexically_normal().string());
+}
+
 TEST_CASE("secrets written inline never reach a message") {
   const std::string text =
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"

@@ -49,5 +49,41 @@ check unknown-option 1 "unknown option '--outptu', did you mean '--output'" -- -
 out=$("$pw" validate --output json "$src/policies") && grep -q '"valid":true' <<<"$out" && echo "ok   json-output" \
   || { echo "FAIL json-output: $out"; ((failures++)); }
 
+# An operator's own ground: settings written from policies/README.md with relative paths, read
+# through a relative --config from another directory; the inventory as ansible-inventory reads it.
+mkdir -p "$tmp/site/conf" "$tmp/site/pol"
+cp "$src"/policies/*.yaml "$tmp/site/pol/"
+cat > "$tmp/site/conf/pathwarden.yaml" <<'YAML'
+apiVersion: pathwarden/v1
+kind: Controller
+spec:
+  proxmox:
+    url: https://pve1.example.net:8006
+    token_id: pathwarden@pve!ci
+    token_secret_file: token
+  ansible: {inventory: hosts.ini, known_hosts_file: known_hosts}
+  policies: ../pol
+YAML
+printf 'secret\n' > "$tmp/site/conf/token"
+: > "$tmp/site/conf/known_hosts"
+printf '[guests]\nmedia-vm ansible_host=192.0.2.10\ndocker-vm ansible_host=192.0.2.11\n' > "$tmp/site/conf/hosts.ini"
+ground() {  # ground NAME EXPECTED_RC GREP_PATTERN: validate with the relative settings file, from $tmp
+  local name=$1 want=$2 pattern=$3 out rc
+  out=$(cd "$tmp" && "$pw" --config site/conf/pathwarden.yaml validate 2>&1); rc=$?
+  if [[ $rc != "$want" ]] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL ground-$name: exit $rc, want $want and /$pattern/"; echo "$out" | head -5; ((failures++)); return
+  fi
+  echo "ok   ground-$name"
+}
+ground relative-paths 0 '^ok: 2 storage path policies$'
+printf '[guests]\nmedia-vm\ndocker-vm1\n' > "$tmp/site/conf/hosts.ini"
+ground host-not-in-inventory 1 "pol/postgres-data.yaml:10:[0-9]+: spec.guest.host 'docker-vm' is not a host of the inventory $tmp/site/conf/hosts.ini, did you mean 'docker-vm1'\\?"
+printf '#!/bin/sh\necho "{\\"guests\\": {\\"hosts\\": [\\"media-vm\\", \\"docker-vm\\"]}, \\"_meta\\": {\\"hostvars\\": {}}}"\n' > "$tmp/site/conf/inv.sh"
+chmod +x "$tmp/site/conf/inv.sh"
+sed -i 's/hosts.ini/inv.sh/' "$tmp/site/conf/pathwarden.yaml"
+ground dynamic-inventory 0 '^ok: 2 storage path policies$'
+rm "$tmp/site/conf/token"
+ground missing-token-file 1 "spec.proxmox.token_secret_file: $tmp/site/conf/token does not exist"
+
 echo "$failures failed"
 exit $((failures > 0))

@@ -69,7 +69,7 @@ def main(pvesim, binary):
         with open(secret_file, "w") as f:
             f.write("not-the-secret\n")
         bad = pathwarden(binary, sim, secret_file)
-        check(bad.returncode == 1, "bad token exits 1")
+        check(bad.returncode == 6, "bad token: could not observe, exit 6 (%d)" % bad.returncode)
         check("HTTP 401" in bad.stderr and "not-the-secret" not in bad.stderr + bad.stdout,
               "auth error without the secret: %r" % bad.stderr)
 
@@ -77,10 +77,18 @@ def main(pvesim, binary):
                                  "--token-secret-env", "PW_TEST_SECRET", "--fingerprint", "AA" + ":AA" * 31], stdin=subprocess.DEVNULL,
                                 capture_output=True, text=True, timeout=120,
                                 env=dict(local_env(), PW_TEST_SECRET=SECRET))
-        check(pinned.returncode == 1 and sim.fingerprint in pinned.stderr, "wrong pin names the seen fingerprint: %r"
+        check(pinned.returncode == 6 and sim.fingerprint in pinned.stderr, "wrong pin names the seen fingerprint: %r"
               % pinned.stderr)
         usage = subprocess.run([binary, "proxmox", "nic"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         check(usage.returncode == 1 and "did you mean 'nics'" in usage.stderr, "usage error: %r" % usage.stderr)
+    # A token that sees no VM (Proxmox lists only what VM.Audit allows) says so and fails.
+    with Pvesim(pvesim, {"nodes": ["pve1"], "guests": []}, ["--token", "root@pam!cli=" + SECRET]) as sim:
+        secret_file = os.path.join(sim.dir, "secret")
+        with open(secret_file, "w") as f:
+            f.write(SECRET + "\n")
+        empty = pathwarden(binary, sim, secret_file)
+        check(empty.returncode == 6 and "sees no VM" in empty.stderr and "VM.Audit" in empty.stderr,
+              "an empty listing fails with the privilege to grant: %d %r" % (empty.returncode, empty.stderr))
     print("cli_nics_test: ok")
 
 

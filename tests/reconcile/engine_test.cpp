@@ -119,6 +119,38 @@ TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and roll
   }
 }
 
+TEST_CASE("an API that does not answer is 'unobserved' (exit 6), never drift") {
+  SeedWorld w;
+  pw::proxmox::ApiError down;
+  down.kind = pw::proxmox::ApiErrorKind::transport;
+  down.message = "connect to 127.0.0.1:8006: Connection refused";
+  w.pve.down = down;
+  auto engine = w.engine();
+  auto checked = engine.reconcile(movies_policy("[vers=3, _netdev]", false), true);
+  INFO(text(checked));
+  REQUIRE(checked.policies.size() == 1);
+  CHECK(checked.policies[0].verdict == pw::report::Verdict::unobserved);
+  CHECK(report::exit_code(checked) == 6);
+  REQUIRE_FALSE(checked.policies[0].errors.empty());
+  CHECK(checked.policies[0].errors[0].find("could not observe VM 101: connect to 127.0.0.1:8006: Connection refused") !=
+        std::string::npos);
+  auto rep = engine.reconcile(movies_policy("[vers=3, _netdev]", false), false);
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::unobserved);
+  CHECK(report::exit_code(rep) == 6);
+  CHECK(w.guest().fstab == kSeedFstab);
+  CHECK(w.pve.writes == 0);
+
+  SECTION("a guest that does not answer is unobserved too") {
+    SeedWorld g;
+    g.guest().reachable = false;
+    auto e = g.engine();
+    auto r = e.reconcile(movies_policy("[vers=3, _netdev]", false), true);
+    INFO(text(r));
+    CHECK(r.policies[0].verdict == pw::report::Verdict::unobserved);
+    CHECK(report::exit_code(r) == 6);
+  }
+}
+
 TEST_CASE("check mode finds drift and touches nothing") {
   SeedWorld w;
   auto engine = w.engine();

@@ -40,7 +40,7 @@ def tls(w, policies):
     # A wrong pin.
     r = w.run(w.settings("tls-pin", fingerprint=WRONG_FP), "reconcile", policies)
     out = r.stdout + r.stderr
-    check(r.returncode == 3, f"wrong pin: exit {r.returncode}:\n{out[-3000:]}")
+    check(r.returncode == 6, f"wrong pin: exit {r.returncode}:\n{out[-3000:]}")
     check(WRONG_FP in out and w.sim.fingerprint in out, f"wrong pin: expected and seen not named:\n{out[-3000:]}")
     # A CA that did not sign pvesim's certificate (a self-signed one of our own).
     ca = os.path.join(w.work, "other-ca.pem")
@@ -55,7 +55,7 @@ def tls(w, policies):
         f.write(text)
     r2 = w.run(settings, "reconcile", policies)
     out2 = r2.stdout + r2.stderr
-    check(r2.returncode == 3 and "certificate" in out2 and w.sim.fingerprint in out2,
+    check(r2.returncode == 6 and "certificate" in out2 and w.sim.fingerprint in out2,
           f"untrusted CA: exit {r2.returncode}, no clear message:\n{out2[-3000:]}")
     # No pin and no CA: the system's trust store does not know a self-signed node.
     settings = w.settings("tls-none", fingerprint="-")
@@ -65,12 +65,12 @@ def tls(w, policies):
         f.write(text)
     r3 = w.run(settings, "reconcile", policies)
     out3 = r3.stdout + r3.stderr
-    check(r3.returncode == 3 and w.sim.fingerprint in out3, f"no trust: exit {r3.returncode}:\n{out3[-3000:]}")
+    check(r3.returncode == 6 and w.sim.fingerprint in out3, f"no trust: exit {r3.returncode}:\n{out3[-3000:]}")
     check(requests() == start, "a request reached the API over an unverified connection")
     check(w.snapshot() == before, "something changed")
     line = next(l for l in r.stdout.splitlines() if WRONG_FP in l).strip()
     record("wrong pinned fingerprint, a CA that did not sign the certificate, no trust configured",
-           f"exit 3 each, no API request sent, nothing changed; e.g. \"{line[:300]}\"")
+           f"exit 6 (could not observe) each, no API request sent, nothing changed; e.g. \"{line[:300]}\"")
 
 
 def secrets(w, policies, auth, secret):
@@ -123,7 +123,7 @@ def host_keys(w, policies):
     rep = report_of(r)
     p = rep["policies"][0]
     errors = " ".join(p["errors"])
-    check(p["verdict"] == "precondition-failed" and "host key" in errors.lower(),
+    check(p["verdict"] == "unobserved" and "host key" in errors.lower(),
           f"a guest with an unpinned host key was not refused: {p}")
     check(w.snapshot() == before, "something changed on a guest whose host key is not the pinned one")
     record("a guest whose SSH host key is not the pinned one",

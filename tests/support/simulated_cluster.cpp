@@ -51,6 +51,7 @@ proxmox::Upid SimulatedProxmox::task(const proxmox::VmRef& ref, std::string type
 
 ApiResult<std::vector<proxmox::GuestSummary>> SimulatedProxmox::list_guests() {
   ++reads;
+  if (down) return std::unexpected(*down);
   std::vector<proxmox::GuestSummary> out;
   for (const auto& [id, vm] : vms) {
     proxmox::GuestSummary g;
@@ -79,6 +80,7 @@ ApiResult<proxmox::VmConfig> SimulatedProxmox::read_config(const proxmox::VmRef&
 
 ApiResult<proxmox::PendingConfig> SimulatedProxmox::read_pending(const proxmox::VmRef& ref) {
   ++reads;
+  if (down) return std::unexpected(*down);
   auto vm = find(ref);
   if (!vm) return std::unexpected(vm.error());
   proxmox::PendingConfig p;

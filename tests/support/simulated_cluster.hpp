@@ -38,6 +38,8 @@ class SimulatedProxmox final : public proxmox::Api {
   int reads = 0;
   std::optional<std::string> conflict_next_write;  // a concurrent edit lands first: this key/value
   bool fail_next_write = false;
+  // The API is unreachable (or refuses the token): every read answers this.
+  std::optional<proxmox::ApiError> down;
 
   static std::string digest_of(const Vm& vm);
 
