@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "ansible/child_process.hpp"
+#include "ansible/run_report.hpp"
 
 namespace pw::ansible {
 namespace {
@@ -58,17 +59,7 @@ Result<InventoryHosts> read_inventory(const std::vector<std::string>& inventorie
   if (!hosts) return std::unexpected(hosts.error());
   InventoryHosts out;
   out.hosts = std::move(*hosts);
-  std::string_view rest = run->err;
-  while (!rest.empty()) {
-    const auto nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-    if (line.starts_with("[WARNING]:")) {
-      line.remove_prefix(10);
-      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-      out.warnings.emplace_back(line);
-    }
-  }
+  out.warnings = ansible_warnings(run->err);
   return out;
 }
 

@@ -20,19 +20,24 @@ const TaskOutcome* HostReport::task(std::string_view name) const {
   return nullptr;
 }
 
-std::vector<std::string> PlaybookRun::inventory_warnings() const {
+std::vector<std::string> ansible_warnings(std::string_view stderr_text) {
   std::vector<std::string> out;
-  std::string_view rest = stderr_text;
-  while (!rest.empty()) {
-    const auto nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+  while (!stderr_text.empty()) {
+    const auto nl = stderr_text.find('\n');
+    std::string_view line = stderr_text.substr(0, nl);
+    stderr_text = nl == std::string_view::npos ? std::string_view{} : stderr_text.substr(nl + 1);
     if (!line.starts_with("[WARNING]:")) continue;
-    if (line.find("inventory") == std::string_view::npos && line.find("host pattern") == std::string_view::npos) continue;
     line.remove_prefix(10);
     while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
     out.emplace_back(line);
   }
+  return out;
+}
+
+std::vector<std::string> PlaybookRun::inventory_warnings() const {
+  std::vector<std::string> out;
+  for (auto& w : ansible_warnings(stderr_text))
+    if (w.find("inventory") != std::string::npos || w.find("host pattern") != std::string::npos) out.push_back(std::move(w));
   return out;
 }
 

@@ -64,6 +64,9 @@ struct PlaybookRun {
 Result<PlaybookRun> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
                            bool timed_out, std::span<const std::string> hosts);
 
+// Ansible's "[WARNING]: TEXT" lines of a stderr, as TEXT.
+std::vector<std::string> ansible_warnings(std::string_view stderr_text);
+
 std::string_view to_string(HostOutcome outcome);
 std::string_view to_string(TaskResult status);
 

@@ -15,10 +15,6 @@ namespace {
 
 constexpr std::string_view kSchema = "pathwarden-report/v1";
 constexpr verify::ProbeDirection kDirections[] = {verify::ProbeDirection::read, verify::ProbeDirection::write};
-constexpr verify::Signal kSignalNames[] = {verify::Signal::guest_counters, verify::Signal::host_taps,
-                                           verify::Signal::connection_bytes, verify::Signal::connection_interface};
-constexpr verify::SignalState kSignalStateNames[] = {verify::SignalState::agreed, verify::SignalState::contradicted,
-                                                     verify::SignalState::undecided, verify::SignalState::unavailable};
 
 // Reads fields into the structs, remembering the first problem with its JSON path. Missing keys
 // and nulls keep the defaults: a report of a policy that was never verified has no numbers.
@@ -175,12 +171,12 @@ void read_verification(FieldReader& r, const json::object& o, const std::string&
       const auto* so = r.object((*sigs)[i], at);
       if (so == nullptr) continue;
       auto& out = v.signals.emplace_back();
-      r.choice(*so, "signal", at, out.signal, kSignalNames);
-      r.choice(*so, "state", at, out.state, kSignalStateNames);
+      r.choice(*so, "signal", at, out.signal, verify::kSignals);
+      r.choice(*so, "state", at, out.state, verify::kSignalStates);
       r.text(*so, "detail", at, out.detail);
     }
   }
-  r.choice(o, "decided_by", path, v.decided_by, kSignalNames);
+  r.choice(o, "decided_by", path, v.decided_by, verify::kSignals);
   r.text(o, "carried_by", path, v.carried_by);
 }
 

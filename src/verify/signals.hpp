@@ -7,7 +7,6 @@
 //   connection_bytes      the NFS connections' own tcp_info byte counters: whose bytes moved,
 //                         whatever else ran on the same links
 //   connection_interface  the interface that owns each NFS connection's local address
-#include <array>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -16,8 +15,8 @@
 namespace pw::verify {
 
 enum class Signal { guest_counters, host_taps, connection_bytes, connection_interface };
-inline constexpr std::array<Signal, 4> kSignals{Signal::guest_counters, Signal::host_taps, Signal::connection_bytes,
-                                                Signal::connection_interface};
+inline constexpr Signal kSignals[] = {Signal::guest_counters, Signal::host_taps, Signal::connection_bytes,
+                                       Signal::connection_interface};
 
 enum class SignalState {
   agreed,        // it says the probe's bytes took the intended NIC
@@ -25,8 +24,8 @@ enum class SignalState {
   undecided,     // it was read but cannot tell (too little, too noisy, ambiguous)
   unavailable,   // it could not be read: the verdict rests on the others
 };
-inline constexpr std::array<SignalState, 4> kSignalStates{SignalState::agreed, SignalState::contradicted,
-                                                          SignalState::undecided, SignalState::unavailable};
+inline constexpr SignalState kSignalStates[] = {SignalState::agreed, SignalState::contradicted, SignalState::undecided,
+                                                SignalState::unavailable};
 
 constexpr std::string_view to_string(Signal s) {
   switch (s) {
@@ -46,13 +45,6 @@ constexpr std::string_view to_string(SignalState s) {
     case SignalState::unavailable: return "unavailable";
   }
   return "?";
-}
-
-template <class E, std::size_t N>
-std::optional<E> enum_from(std::string_view text, const std::array<E, N>& all) {
-  for (E e : all)
-    if (to_string(e) == text) return e;
-  return std::nullopt;
 }
 
 inline std::ostream& operator<<(std::ostream& os, Signal s) { return os << to_string(s); }

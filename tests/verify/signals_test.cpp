@@ -42,8 +42,8 @@ TEST_CASE("signal names are the report's") {
   CHECK(to_string(Signal::host_taps) == "host-taps");
   CHECK(to_string(Signal::connection_bytes) == "connection-bytes");
   CHECK(to_string(SignalState::contradicted) == "contradicted");
-  CHECK(enum_from(std::string_view("connection-interface"), kSignals) == Signal::connection_interface);
-  CHECK_FALSE(enum_from(std::string_view("host_taps"), kSignals));
+  CHECK(std::size(kSignals) == 4);
+  CHECK(std::size(kSignalStates) == 4);
 }
 
 TEST_CASE("relabelled MACs: the guest counts link2, the host saw net0 carry the probe") {
