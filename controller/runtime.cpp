@@ -22,6 +22,8 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
   if (!loaded) return std::unexpected(loaded.error());
   rt->settings = std::move(*loaded);
   const auto& s = rt->settings;
+  // The playbooks are the same whether run here or written by `plan --emit-playbooks`.
+  if (s.ansible.become) rt->playbook_options.become = ansible::Become{s.ansible.become_user, s.ansible.become_method};
 
   auto state = journal::StateDir::open(s.state_dir);
   if (!state) return std::unexpected(state.error());
@@ -48,8 +50,8 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     a.ansible_playbook = s.ansible.playbook_command;
     a.work_dir = rt->state->root() / "playbooks";
     // Host keys are always checked; the settings may name the known_hosts file to use.
-    // Modules are piped over the task's SSH session instead of copied first (no become is used,
-    // so requiretty cannot bite). Connections are shared within a run, as Ansible does by
+    // Modules are piped over the task's SSH session instead of copied first (with become, a
+    // sudoers `requiretty` would refuse that: see policies/README.md, spec.ansible.become). Connections are shared within a run, as Ansible does by
     // default (ControlPersist: one handshake per guest instead of one per task, which on a slow
     // guest is most of a task's cost), with dead-peer detection: a guest whose link went away is
     // given up after ServerAliveInterval × ServerAliveCountMax (15 s) instead of holding every

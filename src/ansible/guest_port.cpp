@@ -15,7 +15,8 @@ namespace {
 
 constexpr std::string_view kRefuseRestore = "Refuse to restore over someone else's edit";
 
-GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::string_view conflict_task) {
+GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::string_view conflict_task,
+                        bool become) {
   const auto* h = run.host(host);
   if (h == nullptr) return {GuestFailure::Kind::failed, Error{"no result from ansible-playbook", host, {}}};
   const std::string what = describe_outcome(*h);
@@ -25,7 +26,8 @@ GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::st
     case HostOutcome::failed: {
       const auto* t = h->failure();
       const bool conflict = t != nullptr && !conflict_task.empty() && t->task == conflict_task;
-      return {conflict ? GuestFailure::Kind::conflict : GuestFailure::Kind::failed, Error{what, host, {}}};
+      return {conflict ? GuestFailure::Kind::conflict : GuestFailure::Kind::failed,
+              Error{what, host, privilege_hint(what, become)}};
     }
     case HostOutcome::not_run: {
       std::string why = "no task ran (is it in the inventory?)";
@@ -55,15 +57,16 @@ class AnsibleGuestPort final : public guest::GuestPort {
   AnsibleGuestPort(std::unique_ptr<PlaybookRunner> runner, GuestPortOptions options)
       : runner_(std::move(runner)), o_(std::move(options)) {}
 
-  PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts) override {
+  using guest::GuestPort::gather_facts;
+  PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts, const guest::NameLookups& names) override {
     PerHost<guest::GuestFacts> out;
     if (hosts.empty()) return out;
-    auto run = run_phase("facts", facts_playbook(hosts, o_.playbook), hosts);
+    auto run = run_phase("facts", facts_playbook(hosts, o_.playbook, names), hosts);
     if (!run) return all_failed<guest::GuestFacts>(hosts, run.error());
     auto facts = guest_facts_from(*run);
     for (const auto& h : hosts) {
       if (!succeeded(*run, h)) {
-        out.emplace(h, std::unexpected(failure_of(*run, h, {})));
+        out.emplace(h, std::unexpected(failure_of(*run, h, {}, o_.playbook.become.has_value())));
         continue;
       }
       auto it = facts.find(h);
@@ -112,7 +115,7 @@ class AnsibleGuestPort final : public guest::GuestPort {
     for (const auto& p : probes) {
       const auto& h = p.host;
       if (!succeeded(*run, h)) {
-        out.emplace(h, std::unexpected(failure_of(*run, h, {})));
+        out.emplace(h, std::unexpected(failure_of(*run, h, {}, o_.playbook.become.has_value())));
         continue;
       }
       auto obs = observations.find(h);
@@ -211,7 +214,7 @@ class AnsibleGuestPort final : public guest::GuestPort {
     if (!run) return all_failed<void>(hosts, run.error());
     for (const auto& h : hosts) {
       if (succeeded(*run, h)) out.emplace(h, GuestResult<void>{});
-      else out.emplace(h, std::unexpected(failure_of(*run, h, conflict_task)));
+      else out.emplace(h, std::unexpected(failure_of(*run, h, conflict_task, o_.playbook.become.has_value())));
     }
     return out;
   }

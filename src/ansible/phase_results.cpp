@@ -64,6 +64,19 @@ std::string describe_outcome(const HostReport& host) {
   return "?";
 }
 
+std::string privilege_hint(std::string_view message, bool become) {
+  auto has = [&](std::string_view s) { return message.find(s) != std::string_view::npos; };
+  if (has("Missing sudo password") || has("a password is required") || has("incorrect sudo password")) {
+    return "the SSH user must be able to sudo without a password: a sudoers entry as in policies/README.md "
+           "(spec.ansible.become)";
+  }
+  if (!become && (has("Permission denied") || has("Operation not permitted") || has("must be superuser") ||
+                  has("only root can"))) {
+    return "if the guest is reached as a user other than root, set spec.ansible.become: true (policies/README.md)";
+  }
+  return {};
+}
+
 std::optional<std::string> decode_base64(std::string_view text) {
   auto value = [](char c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -137,8 +150,22 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
       out.emplace(name, fail("the fstab came back in a form that is not base64", name));
       continue;
     }
-    out.emplace(name,
-                guest::parse_guest_report(string_at((*report_task)->result, "stdout"), std::move(*content), name));
+    auto facts = guest::parse_guest_report(string_at((*report_task)->result, "stdout"), std::move(*content), name);
+    if (const auto* resolve = host.task(task::resolve); facts && resolve != nullptr) {
+      if (const auto* results = resolve->result.if_contains("results"); results && results->is_array()) {
+        for (const auto& r : results->as_array()) {
+          if (!r.is_object()) continue;
+          const auto* item = r.as_object().if_contains("item");
+          if (item == nullptr || !item->is_string()) continue;
+          const auto* rc = r.as_object().if_contains("rc");
+          auto& addrs = facts->resolved[std::string(item->as_string())];
+          if (rc != nullptr && rc->is_int64() && rc->as_int64() == 0) {
+            addrs = guest::parse_getent_ahosts(string_at(r.as_object(), "stdout"));
+          }
+        }
+      }
+    }
+    out.emplace(name, std::move(facts));
   }
   return out;
 }

@@ -36,6 +36,10 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Pl
 // Why a guest did not finish a phase, as one line: "unreachable: ...", "failed in 'TASK': ...".
 std::string describe_outcome(const HostReport& host);
 
+// The hint for a failure for want of root (sudo's and Ansible's become messages; a tool's
+// "Permission denied" when the guest is reached as another user without become); empty if none.
+std::string privilege_hint(std::string_view failure_message, bool become);
+
 // Exposed for tests: Ansible's command timestamps ("2026-11-30 02:12:41.379591") and deltas
 // ("0:00:01.234567") in seconds.
 std::optional<double> timestamp_seconds(std::string_view stamp);

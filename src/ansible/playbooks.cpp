@@ -2,6 +2,7 @@
 #include "ansible/playbooks.hpp"
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -98,17 +99,29 @@ YamlList host_list(const std::vector<std::string>& hosts) {
   return out;
 }
 
+// Whether a task (or a whole play) needs root on the guest; see Become.
+enum class Privilege : std::uint8_t { ssh_user, root };
+
+void add_become(YamlMap& keywords, Privilege privilege, const PlaybookOptions& options) {
+  if (privilege != Privilege::root || !options.become) return;
+  keywords.emplace_back("become", true);
+  if (!options.become->user.empty()) keywords.emplace_back("become_user", options.become->user);
+  if (!options.become->method.empty()) keywords.emplace_back("become_method", options.become->method);
+}
+
 YamlMap make_task(const char* name, const char* module, YamlMap args, YamlMap keywords,
-                  const PlaybookOptions& options) {
+                  const PlaybookOptions& options, Privilege privilege = Privilege::ssh_user) {
   YamlMap t{{"name", name}, {module, std::move(args)}};
   for (auto& k : keywords) t.push_back(std::move(k));
+  add_become(t, privilege, options);
   t.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
   return t;
 }
 
 Yaml play(const std::string& name, const std::vector<std::string>& hosts, const std::string& vars_file,
-          YamlList tasks) {
+          YamlList tasks, const PlaybookOptions& options, Privilege privilege) {
   YamlMap p{{"name", name}, {"hosts", host_list(hosts)}, {"gather_facts", false}};
+  add_become(p, privilege, options);
   if (!vars_file.empty()) {
     p.emplace_back("vars_files", YamlList{vars_file});
     p.emplace_back("vars", YamlMap{{"pathwarden_host", kHostVar}});
@@ -201,7 +214,25 @@ Status validate_host_name(std::string_view host) {
   return {};
 }
 
-Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options) {
+Status validate_become(const Become& become) {
+  auto plain = [](std::string_view v, std::string_view extra) {
+    return v.find_first_not_of(std::string("abcdefghijklmnopqrstuvwxyz0123456789_").append(extra)) ==
+               std::string_view::npos &&
+           v.front() != '-' && v.front() != '.';
+  };
+  if (!become.user.empty() && (become.user.size() > 32 || !plain(become.user, "ABCDEFGHIJKLMNOPQRSTUVWXYZ.-"))) {
+    return fail("become user '" + become.user + "' is not a user name", {},
+                "a user name holds letters, digits, '_', '.' and '-' and starts with a letter, digit or '_'");
+  }
+  if (!become.method.empty() && !plain(become.method, ".")) {
+    return fail("become method '" + become.method + "' is not the name of a become plugin", {},
+                "use sudo, su, doas or another plugin's name (ansible-doc -t become -l)");
+  }
+  return {};
+}
+
+Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options,
+                                const guest::NameLookups& names_to_resolve) {
   if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
   std::vector<std::string> names;
   std::set<std::string> seen;
@@ -225,10 +256,45 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
                 {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::guest_report_script())}}}},
                 {{"changed_when", false}, {"register", "pathwarden_report"}}, options),
   };
-  return finish("facts", names, play("Gather guest facts for pathwarden", names, "", std::move(tasks)), "");
+  // Names (a NAS given by host name) are resolved by the guest, as mount.nfs there will: through
+  // its own resolver (getent ahosts: getaddrinfo, nsswitch, /etc/hosts), never the controller's.
+  json::object per_host;
+  for (const auto& h : names) {
+    std::vector<std::string> lookups;
+    if (auto it = names_to_resolve.find(h); it != names_to_resolve.end()) lookups = it->second;
+    for (const auto& n : lookups) {
+      if (n.empty() || n.size() > 253 || n.front() == '-' ||
+          n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != std::string::npos) {
+        return fail("'" + n + "' is not a host name to resolve", h);
+      }
+    }
+    per_host[h] = json::object{{"names", unsafe_list(lookups)}};
+  }
+  const bool resolving = std::any_of(names_to_resolve.begin(), names_to_resolve.end(),
+                                     [](const auto& kv) { return !kv.second.empty(); });
+  if (!resolving) {
+    return finish("facts", names,
+                  play("Gather guest facts for pathwarden", names, "", std::move(tasks), options, Privilege::ssh_user),
+                  "");
+  }
+  // getent exits 2 for a name it cannot resolve: the planner's to report, not a failed guest.
+  tasks.push_back(make_task(task::resolve, "ansible.builtin.command",
+                            {{"argv", YamlList{"getent", "ahosts", "{{ item }}"}}},
+                            {{"loop", "{{ pathwarden_host.names }}"},
+                             {"changed_when", false},
+                             {"failed_when", false},
+                             {"register", "pathwarden_resolved"}},
+                            options));
+  return finish("facts", names,
+                play("Gather guest facts for pathwarden", names, "facts.vars.json", std::move(tasks), options,
+                     Privilege::ssh_user),
+                vars_document(std::move(per_host)));
 }
 
 Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const PlaybookOptions& options) {
+  if (options.become) {
+    if (auto s = validate_become(*options.become); !s) return std::unexpected(s.error());
+  }
   if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
   auto hosts = hosts_of(changes, "apply");
   if (!hosts) return std::unexpected(hosts.error());
@@ -293,11 +359,15 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
   };
   for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
   return finish("apply", *hosts,
-                play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks)),
+                play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks), options,
+                     Privilege::root),
                 vars_document(std::move(per_host)));
 }
 
 Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const PlaybookOptions& options) {
+  if (options.become) {
+    if (auto s = validate_become(*options.become); !s) return std::unexpected(s.error());
+  }
   if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
   auto hosts = hosts_of(restores, "rollback");
   if (!hosts) return std::unexpected(hosts.error());
@@ -342,11 +412,15 @@ Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const
   };
   for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
   return finish("rollback", *hosts,
-                play("Roll back fstab changes for pathwarden", *hosts, "rollback.vars.json", std::move(tasks)),
+                play("Roll back fstab changes for pathwarden", *hosts, "rollback.vars.json", std::move(tasks), options,
+                     Privilege::root),
                 vars_document(std::move(per_host)));
 }
 
 Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const PlaybookOptions& options) {
+  if (options.become) {
+    if (auto s = validate_become(*options.become); !s) return std::unexpected(s.error());
+  }
   auto hosts = hosts_of(probes, "probe");
   if (!hosts) return std::unexpected(hosts.error());
   json::object per_host;
@@ -388,18 +462,23 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
       // dd's own failure (no probe file, permission, I/O error) is the verifier's to judge, after
       // the facts that tell a removed mount from a missing file: it never fails the host.
       make_task(task::probe, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.dd_argv }}"}},
-                {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_probe"}}, options),
+                {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_probe"}}, options,
+                Privilege::root),
       counters(task::counters_after, "pathwarden_counters_after"),
       make_task("Remove the probe file written", "ansible.builtin.file",
                 {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}},
-                {{"when", "pathwarden_host.remove_after"}}, options),
+                {{"when", "pathwarden_host.remove_after"}}, options, Privilege::root),
   };
   return finish("probe", *hosts,
-                play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks)),
+                play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks), options,
+                     Privilege::ssh_user),
                 vars_document(std::move(per_host)));
 }
 
 Result<Playbook> channels_playbook(std::span<const ChannelsRequest> requests, const PlaybookOptions& options) {
+  if (options.become) {
+    if (auto s = validate_become(*options.become); !s) return std::unexpected(s.error());
+  }
   auto hosts = hosts_of(requests, "channels");
   if (!hosts) return std::unexpected(hosts.error());
   json::object per_host;
@@ -419,7 +498,8 @@ Result<Playbook> channels_playbook(std::span<const ChannelsRequest> requests, co
                 {{"changed_when", true}, {"register", "pathwarden_channels"}}, options),
   };
   return finish("channels", *hosts,
-                play("Set NIC queue counts for pathwarden", *hosts, "channels.vars.json", std::move(tasks)),
+                play("Set NIC queue counts for pathwarden", *hosts, "channels.vars.json", std::move(tasks), options,
+                     Privilege::root),
                 vars_document(std::move(per_host)));
 }
 

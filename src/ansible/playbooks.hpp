@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "diagnostics/error.hpp"
 #include "guest/operations.hpp"
+#include "guest/port.hpp"
 
 namespace pw::ansible {
 
@@ -27,12 +29,29 @@ struct Playbook {
   std::string vars_file() const { return name + ".vars.json"; }
 };
 
+// Privilege escalation as the settings file asks for it (spec.ansible.become). It covers what
+// needs root: the apply, rollback and channels playbooks whole (fstab, backups, mount, ethtool
+// -L) and the probe's dd and its clean-up (so the share sees the same identity as with root SSH:
+// root, squashed or not by the export). Facts and counter reads stay with the SSH user. Without
+// it the playbooks name no become at all, so Ansible's own configuration (inventory
+// ansible_become, ansible.cfg [privilege_escalation], ANSIBLE_BECOME) applies to every task.
+struct Become {
+  std::string user;    // become_user; empty = Ansible's default (root)
+  std::string method;  // become_method; empty = Ansible's default (sudo)
+};
+
 struct PlaybookOptions {
   std::chrono::seconds task_timeout{300};  // each task's own limit (a hard NFS mount can hang)
   std::string fstab_path = "/etc/fstab";
+  std::optional<Become> become;
 };
 
-Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options = {});
+// Checks a become user or method before it goes into a playbook (Ansible templates keywords).
+Status validate_become(const Become& become);
+
+// `names`: per guest, host names its resolver is asked for (getent ahosts), for GuestFacts::resolved.
+Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options = {},
+                                const guest::NameLookups& names = {});
 Result<Playbook> apply_playbook(std::span<const guest::FstabChange> changes, const PlaybookOptions& options = {});
 Result<Playbook> rollback_playbook(std::span<const guest::FstabRestore> restores, const PlaybookOptions& options = {});
 Result<Playbook> probe_playbook(std::span<const guest::ProbeRequest> probes, const PlaybookOptions& options = {});
@@ -43,6 +62,7 @@ namespace task {
 inline constexpr const char* reach = "Reach the guest over SSH";
 inline constexpr const char* read_fstab = "Read the fstab byte for byte";
 inline constexpr const char* report = "Report mounts, transports, counters and interfaces";
+inline constexpr const char* resolve = "Resolve the NAS names as the guest does";
 inline constexpr const char* fstab_now = "Read the fstab as it is now";
 inline constexpr const char* refuse_changed = "Refuse to write when the fstab changed since it was observed";
 inline constexpr const char* write_fstab = "Write the new fstab";

@@ -1,5 +1,6 @@
 #include "guest/facts.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "guest/sha256.hpp"
@@ -121,6 +122,26 @@ Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab
     if (!st) return std::unexpected(st.error());
   }
   return facts;
+}
+
+}  // namespace pw::guest
+
+namespace pw::guest {
+
+std::vector<std::string> parse_getent_ahosts(std::string_view output) {
+  // "198.51.100.2    STREAM nas.lan" then DGRAM and RAW lines for the same address.
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    auto end = output.find('\n', start);
+    auto line = output.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    start = end == std::string_view::npos ? output.size() : end + 1;
+    auto first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) continue;
+    auto addr = line.substr(first, line.find_first_of(" \t", first) - first);
+    if (std::find(out.begin(), out.end(), addr) == out.end()) out.emplace_back(addr);
+  }
+  return out;
 }
 
 }  // namespace pw::guest

@@ -1,6 +1,7 @@
 #pragma once
 // Everything pathwarden observes inside one guest, gathered by one script run per guest (the
 // facts playbook runs it on all guests at once) plus the fstab read byte for byte.
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,14 @@ struct GuestFacts {
   std::vector<TcpConnection> nfs_connections;  // established, peer port 2049
   std::vector<InterfaceAddress> addresses;     // ip -o addr: who owns a connection's local address
   std::vector<NfsServer> nfs_servers;
+  // Host names asked for (a policy's NAS given by name) → the addresses the guest's own resolver
+  // gives, in getaddrinfo's order (mount.nfs mounts the first); a name that did not resolve maps
+  // to none. Names not asked for are absent.
+  std::map<std::string, std::vector<std::string>> resolved;
 };
+
+// `getent ahosts NAME`'s output: its addresses, each once, in order.
+std::vector<std::string> parse_getent_ahosts(std::string_view output);
 
 // The POSIX sh script the facts playbook runs in each guest. It prints sections introduced by
 // "@@pathwarden NAME" lines and ends with "@@pathwarden end". It takes no input.

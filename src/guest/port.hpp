@@ -43,10 +43,14 @@ struct ProbeOutcome {
   GuestFacts after;  // mounts, connections, transports, interfaces after the probe
 };
 
+// Per guest, host names to resolve there with the guest's own resolver (GuestFacts::resolved).
+using NameLookups = std::map<std::string, std::vector<std::string>>;
+
 class GuestPort {
  public:
   virtual ~GuestPort() = default;
-  virtual PerHost<GuestFacts> gather_facts(std::span<const std::string> hosts) = 0;
+  virtual PerHost<GuestFacts> gather_facts(std::span<const std::string> hosts, const NameLookups& names) = 0;
+  PerHost<GuestFacts> gather_facts(std::span<const std::string> hosts) { return gather_facts(hosts, {}); }
   virtual PerHost<void> apply_fstab(std::span<const FstabChange> changes) = 0;
   virtual PerHost<void> restore_fstab(std::span<const FstabRestore> restores) = 0;
   virtual PerHost<void> set_channels(std::span<const ChannelsRequest> requests) = 0;

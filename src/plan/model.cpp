@@ -132,6 +132,11 @@ class Reader {
     const auto n = opt_integer(key);
     return n ? fits_int(key, *n) : std::nullopt;
   }
+  // A field newer plan files may leave out (older pathwarden versions did not write it).
+  std::string str_or_empty(std::string_view key) {
+    if (obj_ == nullptr || !obj_->contains(key)) return {};
+    return str(key);
+  }
   std::optional<std::string> opt_str(std::string_view key) {
     if (const auto* v = find(key)) {
       if (const auto* s = v->if_string()) return std::string(*s);
@@ -267,6 +272,7 @@ json::value step_to_json(const Step& step) {
       o["mount_point"] = s.mount_point;
       o["intended_mac"] = s.intended_mac.str();
       o["server"] = s.server;
+      if (!s.server_name.empty()) o["server_name"] = s.server_name;
       o["nas_addresses"] = strings_json(s.nas_addresses);
       o["vers"] = s.vers ? json::value(*s.vers) : json::value(nullptr);
       o["nconnect"] = s.nconnect ? json::value(*s.nconnect) : json::value(nullptr);
@@ -332,6 +338,7 @@ Result<Step> step_from_json(const json::value& v) {
     s.mount_point = r.str("mount_point");
     s.intended_mac = r.str("intended_mac");
     s.server = r.str("server");
+    s.server_name = r.str_or_empty("server_name");
     s.nas_addresses = r.strings("nas_addresses");
     s.vers = r.opt_str("vers");
     s.nconnect = r.opt_int32("nconnect");

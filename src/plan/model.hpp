@@ -71,7 +71,8 @@ struct VerifyPath {
   std::string host;
   std::string mount_point;
   net::MacAddress intended_mac;
-  std::string server;
+  std::string server;       // an address: a name is resolved by the guest at planning
+  std::string server_name;  // the name the policy gave, when it gave one
   std::vector<std::string> nas_addresses;
   std::optional<std::string> vers;
   std::optional<int> nconnect;

@@ -7,6 +7,7 @@
 #include "guest/interfaces.hpp"
 #include "guest/mounts.hpp"
 #include "guest/sha256.hpp"
+#include "plan/names.hpp"
 #include "proxmox/net_device.hpp"
 #include "verify/trunking_risk.hpp"
 
@@ -251,6 +252,18 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   }
 
   // ---- fstab entry and the mount -----------------------------------------------------------
+  // q: the policy with its NAS names as the guest resolves them, for every comparison with what
+  // the guest shows; the fstab entry keeps p's name.
+  auto named = with_resolved_names(p, facts);
+  if (!named) {
+    block(named.error().to_string());
+    return finish();
+  }
+  const policy::StoragePath& q = *named;
+  if (q.mount.server != p.mount.server) {
+    out.notes.push_back(p.mount.server + " resolves in guest " + p.guest.host + " to " + q.mount.server +
+                        " (the address mount.nfs uses there)");
+  }
   guest::FstabFile fstab = facts.fstab;
   auto changed = fstab.set_entry(desired_fstab_entry(p), {p.name, p.mount.reason});
   if (!changed) {
@@ -258,7 +271,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     return finish();
   }
   const guest::MountInfo* current = mount_at(facts.mounts, p.mount.path);
-  const MountCheck mount_check = check_mount(current, p);
+  const MountCheck mount_check = check_mount(current, q);
   if (*changed || !mount_check.ok || nic_changes) {
     ChangeFstab c;
     c.host = p.guest.host;
@@ -274,12 +287,12 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     // nconnect is fixed by the first mount of a server+version: the others sharing that client
     // must come down and go up again with it, the policy's mount first.
     std::vector<const guest::MountInfo*> sharing;
-    const std::array<std::string, 1> server{p.mount.server};
+    const std::array<std::string, 1> server{q.mount.server};
     const auto want_version = p.mount.nfs_version();
     const int want_nconnect = p.mount.nconnect().value_or(1);
     bool nconnect_differs = false;
     for (const auto& m : guest::nfs_mounts_of_server(facts.mounts, server)) {
-      if (m.mount_point == p.mount.path || m.server_address() != p.mount.server) continue;
+      if (m.mount_point == p.mount.path || m.server_address() != q.mount.server) continue;
       if (want_version && !nfs_version_matches(*want_version, m.nfs_version())) continue;
       const auto* live = mount_at(facts.mounts, m.mount_point);
       if (live == nullptr) continue;
@@ -313,7 +326,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
       if (m.is_nfs()) existing.push_back({m.mount_point, m.server_address(), m.nfs_version()});
     }
     for (const auto& risk : verify::predict_trunking_risk(
-             {p.mount.path, p.mount.server, p.mount.nas_addresses, p.mount.nfs_version()}, existing)) {
+             {p.mount.path, q.mount.server, q.mount.nas_addresses, p.mount.nfs_version()}, existing)) {
       out.warnings.push_back(risk.message);
     }
   } else {
@@ -321,7 +334,8 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   }
 
   if (!out.steps.empty()) {
-    VerifyPath v = verify_path_of(p, mac);
+    VerifyPath v = verify_path_of(q, mac);
+    if (q.mount.server != p.mount.server) v.server_name = p.mount.server;
     out.steps.push_back({v, false,
                          "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
                              (v.direction == verify::ProbeDirection::write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +

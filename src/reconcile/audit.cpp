@@ -2,6 +2,7 @@
 
 #include "net/mac_address.hpp"
 #include "proxmox/net_device.hpp"
+#include "plan/names.hpp"
 #include "plan/planner.hpp"
 #include "reconcile/evidence.hpp"
 #include "reconcile/measure.hpp"
@@ -37,7 +38,14 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       pr.errors.push_back("VM " + std::to_string(p.guest.vmid) + " has no usable " + p.nic.device);
       continue;
     }
-    const plan::VerifyPath v = plan::verify_path_of(p, net::MacAddress(*spec->mac()));
+    auto named = plan::with_resolved_names(p, *o.guest);
+    if (!named) {
+      pr.verdict = report::Verdict::precondition_failed;
+      pr.errors.push_back(named.error().to_string());
+      continue;
+    }
+    plan::VerifyPath v = plan::verify_path_of(*named, net::MacAddress(*spec->mac()));
+    if (named->mount.server != p.mount.server) v.server_name = p.mount.server;
     if (!probe) {
       auto r = verify::verify_path(audit_input(v, *o.guest));
       pr.verification = verification_report(r, v, 0, 0);

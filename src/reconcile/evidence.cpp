@@ -125,6 +125,8 @@ report::Verification verification_report(const verify::VerificationResult& r, co
   out.signals = r.signals;
   out.decided_by = r.decided_by;
   if (r.carrier_net) out.carried_by = "net" + std::to_string(*r.carrier_net);
+  out.server_address = v.server;
+  if (!v.server_name.empty()) out.server_name = v.server_name;
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <future>
 #include <set>
 
+#include "plan/names.hpp"
+
 namespace pw::reconcile {
 namespace {
 
@@ -43,6 +45,7 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   std::map<proxmox::VmRef, std::size_t> vm_index;  // not a search per policy: 10,000 VMs stay cheap
   std::set<std::string_view> seen_hosts;
   std::vector<std::size_t> vm_of(policies.size());
+  guest::NameLookups names;  // a NAS given by name: resolved by each guest's own resolver
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];
     proxmox::VmRef ref{p.guest.node, p.guest.vmid};
@@ -50,12 +53,16 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
     if (added) vms.push_back(ref);
     vm_of[i] = it->second;
     if (seen_hosts.insert(p.guest.host).second) hosts.push_back(p.guest.host);
+    for (auto& name : plan::names_to_resolve(p)) {
+      auto& asked = names[p.guest.host];
+      if (std::find(asked.begin(), asked.end(), name) == asked.end()) asked.push_back(std::move(name));
+    }
   }
   // One config read per VM (/pending holds the values in effect, the pending ones and the
   // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
   // the big part, are parsed on this thread, so every batch reuses the same heap.
   auto pendings_future = std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); });
-  auto facts = ctx_.d.guests.gather_facts(hosts);
+  auto facts = ctx_.d.guests.gather_facts(hosts, names);
   auto pendings = pendings_future.get();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];

@@ -255,6 +255,10 @@ class Page {
       out_ << "</ul>\n";
       if (v.carried_by) out_ << "<p>The host saw <b>" << html_escape(*v.carried_by) << "</b> carry the probe.</p>\n";
     }
+    if (v.server_name) {
+      out_ << "<p>NAS <b>" << html_escape(*v.server_name) << "</b> is " << html_escape(v.server_address)
+           << " in the guest.</p>\n";
+    }
     if (v.diagnosis || !v.remedies.empty() || !v.failed_preconditions.empty()) {
       out_ << "<div class=\"diagnosis\">\n";
       if (v.diagnosis) out_ << "<h3>Diagnosis</h3><p>" << html_escape(*v.diagnosis) << "</p>\n";

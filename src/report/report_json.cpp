@@ -178,6 +178,8 @@ void read_verification(FieldReader& r, const json::object& o, const std::string&
   }
   r.choice(o, "decided_by", path, v.decided_by, verify::kSignals);
   r.text(o, "carried_by", path, v.carried_by);
+  r.text(o, "server_address", path, v.server_address);
+  r.text(o, "server_name", path, v.server_name);
 }
 
 void read_policy(FieldReader& r, const json::object& o, const std::string& path, PolicyReport& p) {

@@ -169,7 +169,9 @@ json::value verification_json(const Verification& v) {
                       {"failed_preconditions", strings(v.failed_preconditions)},
                       {"signals", signals_json(v.signals)},
                       {"decided_by", v.decided_by ? json::value(verify::to_string(*v.decided_by)) : json::value(nullptr)},
-                      {"carried_by", opt(v.carried_by)}};
+                      {"carried_by", opt(v.carried_by)},
+                      {"server_address", v.server_address},
+                      {"server_name", opt(v.server_name)}};
 }
 
 // Prometheus label values escape backslash, quote and newline.
@@ -264,6 +266,7 @@ std::string render_text(const RunReport& r, bool colour) {
             << sig.detail << "\n";
       }
       if (v.carried_by) out << "    the host saw " << *v.carried_by << " carry the probe\n";
+      if (v.server_name) out << "    NAS " << *v.server_name << " = " << v.server_address << " in the guest\n";
       if (v.diagnosis) out << "    diagnosis: " << *v.diagnosis << "\n";
       for (const auto& rem : v.remedies) out << "    remedy: " << rem << "\n";
       for (const auto& pre : v.failed_preconditions) out << "    precondition: " << pre << "\n";

@@ -91,6 +91,10 @@ struct Verification {
   std::vector<verify::SignalReading> signals;
   std::optional<verify::Signal> decided_by;
   std::optional<std::string> carried_by;
+  // The NAS address compared with the guest's mount and connections, and the name the policy
+  // gave when it gave one (resolved by the guest).
+  std::string server_address;
+  std::optional<std::string> server_name;
 
   // An interface's bytes in the probe's direction (rx for a read, tx for a write).
   std::uint64_t probe_bytes_of(const InterfaceBytes& i) const {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "ansible/playbooks.hpp"
 #include "policy/model.hpp"
 #include "policy/yaml_schema.hpp"
 
@@ -20,8 +21,9 @@ constexpr std::array<std::string_view, 16> kProxmoxKeys{
     "url",     "token_id",    "token_secret_file",    "token_secret_env", "user",    "password_file", "password_env",
     "ca_file", "fingerprint", "insecure_skip_verify", "max_in_flight",    "timeout", "token_secret",  "password",
     "secret",  "token"};
-constexpr std::array<std::string_view, 7> kAnsibleKeys{"inventory",        "playbook_command", "forks",      "timeout",
-                                                       "private_key_file", "known_hosts_file", "remote_user"};
+constexpr std::array<std::string_view, 10> kAnsibleKeys{
+    "inventory",        "playbook_command", "forks",  "timeout",     "private_key_file",
+    "known_hosts_file", "remote_user",      "become", "become_user", "become_method"};
 // Inline secrets are refused with a pointer to the file/env variants.
 constexpr std::array<std::string_view, 4> kInlineSecretKeys{"token_secret", "password", "secret", "token"};
 
@@ -203,6 +205,28 @@ class ControllerDecoder {
     if (auto v = s.get("remote_user")) {
       if (auto u = read_string(d_, *v, "spec.ansible.remote_user")) a.remote_user = *u;
     }
+    if (auto v = s.get("become")) {
+      if (auto b = read_bool(d_, *v, "spec.ansible.become")) a.become = *b;
+    }
+    // Each checked on its own, so the message points at the key that is wrong.
+    auto become_field = [&](const char* key, std::string ansible::Become::*field, std::string& into) {
+      auto v = s.get(key);
+      if (!v) return;
+      auto text = read_string(d_, *v, std::string("spec.ansible.") + key);
+      if (!text) return;
+      ansible::Become one;
+      one.*field = *text;
+      if (auto ok = ansible::validate_become(one); !ok) {
+        d_.error(s.value_pos(key), ok.error().what + " (" + ok.error().hint + ")");
+      } else if (!a.become) {
+        d_.error(s.value_pos(key), std::string("'spec.ansible.") + key +
+                                       "' has no effect without 'become: true'; add that, or remove this key");
+      } else {
+        into = *text;
+      }
+    };
+    become_field("become_user", &ansible::Become::user, a.become_user);
+    become_field("become_method", &ansible::Become::method, a.become_method);
   }
 
   Decoder& d_;

@@ -1,7 +1,8 @@
 #pragma once
 // src/settings: the controller's own settings file (kind: Controller) -- its model, its decoder
 // and what the controller makes of it (the Proxmox client options). It may depend on policy (the
-// YAML schema toolkit and the file handling it decodes through), diagnostics and proxmox; nothing
+// YAML schema toolkit and the file handling it decodes through), diagnostics, proxmox and ansible
+// (what a become user or method may be, checked where the playbooks use it); nothing
 // in src/ depends on settings, only the controller does. The format is in policies/README.md.
 #include <chrono>
 #include <string>
@@ -35,6 +36,11 @@ struct AnsibleSettings {
   std::string private_key_file;
   std::string known_hosts_file;  // host keys are always checked; this names the file
   std::string remote_user;
+  // Privilege escalation for the tasks that need root (see ansible::Become). Off: the playbooks
+  // name no become, and Ansible's own configuration decides for every task.
+  bool become = false;
+  std::string become_user;    // empty: Ansible's default (root)
+  std::string become_method;  // empty: Ansible's default (sudo)
 };
 
 struct ControllerSettings {

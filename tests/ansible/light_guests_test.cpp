@@ -442,3 +442,88 @@ TEST_CASE("a run cut short by its timeout: guests reported as timed out, its pro
   // Opening a FIFO read-write never blocks; it lets a dd still waiting in open() see EOF.
   in_guest(1, {"sh", "-c", "exec 3<>\"$1\"; exec 3>&-; rm -f \"$1\"", "sh", fifo});
 }
+
+// Most shops reach their guests as an unprivileged user who becomes root with sudo. The same
+// phases as with root SSH, as pwadmin (NOPASSWD sudo: the sudoers entry policies/README.md
+// documents): facts as pwadmin itself; apply, probe and rollback with become. pwplain, who may
+// not sudo, fails with sudo's own words; pwadmin without become cannot write the fstab.
+TEST_CASE("guests reached as an unprivileged user: become for what needs root, the rest as that user") {
+  REQUIRE(lab().guests >= 3);
+  const fs::path work = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "become-inventories";
+  fs::create_directories(work);
+  // Host variables override the lab inventory's [light:vars] ansible_user=root.
+  auto as_user = [&](const std::string& user, std::vector<int> guests) {
+    auto inv = work / (user + ".ini");
+    std::ofstream out(inv);
+    for (int i : guests) out << guest_name(i) << " ansible_user=" << user << "\n";
+    return std::vector<fs::path>{inv};
+  };
+  PlaybookOptions become;
+  become.become = Become{};  // Ansible's defaults: sudo to root
+
+  const std::string path = "/mnt/pw-become";
+  const std::string backup = "/var/backups/pathwarden/fstab.become";
+  REQUIRE(in_guest(1, {"sh", "-c", "mkdir -p \"$1\" && mount -t tmpfs -o size=1m pwbecome \"$1\"", "sh", path})
+              .exit_code == 0);
+
+  auto facts_run = run_phase("become-facts", "facts", facts_playbook(std::vector<std::string>{"guest1"}, become),
+                             as_user("pwadmin", {1}));
+  auto facts = guest_facts_from(facts_run);
+  REQUIRE(facts.at("guest1"));
+  const auto& f = *facts.at("guest1");
+  CHECK(f.fstab_content == guest_file(1, "/etc/fstab"));
+  CHECK(facts_playbook(std::vector<std::string>{"guest1"}, become)->yaml.find("become") == std::string::npos);
+
+  auto file = f.fstab;
+  REQUIRE(file.set_entry({"pwbecome", path, "tmpfs", {"size=2m"}, 0, 0}, kOwner));
+  const std::vector<FstabChange> changes{
+      {"guest1", f.fstab_sha256, file.print(), backup, {{path, "pwbecome", "tmpfs", {"size=2m"}, true}}}};
+
+  SECTION("without become the SSH user cannot write the fstab") {
+    auto denied = run_phase("become-none", "apply", apply_playbook(changes), as_user("pwadmin", {1}));
+    const auto* h = denied.host("guest1");
+    REQUIRE(h);
+    CHECK(h->outcome == HostOutcome::failed);
+    REQUIRE(h->failure());
+    WARN("without become: " << h->failure()->message);
+    CHECK(guest_file(1, "/etc/fstab") == f.fstab_content);
+  }
+
+  SECTION("a user sudo refuses: the guest fails with sudo's reason, nothing is written") {
+    auto refused = run_phase("become-refused", "apply", apply_playbook(changes, become), as_user("pwplain", {1}));
+    const auto* h = refused.host("guest1");
+    REQUIRE(h);
+    CHECK(h->outcome == HostOutcome::failed);
+    REQUIRE(h->failure());
+    CHECK_THAT(h->failure()->message, Catch::Contains("Missing sudo password"));
+    CHECK(guest_file(1, "/etc/fstab") == f.fstab_content);
+  }
+
+  SECTION("with become: fstab, backup and mount as root; a root-only probe file read; rollback") {
+    auto applied = run_phase("become-apply", "apply", apply_playbook(changes, become), as_user("pwadmin", {1}));
+    CHECK(applied.host("guest1")->outcome == HostOutcome::changed);
+    CHECK(guest_file(1, "/etc/fstab") == changes[0].new_content);
+    CHECK(in_guest(1, {"stat", "-c", "%u %a", backup}).out == "0 600\n");
+    CHECK(in_guest(1, {"findmnt", "-no", "OPTIONS", path}).out.find("size=2048k") != std::string::npos);
+
+    // Readable by root only: pwadmin's dd could not open it, so its bytes prove become.
+    const std::string probe_file = "/var/backups/pw-become-probe.bin";
+    REQUIRE(in_guest(1, {"sh", "-c", "dd if=/dev/zero of=\"$1\" bs=1M count=2 status=none && chmod 0600 \"$1\"", "sh",
+                         probe_file})
+                .exit_code == 0);
+    std::vector<ProbeRequest> probes{{"guest1", probe_file, 2u << 20, ProbeDirection::read, 1u << 20}};
+    auto probed = run_phase("become-probe", "probe", probe_playbook(probes, become), as_user("pwadmin", {1}));
+    auto obs = probe_observations_from(probed);
+    REQUIRE(obs.at("guest1"));
+    REQUIRE(obs.at("guest1")->dd);
+    CHECK(obs.at("guest1")->dd->bytes == 2u << 20);
+
+    const std::vector<FstabRestore> restores{{"guest1", backup, f.fstab_sha256, sha256_hex(changes[0].new_content),
+                                              {{path, "pwbecome", "tmpfs", {"size=1m"}, true}}}};
+    auto rolled = run_phase("become-rollback", "rollback", rollback_playbook(restores, become), as_user("pwadmin", {1}));
+    CHECK(rolled.host("guest1")->outcome == HostOutcome::changed);
+    CHECK(guest_file(1, "/etc/fstab") == f.fstab_content);
+  }
+  in_guest(1, {"umount", path});
+  in_guest(1, {"rm", "-f", backup});
+}

@@ -255,3 +255,53 @@ TEST_CASE("playbooks are written as NAME.yml and NAME.vars.json") {
   std::filesystem::remove_all(dir);
   CHECK_FALSE(write_playbooks(playbooks, "/proc/pathwarden-cannot-write-here"));
 }
+
+TEST_CASE("become covers what needs root and nothing else, and is named only when asked for") {
+  PlaybookOptions o;
+  o.become = Become{"root", "sudo"};
+  auto become_of = [](const YAML::Node& n) { return n["become"] ? n["become"].as<bool>() : false; };
+  // The plays that change the guest become as a whole.
+  for (const auto& p : {value_of(apply_playbook(examples::fstab_changes(), o)),
+                        value_of(rollback_playbook(examples::fstab_restores(), o)),
+                        value_of(channels_playbook(examples::channels(), o))}) {
+    INFO(p.name);
+    auto play = YAML::Load(p.yaml)[0];
+    CHECK(become_of(play));
+    CHECK(play["become_user"].as<std::string>() == "root");
+    CHECK(play["become_method"].as<std::string>() == "sudo");
+  }
+  // Facts and counter reads run as the SSH user; the probe's dd and its clean-up as root.
+  CHECK(value_of(facts_playbook(examples::hosts(), o)).yaml.find("become") == std::string::npos);
+  auto probe = YAML::Load(value_of(probe_playbook(examples::probes(), o)).yaml)[0];
+  CHECK_FALSE(become_of(probe));
+  std::set<std::string> as_root;
+  for (const auto& t : probe["tasks"]) {
+    if (become_of(t)) as_root.insert(t["name"].as<std::string>());
+  }
+  CHECK(as_root == std::set<std::string>{task::probe, "Remove the probe file written"});
+  // Without it the playbooks leave become to Ansible's own configuration.
+  for (const auto& p : all_playbooks()) CHECK(p.yaml.find("become") == std::string::npos);
+  // Ansible templates keywords: only plain names get in.
+  o.become = Become{"{{ lookup('pipe', 'id') }}", ""};
+  CHECK_FALSE(apply_playbook(examples::fstab_changes(), o));
+  o.become = Become{"", "sudo -s"};
+  CHECK_FALSE(probe_playbook(examples::probes(), o));
+  CHECK(validate_become(Become{"svc-backup.ops", "community.general.doas"}));
+}
+
+TEST_CASE("NAS names are resolved by the guest's resolver, each name a single argv item") {
+  const std::vector<std::string> hosts{"media-vm", "backup-vm"};
+  auto plain = value_of(facts_playbook(hosts));
+  CHECK(plain.vars_json.empty());  // no names: the facts playbook as before
+  auto p = value_of(facts_playbook(hosts, {}, {{"media-vm", {"truenas.lan"}}}));
+  auto play = YAML::Load(p.yaml)[0];
+  const auto tasks = play["tasks"];
+  const auto resolve = tasks[tasks.size() - 1];
+  CHECK(resolve["name"].as<std::string>() == task::resolve);
+  CHECK(resolve["ansible.builtin.command"]["argv"][2].as<std::string>() == "{{ item }}");
+  CHECK(resolve["failed_when"].as<bool>() == false);
+  auto vars = json::parse(p.vars_json);
+  CHECK(unwrap(vars.at("pathwarden_hosts").at("media-vm").at("names").as_array().at(0)) == "truenas.lan");
+  CHECK(vars.at("pathwarden_hosts").at("backup-vm").at("names").as_array().empty());
+  CHECK_FALSE(facts_playbook(hosts, {}, {{"media-vm", {"nas; reboot"}}}));
+}

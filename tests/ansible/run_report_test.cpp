@@ -194,3 +194,14 @@ TEST_CASE("timestamps, deltas and base64 as Ansible prints them") {
   CHECK_FALSE(decode_base64("a$b"));
   CHECK_FALSE(decode_base64("YQ==YQ"));
 }
+
+TEST_CASE("a failure for want of root says what to set") {
+  // Ansible's own words when sudo wants a password (become with sudo, ansible-core 2.14).
+  CHECK_THAT(privilege_hint("failed in 'Write the new fstab': Missing sudo password", true),
+             Catch::Contains("sudo without a password"));
+  CHECK_THAT(privilege_hint("failed in 'Make the backup directory': Permission denied", false),
+             Catch::Contains("spec.ansible.become: true"));
+  // With become on, a permission error is not about become (an export's root squash, say).
+  CHECK(privilege_hint("failed in 'Write the new fstab': Permission denied", true).empty());
+  CHECK(privilege_hint("failed in 'Write the new fstab': No space left on device", false).empty());
+}

@@ -81,3 +81,12 @@ TEST_CASE("the facts script is plain sh without template syntax") {
   CHECK(script.find("{#") == std::string_view::npos);
   CHECK(script.find("@@pathwarden %s") != std::string_view::npos);
 }
+
+TEST_CASE("getent ahosts: each address once, in the resolver's order") {
+  // glibc 2.36 (bookworm) for a name with two addresses in /etc/hosts.
+  const std::string out =
+      "198.51.100.2    STREAM nas.lan\n198.51.100.2    DGRAM  \n198.51.100.2    RAW    \n"
+      "192.0.2.2       STREAM \n192.0.2.2       DGRAM  \n192.0.2.2       RAW    \n";
+  CHECK(pw::guest::parse_getent_ahosts(out) == std::vector<std::string>{"198.51.100.2", "192.0.2.2"});
+  CHECK(pw::guest::parse_getent_ahosts("").empty());
+}

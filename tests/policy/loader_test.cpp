@@ -150,6 +150,30 @@ TEST_CASE("a settings file given by a relative path still resolves to absolute p
   CHECK(c.ansible.known_hosts_file == (std::filesystem::current_path() / "ssh/known_hosts").lexically_normal().string());
 }
 
+TEST_CASE("become: Ansible's names, checked where they are written") {
+  const std::string head =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox: {url: \"https://127.0.0.1:8006\", token_id: pw@pve!ci, token_secret_file: token}\n";
+  auto r = pw::settings::load_text(head + "  ansible: {inventory: i, remote_user: ops, become: true, become_user: root}\n",
+                                   "c.yaml");
+  INFO(render(r.diagnostics));
+  REQUIRE(r.ok());
+  CHECK(r.controllers.at(0).ansible.become);
+  CHECK(r.controllers.at(0).ansible.become_user == "root");
+  CHECK(r.controllers.at(0).ansible.become_method.empty());
+
+  auto without = pw::settings::load_text(head + "  ansible: {inventory: i, become_method: sudo}\n", "c.yaml");
+  REQUIRE(without.diagnostics.size() == 1);
+  CHECK(without.diagnostics[0].to_string() ==
+        "c.yaml:5:42: 'spec.ansible.become_method' has no effect without 'become: true'; add that, or remove this key");
+  auto odd = pw::settings::load_text(head + "  ansible: {inventory: i, become: true, become_user: \"{{ x }}\"}\n", "c.yaml");
+  REQUIRE(odd.diagnostics.size() == 1);
+  CHECK_THAT(odd.diagnostics[0].to_string(), Catch::StartsWith("c.yaml:5:54: become user '{{ x }}' is not a user name"));
+  auto typo = pw::settings::load_text(head + "  ansible: {inventory: i, becom: true}\n", "c.yaml");
+  REQUIRE(typo.diagnostics.size() == 1);
+  CHECK_THAT(typo.diagnostics[0].message, Catch::Contains("did you mean 'become'"));
+}
+
 TEST_CASE("secrets written inline never reach a message") {
   const std::string text =
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"

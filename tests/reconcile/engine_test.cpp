@@ -79,6 +79,34 @@ TEST_CASE("a misrouted new address ends wrong-path and is rolled back") {
   CHECK(w.guest().fstab == kSeedFstab);
 }
 
+TEST_CASE("a NAS given by host name is resolved by the guest: converges, and the fstab keeps the name") {
+  SeedWorld w;
+  w.guest().hosts_file = {{"nas-10g.example", {kNewLink}}, {"nas-1g.example", {kOldLink}}};
+  auto engine = w.engine();
+  auto policy = movies_policy("[vers=3, nconnect=8, _netdev]", true, "nas-10g.example", "nas-1g.example");
+  auto rep = engine.reconcile(policy, false);
+  INFO(text(rep));
+  REQUIRE(rep.policies.size() == 1);
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
+  REQUIRE(rep.policies[0].verification);
+  CHECK(rep.policies[0].verification->server_address == kNewLink);
+  CHECK(rep.policies[0].verification->server_name == "nas-10g.example");
+  CHECK(w.guest().fstab.find("nas-10g.example:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0") !=
+        std::string::npos);
+  // The mount shows addr=198.51.100.2, the policy a name: compared through the guest's resolver.
+  auto again = engine.reconcile(policy, false);
+  INFO(text(again));
+  CHECK(again.policies[0].verdict == pw::report::Verdict::converged);
+
+  SECTION("a name the guest cannot resolve is a precondition, with what to do") {
+    w.guest().hosts_file.erase("nas-10g.example");
+    auto rep2 = engine.reconcile(policy, false);
+    INFO(text(rep2));
+    CHECK(rep2.policies[0].verdict == pw::report::Verdict::precondition_failed);
+    CHECK_THAT(text(rep2), Catch::Contains("server nas-10g.example does not resolve in guest media-vm"));
+  }
+}
+
 TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and rolled back") {
   // ens20 (net2, the old link) now wears net1's MAC and the route sends the new address over it:
   // the guest's own counters credit "net1". The hypervisor's taps count by the NIC itself.

@@ -16,9 +16,11 @@ class FactsLog final : public guest::GuestPort {
   explicit FactsLog(GuestPort& inner) : inner_(inner) {}
   std::vector<std::vector<std::string>> runs;
 
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> h) override {
+  using GuestPort::gather_facts;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> h,
+                                                                            const guest::NameLookups& names) override {
     runs.emplace_back(h.begin(), h.end());
-    return inner_.gather_facts(h);
+    return inner_.gather_facts(h, names);
   }
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> c) override {
     return inner_.apply_fstab(c);

@@ -69,12 +69,14 @@ struct SeedWorld {
   SimulatedProxmox::Vm& vm() { return pve.vms.at(101); }
 };
 
-inline std::vector<policy::StoragePath> movies_policy(const std::string& options, bool queues = true) {
+inline std::vector<policy::StoragePath> movies_policy(const std::string& options, bool queues = true,
+                                                      const std::string& server = kNewLink,
+                                                      const std::string& nas = kOldLink) {
   const std::string text =
       "apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: movies-10g}\nspec:\n"
       "  guest: {node: pve1, vmid: 101, host: media-vm}\n  nic: {device: net1" +
       std::string(queues ? ", queues: 8" : "") +
-      "}\n  mount:\n    server: 198.51.100.2\n    nas_addresses: [192.0.2.2]\n    export: /srv/nas/movies\n"
+      "}\n  mount:\n    server: " + server + "\n    nas_addresses: [" + nas + "]\n    export: /srv/nas/movies\n"
       "    path: /mnt/movies\n    options: " + options +
       "\n    reason: vers=3 on purpose, NFSv4.1 trunking\n  verify: {probe_file: probe.bin, probe_bytes: 64MiB}\n"
       "  restart: {allowed: true}\n";

@@ -109,9 +109,9 @@ void PvesimBoundGuests::sync() {
 }
 
 std::map<std::string, guest::GuestResult<guest::GuestFacts>> PvesimBoundGuests::gather_facts(
-    std::span<const std::string> hosts) {
+    std::span<const std::string> hosts, const guest::NameLookups& names) {
   sync();
-  return sims_.gather_facts(hosts);
+  return sims_.gather_facts(hosts, names);
 }
 
 std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::apply_fstab(

@@ -50,7 +50,9 @@ class PvesimBoundGuests final : public guest::GuestPort {
   void add_guest(const FleetVm& vm, const boost::json::object& config);
   std::map<std::string, testing::SimulatedGuests::Guest>& guests() { return sims_.guests; }
 
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override;
+  using guest::GuestPort::gather_facts;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts,
+                                                                            const guest::NameLookups& names) override;
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
   std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;

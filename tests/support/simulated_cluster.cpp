@@ -255,7 +255,10 @@ SimulatedGuests::Nic* SimulatedGuests::nic_by_mac(const std::string& host, const
 void SimulatedGuests::mount(Guest& g, const std::string& device, const std::string& mount_point,
                             const std::vector<std::string>& opts) {
   const auto colon = device.rfind(':');
-  const std::string server = device.substr(0, colon);
+  std::string server = device.substr(0, colon);
+  if (auto named = g.hosts_file.find(server); named != g.hosts_file.end() && !named->second.empty()) {
+    server = named->second.front();  // mount.nfs mounts the first address the name resolves to
+  }
   const std::string vers = version_of(opts);
   Mount m{device, mount_point, vers, server, nconnect_of(opts)};
   const bool v41 = vers == "4.1" || vers == "4.2" || vers == "4";
@@ -330,7 +333,7 @@ verify::CounterSnapshot SimulatedGuests::snapshot(const Guest& g, std::int64_t t
 }
 
 std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::gather_facts(
-    std::span<const std::string> hosts) {
+    std::span<const std::string> hosts, const guest::NameLookups& names) {
   ++runs;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> out;
   for (const auto& h : hosts) {
@@ -338,7 +341,14 @@ std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::ga
     if (it == guests.end() || !it->second.reachable) {
       out.emplace(h, std::unexpected(failure(guest::GuestFailure::Kind::unreachable, "unreachable", h)));
     } else {
-      out.emplace(h, facts_of(h, it->second));
+      auto facts = facts_of(h, it->second);
+      if (auto asked = names.find(h); asked != names.end()) {
+        for (const auto& n : asked->second) {
+          auto known = it->second.hosts_file.find(n);
+          facts.resolved[n] = known == it->second.hosts_file.end() ? std::vector<std::string>{} : known->second;
+        }
+      }
+      out.emplace(h, std::move(facts));
     }
   }
   return out;

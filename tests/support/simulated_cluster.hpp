@@ -92,6 +92,7 @@ class SimulatedGuests final : public guest::GuestPort {
     std::vector<Nic> nics;
     std::vector<Mount> mounts;
     std::map<std::string, std::string> routes;  // server address → interface name
+    std::map<std::string, std::vector<std::string>> hosts_file;  // what its resolver gives for a name
     std::set<std::string> nas_addresses;        // one NAS answering on all these (knfsd: one client id)
     bool reachable = true;
     bool fail_mounts = false;
@@ -107,7 +108,9 @@ class SimulatedGuests final : public guest::GuestPort {
   Nic* nic_by_mac(const std::string& host, const std::string& mac);
   void mount(Guest& g, const std::string& device, const std::string& mount_point, const std::vector<std::string>& opts);
 
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts) override;
+  using guest::GuestPort::gather_facts;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts,
+                                                                            const guest::NameLookups& names) override;
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
   std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;

@@ -24,6 +24,32 @@ def settings(prefix: str = "pw-lab-ctl-") -> str:
     return out.stdout.strip()
 
 
+def operator_settings(prefix: str = "pw-lab-op-") -> str:
+    """The lab's settings as an operator writes them for a guest reached as an unprivileged user:
+    a copy of the lab inventory beside the settings file with ansible_user=pwadmin, named by a
+    relative path, and `become: true` (pwadmin's sudoers entry is the one policies/README.md
+    documents). Returns the settings file."""
+    config = settings(prefix)
+    with open(topo.run_path("inventory.ini")) as f:
+        inventory = f.read()
+    if "ansible_user=root " not in inventory:
+        raise AssertionError("the lab inventory no longer names ansible_user=root:\n" + inventory)
+    with open(os.path.join(os.path.dirname(config), "inventory.ini"), "w") as f:
+        f.write(inventory.replace("ansible_user=root ", f"ansible_user={topo.GUEST_OPERATOR} "))
+    with open(config) as f:
+        text = f.read()
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("    inventory: "):
+            line = "    inventory: inventory.ini"
+        elif line.startswith("    remote_user: "):
+            line = f"    remote_user: {topo.GUEST_OPERATOR}\n    become: true"
+        lines.append(line)
+    with open(config, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return config
+
+
 def pathwarden(binary: str, config: str, *args: str, timeout=1800):
     """Runs `pathwarden --config CONFIG ARGS --output json` (trace logs); returns (exit, report,
     stderr). Fails the test when it prints no JSON or the token's secret leaks into any output."""

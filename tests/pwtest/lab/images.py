@@ -24,7 +24,10 @@ from .common import LabError, log, output, run
 
 SUITE = "bookworm"
 GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",
-                  "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping")
+                  "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping", "sudo")
+# The unprivileged operator account (the lab's key may log in as it too) and the sudoers entry
+# policies/README.md documents for spec.ansible.become.
+OPERATOR = topo.GUEST_OPERATOR
 # inet_diag/tcp_diag: `ss -tin` shows tcp_info (bytes_received, bytes_acked) only through
 # sock_diag, as on any Debian guest; without them it falls back to /proc/net/tcp, which has no
 # byte counters. bridge/8021q: the verification tests stack a bridge or VLAN on a NIC.
@@ -136,7 +139,11 @@ def _guest_files() -> dict:
     """Files written into the guest root (path -> content); part of the recipe key."""
     files = {
         "/etc/hostname": f"{topo.GUEST_HOSTNAME}\n",
-        "/etc/hosts": f"127.0.0.1\tlocalhost\n127.0.1.1\t{topo.GUEST_HOSTNAME}\n",
+        # The NAS by name, as a guest's resolver gives it (a real site: DNS or this file).
+        "/etc/hosts": f"127.0.0.1\tlocalhost\n127.0.1.1\t{topo.GUEST_HOSTNAME}\n" +
+                      "".join(f"{link['nas']}\t{link['nas_name']}\n" for link in topo.LINKS),
+        "/etc/sudoers.d/pathwarden": f"{OPERATOR} ALL=(root) NOPASSWD: ALL\n",
+        "/var/lib/systemd/linger/" + OPERATOR: "",
         "/etc/fstab": "# <file system> <mount point> <type> <options> <dump> <pass>\n"
                       "/dev/vda / ext4 errors=remount-ro 0 0\n",
         "/etc/resolv.conf": "# the lab has no DNS\n",
@@ -334,6 +341,15 @@ def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) 
     os.makedirs(auth, mode=0o700, exist_ok=True)
     shutil.copy2(os.path.join(ssh_dir, "id_ed25519.pub"), os.path.join(auth, "authorized_keys"))
     os.chmod(os.path.join(auth, "authorized_keys"), 0o600)
+    os.chmod(os.path.join(root, "etc/sudoers.d/pathwarden"), 0o440)
+    run(["chroot", root, "useradd", "--create-home", "--uid", "1000", "--shell", "/bin/sh", OPERATOR],
+        what="useradd " + OPERATOR)
+    home = os.path.join(root, "home", OPERATOR, ".ssh")
+    os.makedirs(home, mode=0o700)
+    shutil.copy2(os.path.join(ssh_dir, "id_ed25519.pub"), os.path.join(home, "authorized_keys"))
+    os.chmod(os.path.join(home, "authorized_keys"), 0o600)
+    for path in (home, os.path.join(home, "authorized_keys")):
+        os.chown(path, 1000, 1000)
 
 
 def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:

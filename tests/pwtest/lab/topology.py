@@ -23,9 +23,9 @@ MGMT_HOST_ADDR = "203.0.113.1"
 MGMT_NET = "203.0.113.0/28"
 
 LINK1 = {"name": "link1", "bridge": BRIDGE_LINK1, "prefix": 24,
-         "nas": "192.0.2.2", "guest": "192.0.2.10", "label": "old 1 GbE"}
+         "nas": "192.0.2.2", "guest": "192.0.2.10", "label": "old 1 GbE", "nas_name": "nas-1g.lab.example"}
 LINK2 = {"name": "link2", "bridge": BRIDGE_LINK2, "prefix": 24,
-         "nas": "198.51.100.2", "guest": "198.51.100.10", "label": "new 10 GbE"}
+         "nas": "198.51.100.2", "guest": "198.51.100.10", "label": "new 10 GbE", "nas_name": "nas-10g.lab.example"}
 LINKS = (LINK1, LINK2)
 
 # The guest, as registered in pvesim (same identity as the seed policy: vmid 101 on pve1).
@@ -34,6 +34,7 @@ GUEST_NODE = "pve1"
 GUEST_NAME = "media-vm"          # also its Ansible inventory name
 GUEST_MGMT_ADDR = "203.0.113.10"
 GUEST_HOSTNAME = "media-vm"
+GUEST_OPERATOR = "pwadmin"       # the unprivileged account that may sudo (spec.ansible.become)
 GUEST_MACS = {"link1": "BC:24:11:A1:01:01", "link2": "BC:24:11:A1:01:02", "mgmt": "BC:24:11:A1:01:00"}
 # "old 1 GbE" link1 is rate limited the way Proxmox does it (netN rate=, MB/s).
 LINK1_RATE_MBPS = 30
