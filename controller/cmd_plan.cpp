@@ -34,7 +34,7 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
   auto plan = engine.make_plan(s->policies, observed);
   const auto json = boost::json::serialize(plan::to_json(plan));
   if (auto out = args.value("out")) {
-    if (auto st = write_atomically(*out, json + "\n"); !st) return usage_error("plan", st.error());
+    if (auto st = write_atomically(*out, json + "\n", FileAccess::owner_only); !st) return usage_error("plan", st.error());
   }
   if (auto dir = args.value("emit-playbooks")) {
     if (int rc = write_playbooks_for(plan, s->rt->playbook_options, *dir); rc != 0) return rc;

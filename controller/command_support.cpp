@@ -43,11 +43,18 @@ bool colour(const Args& args) {
          std::getenv("NO_COLOR") == nullptr;
 }
 
-Status write_atomically(const std::string& path, const std::string& content) {
+Status write_atomically(const std::string& path, const std::string& content, FileAccess access) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return fail("cannot write " + tmp, path);
+    if (access == FileAccess::owner_only) {
+      // Before the content goes in: nobody else can open it meanwhile.
+      std::error_code ec;
+      std::filesystem::permissions(tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                   std::filesystem::perm_options::replace, ec);
+      if (ec) return fail("cannot make " + tmp + " private: " + ec.message(), path);
+    }
     out << content;
     out.flush();
     if (!out) return fail("cannot write " + tmp, path);

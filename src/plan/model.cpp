@@ -137,6 +137,11 @@ class Reader {
     if (obj_ == nullptr || !obj_->contains(key)) return {};
     return str(key);
   }
+  // The same for a field written as null when empty.
+  std::string opt_str_or_empty(std::string_view key) {
+    if (obj_ == nullptr || !obj_->contains(key)) return {};
+    return opt_str(key).value_or("");
+  }
   std::optional<std::string> opt_str(std::string_view key) {
     if (const auto* v = find(key)) {
       if (const auto* s = v->if_string()) return std::string(*s);
@@ -241,11 +246,13 @@ json::value step_to_json(const Step& step) {
       o["hotplug"] = s.hotplug;
       o["queues_from"] = s.queues_from ? json::value(*s.queues_from) : json::value(nullptr);
       o["queues_to"] = s.queues_to;
+      o["restart_window"] = s.restart_window.empty() ? json::value(nullptr) : json::value(s.restart_window);
     }
     void operator()(const RestartVm& s) const {
       o["vm"] = vm_json(s.vm);
       o["host"] = s.host;
       o["why"] = s.why;
+      o["restart_window"] = s.restart_window.empty() ? json::value(nullptr) : json::value(s.restart_window);
     }
     void operator()(const SetChannels& s) const {
       o["host"] = s.host;
@@ -307,9 +314,10 @@ Result<Step> step_from_json(const json::value& v) {
     s.hotplug = r.boolean("hotplug");
     s.queues_from = r.opt_int32("queues_from");
     s.queues_to = r.int32("queues_to");
+    s.restart_window = r.opt_str_or_empty("restart_window");
     step.action = s;
   } else if (kind == "restart-vm") {
-    step.action = RestartVm{r.vm("vm"), r.str("host"), r.str("why")};
+    step.action = RestartVm{r.vm("vm"), r.str("host"), r.str("why"), r.opt_str_or_empty("restart_window")};
   } else if (kind == "set-channels") {
     SetChannels s;
     s.host = r.str("host");

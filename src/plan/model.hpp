@@ -27,6 +27,9 @@ struct SetNic {
   bool hotplug = false;   // running VM with network hot-plug: the NIC is re-plugged at once
   std::optional<int> queues_from;
   int queues_to = 0;
+  // The policy's restart window as written ("" = any time): a hot-plug re-plugs the NIC, so
+  // apply re-checks it at the time it runs, not only when the plan was made.
+  std::string restart_window;
 };
 
 // Proxmox: reboot through the API, which applies pending changes, then wait until the guest
@@ -35,6 +38,7 @@ struct RestartVm {
   proxmox::VmRef vm;
   std::string host;
   std::string why;
+  std::string restart_window;  // as in SetNic: re-checked right before the reboot
 };
 
 // Guest: `ethtool -L IF combined N` on the interface with this MAC. Inverse: back to `from`.

@@ -24,8 +24,8 @@ Result<policy::StoragePath> with_resolved_names(const policy::StoragePath& p, co
       return fail("the guest was not asked to resolve " + name, p.guest.host, "gather the facts again");
     }
     if (it->second.empty()) {
-      return fail(std::string(field) + " " + name + " does not resolve in guest " + p.guest.host +
-                      " (getent ahosts " + name + " gives nothing), so mount.nfs there cannot mount it",
+      return fail(std::string(field) + " " + name + " does not resolve in guest " + p.guest.host + " (getent ahosts " +
+                      name + " gives nothing), so mount.nfs there cannot mount it",
                   p.position_of(std::string("spec.mount.") + field).to_string(),
                   "add the name to the guest's DNS or /etc/hosts, or give the address");
     }

@@ -204,7 +204,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
         block(st.error().to_string());
       } else {
         set = SetNic{vm.config.ref, p.nic.device, *nic_value, to.to_string(), vm.config.digest, running && hotplug,
-                     nic->queues(), want};
+                     nic->queues(), want, p.restart.window ? p.restart.window->text : std::string()};
         needs_restart = !(running && hotplug);
       }
     }
@@ -214,9 +214,9 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
       if (!p.restart.allowed) {
         block(change + (set && set->hotplug ? " re-plugs the NIC in the running guest" : " needs a guest restart") +
               ", which the policy does not allow" + where(p, "spec.restart.allowed"));
-      } else if (p.restart.window && !p.restart.window->contains(ctx.weekday, ctx.minute_of_day)) {
-        block(change + " is disruptive and it is outside the restart window '" + p.restart.window->text + "'" +
-              where(p, "spec.restart.window"));
+      } else if (p.restart.window && !p.restart.window->contains(ctx.now, ctx.local_zone)) {
+        block(change + " is disruptive and it is outside the restart window '" + p.restart.window->text + "' (it is " +
+              p.restart.window->describe(ctx.now, ctx.local_zone) + ")" + where(p, "spec.restart.window"));
       }
       if (needs_restart && !other_pending.empty()) {
         block("a restart would also apply pending changes to " + join(other_pending, ", ") +
@@ -229,8 +229,9 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
                                (set->hotplug ? " (hot-plug: the NIC is re-plugged)" : " (pending until restart)")});
     }
     if (needs_restart) {
-      out.steps.push_back({RestartVm{vm.config.ref, p.guest.host, "apply pending " + p.nic.device + " queues=" +
-                                                                      std::to_string(want)},
+      out.steps.push_back({RestartVm{vm.config.ref, p.guest.host,
+                                     "apply pending " + p.nic.device + " queues=" + std::to_string(want),
+                                     p.restart.window ? p.restart.window->text : std::string()},
                            true, "reboot VM " + std::to_string(p.guest.vmid) + " through Proxmox to apply " +
                                      p.nic.device + " queues=" + std::to_string(want)});
     }

@@ -1,6 +1,7 @@
 #pragma once
 // The planner: a pure function of desired state (policies) × observed state (Proxmox and guest)
 // × the clock. No I/O, so every decision is unit-testable from plain structs.
+#include <chrono>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,8 +35,10 @@ struct Observation {
 struct PlanningContext {
   std::string plan_id;
   std::string created_at;
-  int weekday = 0;         // local time of the controller: 0 = Sunday
-  int minute_of_day = 0;
+  // When the plan is made, and the controller's zone for restart windows that name none (nullptr:
+  // UTC). A value, not a clock: the planner stays pure.
+  std::chrono::system_clock::time_point now{};
+  const date::time_zone* local_zone = nullptr;
   std::string backup_dir = "/var/backups/pathwarden";
 };
 

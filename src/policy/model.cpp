@@ -85,17 +85,6 @@ std::optional<SourcePos> FieldPositions::find(std::string_view field) const {
 
 SourcePos StoragePath::position_of(std::string_view field) const { return positions.find(field).value_or(source); }
 
-bool TimeWindow::contains(int weekday, int minute_of_day) const {
-  if (start_minute == end_minute) return days[static_cast<std::size_t>(weekday)];  // whole day
-  if (start_minute < end_minute) {
-    return days[static_cast<std::size_t>(weekday)] && minute_of_day >= start_minute && minute_of_day < end_minute;
-  }
-  // Wraps midnight: the evening part belongs to today, the morning part to yesterday's window.
-  if (minute_of_day >= start_minute) return days[static_cast<std::size_t>(weekday)];
-  if (minute_of_day < end_minute) return days[static_cast<std::size_t>((weekday + 6) % 7)];
-  return false;
-}
-
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -175,77 +164,6 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   const double ms = *value * factor;
   if (ms > 1e12) return fail("duration '" + std::string(text) + "' is too long");
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-}
-
-namespace {
-
-constexpr std::array<std::string_view, 7> kDayNames{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-
-std::optional<int> day_index(std::string_view s) {
-  for (std::size_t i = 0; i < kDayNames.size(); ++i) {
-    if (s.size() == 3 && std::equal(s.begin(), s.end(), kDayNames[i].begin(),
-                                    [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-      return static_cast<int>(i);
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<int> clock_minutes(std::string_view s) {
-  // HH:MM, 00:00..24:00
-  if (s.size() != 5 || s[2] != ':') return std::nullopt;
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (!digit(s[0]) || !digit(s[1]) || !digit(s[3]) || !digit(s[4])) return std::nullopt;
-  const int h = (s[0] - '0') * 10 + (s[1] - '0');
-  const int m = (s[3] - '0') * 10 + (s[4] - '0');
-  if (h > 24 || m > 59 || (h == 24 && m != 0)) return std::nullopt;
-  return h * 60 + m;
-}
-
-}  // namespace
-
-Result<TimeWindow> parse_time_window(std::string_view text) {
-  static const std::string kHint = "write e.g. 'Sun 02:00-04:00', 'Mon-Fri 22:00-02:00' or 'daily 01:00-05:00'";
-  TimeWindow w;
-  w.text = std::string(text);
-  std::string_view s = trim(text);
-  const auto space = s.find(' ');
-  if (space == std::string_view::npos) return fail("time window '" + w.text + "' has no days", {}, kHint);
-  const std::string_view days = s.substr(0, space);
-  const std::string_view hours = trim(s.substr(space + 1));
-  if (days == "daily" || days == "Daily") {
-    w.days.fill(true);
-  } else {
-    std::size_t pos = 0;
-    while (pos <= days.size()) {
-      const auto comma = days.find(',', pos);
-      const std::string_view part = days.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-      const auto dash = part.find('-');
-      const auto first = day_index(part.substr(0, dash));
-      const auto last = dash == std::string_view::npos ? first : day_index(part.substr(dash + 1));
-      if (!first || !last) {
-        return fail("'" + std::string(part) + "' in time window '" + w.text + "' is not a day or day range", {},
-                    "days are Sun Mon Tue Wed Thu Fri Sat, ranges like Mon-Fri, lists like Sat,Sun, or 'daily'");
-      }
-      for (int d = *first;; d = (d + 1) % 7) {
-        w.days[static_cast<std::size_t>(d)] = true;
-        if (d == *last) break;
-      }
-      if (comma == std::string_view::npos) break;
-      pos = comma + 1;
-    }
-  }
-  const auto dash = hours.find('-');
-  const auto start = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim(hours.substr(0, dash)));
-  const auto end = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim(hours.substr(dash + 1)));
-  if (!start || !end) {
-    return fail("'" + std::string(hours) + "' in time window '" + w.text + "' is not a time range HH:MM-HH:MM", {},
-                kHint);
-  }
-  w.start_minute = *start % (24 * 60);
-  w.end_minute = *end % (24 * 60);
-  if (*start == *end) return fail("time window '" + w.text + "' is empty (start equals end)", {}, kHint);
-  return w;
 }
 
 }  // namespace pw::policy

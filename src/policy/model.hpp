@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "diagnostics/error.hpp"
+#include "policy/time_window.hpp"
 #include "verify/direction.hpp"
 
 namespace pw::policy {
@@ -60,18 +61,6 @@ struct VerifySpec {
   double min_share = 0.9;                      // share of probe bytes the intended NIC must carry
   ProbeDirection direction = ProbeDirection::read;
   std::chrono::milliseconds baseline{2000};  // window for learning background rates
-};
-
-// "Sun 02:00-04:00", "Mon-Fri 22:00-06:00", "daily 01:00-05:00"; end before start wraps midnight.
-struct TimeWindow {
-  std::array<bool, 7> days{};  // index 0 = Sunday, as in std::tm::tm_wday
-  int start_minute = 0;        // minutes after midnight
-  int end_minute = 0;
-  std::string text;  // as written, for messages
-
-  // Whether a local time (weekday 0=Sunday, minute of day) falls inside the window. A window
-  // that wraps midnight belongs to the day it starts on.
-  bool contains(int weekday, int minute_of_day) const;
 };
 
 struct RestartSpec {
@@ -162,6 +151,5 @@ struct StoragePath {
 Result<std::uint64_t> parse_byte_size(std::string_view text);
 // Parses "30s", "500ms", "2m" into milliseconds.
 Result<std::chrono::milliseconds> parse_duration(std::string_view text);
-Result<TimeWindow> parse_time_window(std::string_view text);
 
 }  // namespace pw::policy

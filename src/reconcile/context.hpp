@@ -8,6 +8,7 @@
 #include <string>
 
 #include "guest/port.hpp"
+#include "policy/time_window.hpp"
 #include "journal/clock.hpp"
 #include "journal/guest_lock.hpp"
 #include "journal/result_store.hpp"
@@ -41,6 +42,9 @@ struct EngineOptions {
   std::string backup_dir = "/var/backups/pathwarden";
   std::string policies_revision;
   bool policies_dirty = false;
+  // Restart windows that name no zone are read in this one; nullptr: the controller's (TZ, else
+  // /etc/localtime), looked up when a run plans or applies.
+  const date::time_zone* local_zone = nullptr;
 };
 
 struct Dependencies {
@@ -62,6 +66,13 @@ struct Context {
                 std::uint64_t total = 0) const {
     if (d.progress) d.progress({std::move(policy), std::move(what), std::move(detail), done, total});
   }
+  // The zone of restart windows that name none (EngineOptions::local_zone).
+  const date::time_zone* local_zone() const {
+    return o.local_zone != nullptr ? o.local_zone : policy::controller_zone();
+  }
+  // Why a disruptive step with this restart window (as written; "" = any time) may not start
+  // now: the window is closed, or it names a zone this machine does not know. Empty: it may.
+  std::string restart_window_refusal(const std::string& window) const;
 };
 
 // Messages of the ports' errors, as the reports show them.

@@ -28,6 +28,16 @@ std::string describe(const proxmox::ApiError& e) {
 
 std::string describe(const guest::GuestFailure& f) { return f.error.to_string(); }
 
+std::string Context::restart_window_refusal(const std::string& window) const {
+  if (window.empty()) return {};
+  auto w = policy::parse_time_window(window);
+  if (!w) return "the restart window '" + window + "' cannot be read here: " + w.error().to_string();
+  const auto now = d.clock.now();
+  if (w->contains(now, local_zone())) return {};
+  return "the restart window '" + window + "' is closed now (it is " + w->describe(now, local_zone()) +
+         "); apply the plan inside the window, or plan again then";
+}
+
 namespace {
 
 std::string random_hex(std::size_t n) {
@@ -48,11 +58,8 @@ plan::PlanningContext Engine::planning_context() {
   plan::PlanningContext ctx;
   ctx.plan_id = journal::make_run_id(ctx_.d.clock) + "-" + random_hex(4);
   ctx.created_at = journal::format_utc(ctx_.d.clock.now());
-  const auto t = std::chrono::system_clock::to_time_t(ctx_.d.clock.now());
-  std::tm local{};
-  localtime_r(&t, &local);
-  ctx.weekday = local.tm_wday;
-  ctx.minute_of_day = local.tm_hour * 60 + local.tm_min;
+  ctx.now = ctx_.d.clock.now();
+  ctx.local_zone = ctx_.local_zone();
   ctx.backup_dir = ctx_.o.backup_dir;
   return ctx;
 }
@@ -234,6 +241,20 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
   auto pendings = ctx_.d.api.read_pendings(vms);
   auto facts = ctx_.d.guests.gather_facts(hosts);
   std::vector<std::string> moved;
+  // A plan saved inside a restart window may be applied outside it: its disruptive steps carry
+  // the window and it is checked now, before anything is written (and again right before each
+  // such step: an earlier phase may take time).
+  for (const auto& p : plan.policies) {
+    for (const auto& s : p.steps) {
+      std::string refusal;
+      if (const auto* nic = std::get_if<plan::SetNic>(&s.action); nic != nullptr && nic->hotplug) {
+        refusal = ctx_.restart_window_refusal(nic->restart_window);
+      } else if (const auto* rs = std::get_if<plan::RestartVm>(&s.action)) {
+        refusal = ctx_.restart_window_refusal(rs->restart_window);
+      }
+      if (!refusal.empty()) moved.push_back(p.policy + ": " + refusal);
+    }
+  }
   std::size_t vi = 0;
   for (const auto& p : plan.policies) {
     for (const auto& s : p.steps) {
@@ -260,7 +281,9 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
       auto& pr = report_of(rep, p);
       pr.verdict = report::Verdict::precondition_failed;
       for (const auto& m : moved) {
-        if (m.starts_with(p.policy + ":")) pr.errors.push_back(m.substr(p.policy.size() + 2) + "; run 'pathwarden plan' again");
+        if (!m.starts_with(p.policy + ":")) continue;
+        const auto why = m.substr(p.policy.size() + 2);
+        pr.errors.push_back(why.find("restart window") != std::string::npos ? why : why + "; run 'pathwarden plan' again");
       }
       if (pr.errors.empty()) pr.errors.push_back("not applied: the plan is stale for other policies; run 'pathwarden plan' again");
     }

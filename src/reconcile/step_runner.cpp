@@ -30,6 +30,12 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
 void StepRunner::set_nic(PolicyRun& w) {
   const auto& step = *w.current();
   const auto& s = std::get<plan::SetNic>(step.action);
+  if (s.hotplug) {
+    if (auto refusal = ctx_.restart_window_refusal(s.restart_window); !refusal.empty()) {
+      w.fail(Verdict::precondition_failed, refusal);  // before the step began: nothing of it to undo
+      return;
+    }
+  }
   if (!w.begin(step)) return;
   auto spec = proxmox::NetDeviceSpec::parse(s.to);
   if (!spec) {
@@ -86,6 +92,10 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
   for (auto* w : batch) {
     const auto& step = *w->current();
     const auto& s = std::get<plan::RestartVm>(step.action);
+    if (auto refusal = ctx_.restart_window_refusal(s.restart_window); !refusal.empty()) {
+      w->fail(Verdict::precondition_failed, refusal);  // the NIC change already pending is undone
+      continue;
+    }
     if (!w->begin(step)) continue;
     ctx_.progress(w->plan->policy, "restart", "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox");
     auto r = ctx_.d.api.reboot_and_wait(s.vm, ctx_.o.task_wait);

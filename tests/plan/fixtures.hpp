@@ -78,8 +78,8 @@ inline PlanningContext context() {
   PlanningContext ctx;
   ctx.plan_id = "test-plan";
   ctx.created_at = "2026-11-30T02:00:00Z";
-  ctx.weekday = 0;
-  ctx.minute_of_day = 3 * 60;
+  // Sunday 2026-11-29 03:00 UTC (local_zone nullptr: UTC).
+  ctx.now = std::chrono::sys_days{std::chrono::year{2026} / 11 / 29} + std::chrono::hours(3);
   return ctx;
 }
 

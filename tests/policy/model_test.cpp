@@ -56,6 +56,9 @@ TEST_CASE("time windows") {
   CHECK_FALSE(parse_time_window("Sun 02:00-02:00").has_value());
   CHECK_FALSE(parse_time_window("Sun 25:00-26:00").has_value());
   CHECK_FALSE(parse_time_window("02:00-04:00").has_value());
+  auto unknown = parse_time_window("Sun 02:00-04:00 Europe/Berlln");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().what == "unknown time zone 'Europe/Berlln', did you mean 'Europe/Berlin'?");
 }
 
 TEST_CASE("mount spec helpers read the effective version and nconnect") {
@@ -67,4 +70,33 @@ TEST_CASE("mount spec helpers read the effective version and nconnect") {
   m.options = {{"nfsvers", "4.2"}};
   CHECK(m.nfs_version() == "4.2");
   CHECK_FALSE(m.nconnect().has_value());
+}
+
+TEST_CASE("a window in a named zone holds its wall-clock bounds across DST changes") {
+  using namespace std::chrono;
+  auto at = [](int y, unsigned m, unsigned d, int h, int min) {
+    return sys_days{year{y} / month{m} / day{d}} + hours(h) + minutes(min);
+  };
+  auto w = parse_time_window("Sun 02:00-04:00 Europe/Berlin").value();
+  // Spring forward, Sunday 2026-03-29: 02:00 CET jumps to 03:00 CEST at 01:00 UTC, so the window
+  // is 03:00-04:00 CEST there, one hour: 01:00-02:00 UTC.
+  CHECK_FALSE(w.contains(at(2026, 3, 29, 0, 59), nullptr));  // 01:59 CET
+  CHECK(w.contains(at(2026, 3, 29, 1, 0), nullptr));         // 03:00 CEST
+  CHECK(w.contains(at(2026, 3, 29, 1, 59), nullptr));        // 03:59 CEST
+  CHECK_FALSE(w.contains(at(2026, 3, 29, 2, 0), nullptr));   // 04:00 CEST
+  // Fall back, Sunday 2026-10-25: 03:00 CEST goes back to 02:00 CET at 01:00 UTC; 02:00-04:00
+  // is 00:00-03:00 UTC, three hours (the hour 02:00-03:00 happens twice).
+  CHECK_FALSE(w.contains(at(2026, 10, 24, 23, 59), nullptr));  // 01:59 CEST
+  CHECK(w.contains(at(2026, 10, 25, 0, 0), nullptr));          // 02:00 CEST
+  CHECK(w.contains(at(2026, 10, 25, 1, 30), nullptr));         // 02:30 CET, the second time
+  CHECK(w.contains(at(2026, 10, 25, 2, 59), nullptr));         // 03:59 CET
+  CHECK_FALSE(w.contains(at(2026, 10, 25, 3, 0), nullptr));    // 04:00 CET
+  CHECK(w.describe(at(2026, 10, 25, 1, 30), nullptr) == "Sun 02:30 Europe/Berlin");
+  // Without a zone, the caller's local one (here UTC) is used, as the controller's before.
+  auto plain = parse_time_window("Sun 02:00-04:00").value();
+  CHECK(plain.contains(at(2026, 10, 25, 2, 0), nullptr));
+  const auto* berlin = time_zone_named("Europe/Berlin").value();
+  CHECK(plain.contains(at(2026, 10, 25, 0, 30), berlin));        // 02:30 CEST
+  CHECK_FALSE(plain.contains(at(2026, 10, 25, 3, 0), berlin));   // 04:00 CET
+  CHECK_FALSE(time_zone_named("Mars/Olympus_Mons"));
 }

@@ -107,6 +107,48 @@ TEST_CASE("a NAS given by host name is resolved by the guest: converges, and the
   }
 }
 
+TEST_CASE("a saved plan applied after its restart window closed is refused before anything is written") {
+  SeedWorld w;  // the clock starts on a Friday at 00:00 UTC
+  auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");
+  policies[0].restart.window = policy::parse_time_window("Fri 00:00-01:00 UTC").value();
+  auto engine = w.engine();
+  const auto plan = engine.observe_and_plan(policies);
+  REQUIRE(plan.policies[0].state == plan::PolicyState::changes);  // planned inside the window
+
+  SECTION("applied inside it: runs") {
+    w.clock.advance(std::chrono::minutes(30));
+    auto rep = engine.apply(plan);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
+  }
+  SECTION("applied after it: nothing is written, and the report says when it is") {
+    w.clock.advance(std::chrono::hours(2));
+    const auto writes = w.pve.writes;
+    auto rep = engine.apply(plan);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::precondition_failed);
+    CHECK_THAT(text(rep), Catch::Contains("the restart window 'Fri 00:00-01:00 UTC' is closed now (it is Fri 02:00 UTC)"));
+    CHECK(w.pve.writes == writes);
+    CHECK(w.guest().fstab == kSeedFstab);
+  }
+  SECTION("the window closes while the run is under way: no reboot, the pending change undone") {
+    w.vm().current["hotplug"] = "disk,usb";  // the queues change waits for a reboot
+    auto slow = engine.observe_and_plan(policies);
+    REQUIRE(slow.policies[0].state == plan::PolicyState::changes);
+    int restarts = 0;
+    w.pve.on_restart = [&](int) { ++restarts; };
+    w.pve.on_write = [&](int) { w.clock.advance(std::chrono::hours(2)); };  // a slow first step
+    auto rep = engine.apply(slow);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::rolled_back);
+    CHECK_THAT(text(rep), Catch::Contains("the restart window 'Fri 00:00-01:00 UTC' is closed now"));
+    CHECK(restarts == 0);
+    CHECK(w.vm().pending.empty());
+    CHECK(w.vm().current.at("net1") == kNet1);
+    CHECK(w.guest().fstab == kSeedFstab);
+  }
+}
+
 TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and rolled back") {
   // ens20 (net2, the old link) now wears net1's MAC and the route sends the new address over it:
   // the guest's own counters credit "net1". The hypervisor's taps count by the NIC itself.

@@ -78,7 +78,8 @@ def secrets(w, policies, auth, secret):
     artefacts = os.path.join(w.work, f"artefacts-{auth}")
     os.makedirs(artefacts)
     outputs = []
-    for args in (["plan", "--emit-playbooks", os.path.join(artefacts, "playbooks"), policies],
+    for args in (["plan", "--emit-playbooks", os.path.join(artefacts, "playbooks"), "--out",
+                  os.path.join(artefacts, "plan.json"), policies],
                  ["reconcile", "--report-file", os.path.join(artefacts, "report.json"),
                   "--prometheus", os.path.join(artefacts, "pathwarden.prom"), policies],
                  ["reconcile", "--output", "json", policies],
@@ -101,6 +102,9 @@ def secrets(w, policies, auth, secret):
                 files += 1
                 check(not any(f.encode() in data for f in forms), f"the {auth} secret appeared in {dirpath}/{name}")
     check(files >= 8, f"only {files} artefacts: the runs did not produce what they should")
+    # A saved plan holds the guests' fstab contents: its owner's only, whatever the umask.
+    mode = stat.S_IMODE(os.stat(os.path.join(artefacts, "plan.json")).st_mode)
+    check(mode == 0o600, f"the saved plan is mode {mode:o}, not 600")
     check(any("GET /cluster/resources" in o for o in outputs), "no request was logged: the log level did not apply")
     return files
 

@@ -153,6 +153,7 @@ ApiResult<std::optional<proxmox::Upid>> SimulatedProxmox::update_config(const pr
     return std::unexpected(api_error(ApiErrorKind::http, "simulated failure", ref.to_string()));
   }
   ++writes;
+  if (on_write) on_write(ref.vmid);
   const auto hotplug = vm.current.contains("hotplug") ? vm.current["hotplug"] : std::string("network,disk,usb");
   const bool live = vm.status == "running" && hotplug.find("network") != std::string::npos && hotplug != "0";
   for (const auto& [k, v] : change.set) {

@@ -34,6 +34,7 @@ class SimulatedProxmox final : public proxmox::Api {
   // Called when a NIC is hot-plugged or the VM restarts, so the guest can follow.
   std::function<void(int vmid, const std::string& key, const std::string& value)> on_nic_change;
   std::function<void(int vmid)> on_restart;
+  std::function<void(int vmid)> on_write;  // after a config write was accepted
   int writes = 0;
   int reads = 0;
   std::optional<std::string> conflict_next_write;  // a concurrent edit lands first: this key/value

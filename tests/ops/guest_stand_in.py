@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Stands in for ansible-playbook (settings: spec.ansible.playbook_command) so that a whole
+`pathwarden plan` / `pathwarden apply` runs on one machine without a guest: the guest is the lab
+guest as recorded after the seed's fix (tests/bench/recordings/lab-guest: media-vm, link2 =
+bc:24:11:a1:01:02 with 8 channels, /mnt/movies mounted vers=3,nconnect=8 over 198.51.100.2),
+whose fstab lives in a file the test can edit.
+
+  guest_stand_in.py [--inventory FILE]... [--forks N] PLAYBOOK
+  PW_GUEST_STAND_IN=DIR   DIR/fstab: the guest's fstab (written from the recording when missing)
+                          DIR/runs.jsonl: one line per run, {"playbook": "facts.yml", "hosts": [...]}
+
+It answers the generated playbooks as the recorded guest would, task by task from the playbook
+file, in the ansible.posix.jsonl callback's format:
+- facts: the recorded report, and the fstab file's bytes;
+- apply: refuses, like the real playbook, when the fstab's sha256 is neither the observed nor the
+  new one, and writes the new content into DIR/fstab; the mounts stay as recorded (the test's plan
+  re-makes them with the options they have);
+- probe: the interface counters as recorded, link2 (the intended NIC) receiving the probe's bytes;
+- channels, rollback: every task ok.
+It never connects anywhere. Run with Debian's /usr/bin/python3.
+"""
+import base64
+import datetime
+import hashlib
+import json
+import os
+import sys
+
+import yaml
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+RECORDING = os.path.join(os.path.dirname(HERE), "bench", "recordings", "lab-guest", "facts.jsonl")
+INTENDED = "link2"
+MARK = "@@pathwarden "
+
+
+def recorded():
+    """(fstab text, report stdout) of the recorded facts run."""
+    fstab = report = None
+    with open(RECORDING) as f:
+        for line in f:
+            e = json.loads(line)
+            for result in e.get("hosts", {}).values():
+                if "content" in result:
+                    fstab = base64.b64decode(result["content"]).decode()
+                if "stdout" in result:
+                    report = result["stdout"]
+    return fstab, report
+
+
+def sections(report):
+    """The recorded report's sections by mark ("netdev", "iface link2", ...)."""
+    out, name = {}, None
+    for line in report.split("\n"):
+        if line.startswith(MARK):
+            name = line[len(MARK):]
+            out[name] = []
+        elif name is not None:
+            out[name].append(line)
+    return out
+
+
+def unsafe(v):
+    """The vars file's values without their {"__ansible_unsafe": ...} wrappers."""
+    if isinstance(v, dict):
+        return v["__ansible_unsafe"] if set(v) == {"__ansible_unsafe"} else {k: unsafe(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [unsafe(x) for x in v]
+    return v
+
+
+class Guest:
+    def __init__(self, directory, playbook):
+        self.dir = directory
+        self.playbook = playbook
+        self.fstab_path = os.path.join(directory, "fstab")
+        fstab, self.report = recorded()
+        if not os.path.exists(self.fstab_path):
+            with open(self.fstab_path, "w") as f:
+                f.write(fstab)
+        self.sections = sections(self.report)
+        self.clock = datetime.datetime.now()
+        vars_file = os.path.join(os.path.dirname(playbook), os.path.basename(playbook).rsplit(".", 1)[0] + ".vars.json")
+        self.vars = {}
+        if os.path.exists(vars_file):
+            with open(vars_file) as f:
+                self.vars = unsafe(json.load(f))["pathwarden_hosts"]
+
+    def fstab(self):
+        with open(self.fstab_path, "rb") as f:
+            return f.read()
+
+    def tick(self, seconds):
+        start = self.clock
+        self.clock += datetime.timedelta(seconds=seconds)
+        fmt = "%Y-%m-%d %H:%M:%S.%f"
+        return {"start": start.strftime(fmt), "end": self.clock.strftime(fmt), "delta": "0:00:%09.6f" % seconds}
+
+    def counters(self, extra_rx=0):
+        netdev = []
+        for line in self.sections["netdev"]:
+            name, sep, rest = line.partition(":")
+            if sep and name.strip() == INTENDED and extra_rx:
+                f = rest.split()
+                f[0] = str(int(f[0]) + extra_rx)
+                f[1] = str(int(f[1]) + extra_rx // 9000 + 1)
+                line = f"{name}: " + " ".join(f)
+            netdev.append(line)
+        ifindex = [f"{k[len('iface '):]} {v[0].split()[1]}" for k, v in self.sections.items() if k.startswith("iface ")]
+        return "\n".join(netdev + ["@@pathwarden ifindex"] + ifindex + ["@@pathwarden nfs_connections"]
+                         + self.sections["nfs_connections"])
+
+    def result(self, task, host):
+        """(event, result) of one task on one host."""
+        name = task.get("name", "")
+        h = self.vars.get(host, {})
+        ok = {"changed": False}
+        if name == "Read the fstab byte for byte":
+            return "ok", {"changed": False, "content": base64.b64encode(self.fstab()).decode(), "encoding": "base64"}
+        if name == "Report mounts, transports, counters and interfaces":
+            return "ok", dict(ok, rc=0, stdout=self.report, stderr="", **self.tick(0.1))
+        if name == "Refuse to write when the fstab changed since it was observed":
+            if hashlib.sha256(self.fstab()).hexdigest() not in (h["observed_sha256"], h["new_sha256"]):
+                return "failed", {"failed": True, "msg": "the fstab changed since pathwarden observed it; gather facts and plan again"}
+        if name == "Write the new fstab":
+            with open(self.fstab_path, "w") as f:
+                f.write(h["new_content"])
+            return "ok", {"changed": True}
+        if name.startswith("Read the interface counters"):
+            if "baseline" in name and not h.get("baseline"):
+                return "skipped", {"skipped": True}
+            rx = self.probe_bytes(h) if "after" in name else 0
+            return "ok", dict(ok, rc=0, stdout=self.counters(rx), stderr="", **self.tick(0.05))
+        if name == "Wait out the baseline window":
+            if not h.get("baseline"):
+                return "skipped", {"skipped": True}
+            return "ok", dict(ok, rc=0, **self.tick(float(h["baseline_argv"][1])))
+        if name == "Move the probe bytes bypassing the page cache":
+            n, t = self.probe_bytes(h), 0.5
+            return "ok", dict(ok, rc=0, stdout="", **self.tick(t),
+                              stderr=f"{n // 1048576}+0 records in\n{n // 1048576}+0 records out\n"
+                                     f"{n} bytes ({n // 1000000} MB, {n // 1048576} MiB) copied, {t} s, {int(n / t / 1e6)} MB/s")
+        if name == "Remove the probe file written" and not h.get("remove_after"):
+            return "skipped", {"skipped": True}
+        return "ok", ok
+
+    @staticmethod
+    def probe_bytes(h):
+        args = dict(a.split("=", 1) for a in h["dd_argv"][1:] if "=" in a)
+        return int(args["bs"]) * int(args["count"])
+
+    def run(self):
+        with open(self.playbook) as f:
+            plays = yaml.safe_load(f)
+        events = []
+        stats = {}
+        for play in plays:
+            hosts = play["hosts"]
+            events.append({"_event": "v2_playbook_on_play_start", "play": {"name": play["name"]}, "tasks": []})
+            failed = set()
+            for task in play["tasks"]:
+                events.append({"_event": "v2_playbook_on_task_start", "hosts": {}, "task": {"name": task["name"]}})
+                for host in hosts:
+                    if host in failed:
+                        continue
+                    kind, result = self.result(task, host)
+                    s = stats.setdefault(host, {"ok": 0, "changed": 0, "failures": 0, "skipped": 0, "unreachable": 0})
+                    s["failures" if kind == "failed" else "skipped" if kind == "skipped" else "ok"] += 1
+                    s["changed"] += 1 if result.get("changed") else 0
+                    if kind == "failed":
+                        failed.add(host)
+                    events.append({"_event": f"v2_runner_on_{kind}", "hosts": {host: result}, "task": {"name": task["name"]}})
+            with open(os.path.join(self.dir, "runs.jsonl"), "a") as f:
+                f.write(json.dumps({"playbook": os.path.basename(self.playbook), "hosts": hosts}) + "\n")
+        events.append({"_event": "v2_playbook_on_stats", "stats": stats})
+        for e in events:
+            print(json.dumps(e))
+        return 2 if any(s["failures"] for s in stats.values()) else 0
+
+
+def main(argv):
+    directory = os.environ.get("PW_GUEST_STAND_IN")
+    if not directory or not argv or not argv[-1].endswith(".yml"):
+        print("ERROR! guest_stand_in: usage: PW_GUEST_STAND_IN=DIR guest_stand_in.py [--inventory FILE]... PLAYBOOK",
+              file=sys.stderr)
+        return 5
+    return Guest(directory, argv[-1]).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
