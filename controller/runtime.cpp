@@ -11,6 +11,7 @@
 #include "settings/loader.hpp"
 #include "settings/proxmox_options.hpp"
 #include "settings_file.hpp"
+#include "signals.hpp"
 
 namespace pw::cli {
 
@@ -86,6 +87,8 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     rt->guests = ansible::make_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(a)), g);
   }
   if (rt->api && rt->guests) {
+    engine_options.stop_requested = [] { return stop_signal(); };
+    install_stop_handlers();
     rt->engine = std::make_unique<reconcile::Engine>(
         reconcile::Dependencies{*rt->api, *rt->guests, *rt->journals, *rt->locks, *rt->results, rt->clock, rt->sleeper,
                                 std::move(progress)},

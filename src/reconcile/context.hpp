@@ -45,6 +45,9 @@ struct EngineOptions {
   // Restart windows that name no zone are read in this one; nullptr: the controller's (TZ, else
   // /etc/localtime), looked up when a run plans or applies.
   const date::time_zone* local_zone = nullptr;
+  // Asked at each safe point (before each phase, between probe rounds and observe batches):
+  // the signal number when the run was asked to stop (SIGTERM, SIGINT), else 0. Unset: never.
+  std::function<int()> stop_requested;
 };
 
 struct Dependencies {
@@ -66,6 +69,8 @@ struct Context {
                 std::uint64_t total = 0) const {
     if (d.progress) d.progress({std::move(policy), std::move(what), std::move(detail), done, total});
   }
+  // The signal a stop was asked by, 0 when none (EngineOptions::stop_requested).
+  int stop_signal() const { return o.stop_requested ? o.stop_requested() : 0; }
   // The zone of restart windows that name none (EngineOptions::local_zone).
   const date::time_zone* local_zone() const {
     return o.local_zone != nullptr ? o.local_zone : policy::controller_zone();

@@ -28,6 +28,22 @@ std::string describe(const proxmox::ApiError& e) {
 
 std::string describe(const guest::GuestFailure& f) { return f.error.to_string(); }
 
+namespace {
+
+// A stop was asked for (signal `sig`): every run still active goes to its rollback.
+void stop_runs(const std::vector<PolicyRun*>& runs, int sig) {
+  for (auto* w : runs) {
+    if (w->state != PolicyRun::State::active) continue;
+    const auto* step = w->current();
+    w->interrupted = true;
+    w->fail(report::Verdict::precondition_failed,
+            "stopped by " + report::signal_name(sig) + (w->touched.empty() ? " before its first change" : "") +
+                (step != nullptr ? " (next: " + step->summary + ")" : std::string()));
+  }
+}
+
+}  // namespace
+
 std::string Context::restart_window_refusal(const std::string& window) const {
   if (window.empty()) return {};
   auto w = policy::parse_time_window(window);
@@ -143,7 +159,16 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
   std::vector<PolicyRun*> active;
   for (auto& w : works) active.push_back(w.get());
   StepRunner steps(ctx_);
-  for (auto kind : plan::kPhaseOrder) steps.run_phase(kind, active);
+  for (auto kind : plan::kPhaseOrder) {
+    // The safe points of a run: between phases, where no step is half-done. A stop asked for
+    // (SIGTERM, SIGINT) sends every run still going to its rollback, which undoes what it began.
+    if (const int sig = ctx_.stop_signal()) {
+      stop_runs(active, sig);
+      rep.stopped_by_signal = sig;
+      break;
+    }
+    steps.run_phase(kind, active);
+  }
 
   std::vector<PolicyRun*> to_undo;
   for (auto* w : active) {
@@ -185,12 +210,17 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
                                                                 : report::Verdict::precondition_failed;
       });
       remaining = {};  // checked, all of them: none is left over from a conflict
+      rep.stopped_by_signal = ctx_.stop_signal();  // policies left unobserved say so
       break;
     }
     auto plan = observe_and_plan(remaining);
     if (rep.plan_id.empty()) rep.plan_id = plan.id;
     std::vector<std::string> conflicted;
     execute(plan, rep, &conflicted);
+    if (rep.stopped_by_signal > 0) {  // no re-plan of conflicts after a stop
+      remaining = {};
+      break;
+    }
     std::vector<policy::StoragePath> next;
     for (const auto& p : remaining) {
       if (std::find(conflicted.begin(), conflicted.end(), p.name) != conflicted.end()) next.push_back(p);
@@ -297,7 +327,9 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
 }
 
 report::RunReport Engine::verify(std::span<const policy::StoragePath> policies, bool probe) {
-  return Audit(ctx_).run(policies, probe);
+  auto rep = Audit(ctx_).run(policies, probe);
+  rep.stopped_by_signal = ctx_.stop_signal();
+  return rep;
 }
 
 report::RunReport Engine::recover() { return Recovery(ctx_).run(); }

@@ -1,5 +1,7 @@
 #include "reconcile/measure.hpp"
 
+#include "report/run_report.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -64,6 +66,13 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
   std::vector<std::uint64_t> file_limit(requests.size(), UINT64_MAX);
   for (std::size_t i = 0; i < requests.size(); ++i) out[i].bytes = requests[i].path->probe_bytes;
   for (int round = 0; round < ctx.o.max_measurements; ++round) {
+    if (const int sig = round > 0 ? ctx.stop_signal() : 0) {
+      // Stopped between rounds: the last measurement stands, as if the probe could not grow.
+      for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (!finished[i]) out[i].notes.push_back("not measured again: the run was stopped by " + report::signal_name(sig));
+      }
+      break;
+    }
     std::vector<guest::ProbeRequest> probes;
     std::vector<proxmox::VmRef> vms;
     for (std::size_t i = 0; i < requests.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "plan/names.hpp"
+#include "report/run_report.hpp"
 
 namespace pw::reconcile {
 namespace {
@@ -131,6 +132,15 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
     std::vector<const policy::StoragePath*> batch;
     batch.reserve(indices.size());
     for (auto i : indices) batch.push_back(&policies[i]);
+    if (const int sig = ctx_.stop_signal()) {
+      // A safe point between batches: the rest is left unobserved (nothing was changed yet).
+      for (std::size_t k = 0; k < indices.size(); ++k) {
+        plan::Observation o;
+        o.api_error = Error{"not observed: the run was stopped by " + report::signal_name(sig), {}, {}};
+        take(indices[k], plan::plan_policy(*batch[k], o, planning));
+      }
+      continue;
+    }
     auto observed = observe_listed(listed, batch);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       take(indices[k], plan::plan_policy(*batch[k], observed[k], planning));

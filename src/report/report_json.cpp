@@ -231,6 +231,12 @@ Result<RunReport> run_report_from_json(const json::value& v, std::string_view wh
   r.text(*o, "policies_revision", "report", rep.policies_revision);
   r.flag(*o, "policies_dirty", "report", rep.policies_dirty);
   r.flag(*o, "journal_left", "report", rep.journal_left);
+  std::optional<std::string> stopped;
+  r.text(*o, "stopped_by", "report", stopped);
+  if (stopped) {
+    rep.stopped_by_signal = signal_number(*stopped);
+    if (rep.stopped_by_signal == 0) r.bad("report.stopped_by", "expected a signal name such as SIGTERM");
+  }
   if (const auto* ps = r.list(*o, "policies", "report")) {
     for (std::size_t i = 0; i < ps->size(); ++i) {
       const std::string at = "policies[" + std::to_string(i) + "]";

@@ -1,5 +1,6 @@
 #include "report/run_report.hpp"
 
+#include <charconv>
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstdio>
@@ -99,10 +100,33 @@ int exit_code(const RunReport& r) {
     }
   }
   if (rollback_failed) return 5;
+  if (r.stopped_by_signal > 0) return 128 + r.stopped_by_signal;
   if (failed) return 4;
   if (unobserved) return 6;
   if (drift) return 3;
   if (applied) return 2;
+  return 0;
+}
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case 1: return "SIGHUP";
+    case 2: return "SIGINT";
+    case 15: return "SIGTERM";
+    default: return "signal " + std::to_string(signal);
+  }
+}
+
+int signal_number(std::string_view name) {
+  for (int s : {1, 2, 15}) {
+    if (signal_name(s) == name) return s;
+  }
+  if (name.starts_with("signal ")) {
+    int n = 0;
+    auto digits = name.substr(7);
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec == std::errc{} && p == digits.data() + digits.size() && n > 0 && n < 128) return n;
+  }
   return 0;
 }
 
@@ -219,6 +243,7 @@ json::value to_json(const RunReport& r) {
                       {"policies_revision", r.policies_revision},
                       {"policies_dirty", r.policies_dirty},
                       {"journal_left", r.journal_left},
+                      {"stopped_by", r.stopped_by_signal > 0 ? json::value(signal_name(r.stopped_by_signal)) : json::value(nullptr)},
                       {"exit_code", exit_code(r)},
                       {"policies", std::move(policies)}};
 }
@@ -278,6 +303,7 @@ std::string render_text(const RunReport& r, bool colour) {
   }
   out << "\nexit code " << exit_code(r);
   if (r.journal_left) out << " (a journal needs 'pathwarden recover')";
+  else if (r.stopped_by_signal > 0) out << " (stopped by " << signal_name(r.stopped_by_signal) << " at a safe point; what it had begun was undone)";
   out << "\n";
   return out.str();
 }

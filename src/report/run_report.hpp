@@ -132,14 +132,22 @@ struct RunReport {
   std::string policies_revision;
   bool policies_dirty = false;
   bool journal_left = false;  // a journal needs `pathwarden recover`
+  // The signal (SIGTERM 15, SIGINT 2) that stopped the run at a safe point; 0: it ran to its end.
+  int stopped_by_signal = 0;
   std::vector<PolicyReport> policies;
 };
 
 // Exit codes (contract, DESIGN.md): 0 nothing to do or all verified; 2 changes applied and
 // verified; 3 drift found in check mode, or drift that could not be acted on
 // (precondition-failed); 4 a change failed verification and was rolled back (or left, when the
-// policy keeps inconclusive changes); 5 rollback failed or a journal needs `pathwarden recover`.
+// policy keeps inconclusive changes); 5 rollback failed or a journal needs `pathwarden recover`;
+// 6 could not observe; 128 + N the run was stopped by signal N (130 SIGINT, 143 SIGTERM) at a
+// safe point, what it had begun rolled back (5 wins: a journal left needs recover first).
 int exit_code(const RunReport& report);
+
+// "SIGTERM", "SIGINT", "SIGHUP" (the signals a run stops for), else "signal N"; and back (0 if none).
+std::string signal_name(int signal);
+int signal_number(std::string_view name);
 
 boost::json::value to_json(const RunReport& report);
 

@@ -103,6 +103,9 @@ def main(binary, pvesim):
     check(svc["Type"] == ["oneshot"], "Type=oneshot: one run at a time, never overlapping")
     success = set(" ".join(svc.get("SuccessExitStatus", [])).split())
     check(success == {"2", "3"}, f"SuccessExitStatus is {sorted(success)}, want 2 and 3 (4, 5 and 1 fail the unit)")
+    # A stop reaches pathwarden alone and leaves it time to undo what it began (issue 14, item 6).
+    check(svc.get("KillMode") == ["mixed"] and svc.get("TimeoutStopSec") == ["10min"],
+          f"KillMode {svc.get('KillMode')}, TimeoutStopSec {svc.get('TimeoutStopSec')}: want mixed, 10min")
     check(svc["StateDirectory"] == ["pathwarden"] and svc["StateDirectoryMode"] == ["0700"], "private state directory")
     t = timer["Timer"]
     check(t.get("RandomizedDelaySec") and t.get("Persistent") == ["yes"] and t.get("OnCalendar"),

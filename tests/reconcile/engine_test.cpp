@@ -149,6 +149,56 @@ TEST_CASE("a saved plan applied after its restart window closed is refused befor
   }
 }
 
+TEST_CASE("a stop asked for (SIGTERM) ends the run at the next safe point, undoing what it began") {
+  SeedWorld w;
+  int stop = 0;
+  reconcile::EngineOptions o;
+  o.stop_requested = [&] { return stop; };
+  auto engine = w.engine(o);
+  const auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");
+
+  SECTION("before observing: nothing observed, nothing written") {
+    stop = 15;
+    const auto writes = w.pve.writes;
+    auto rep = engine.reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(rep.stopped_by_signal == 15);
+    CHECK(report::exit_code(rep) == 143);
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::unobserved);
+    CHECK_THAT(text(rep), Catch::Contains("not observed: the run was stopped by SIGTERM"));
+    CHECK_THAT(text(rep), !Catch::Contains("reality kept changing"));
+    CHECK(w.pve.writes == writes);
+    CHECK(engine.recover().policies.empty());  // nothing left for recover
+  }
+  SECTION("observed and planned, stopped before the first change: its journal is finished") {
+    int asked = 0;
+    o.stop_requested = [&] { return ++asked >= 2 ? 15 : 0; };  // 1: the observe batch, 2: before set-nic
+    auto stopping = w.engine(o);
+    const auto writes = w.pve.writes;
+    auto rep = stopping.reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(report::exit_code(rep) == 143);
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::precondition_failed);
+    CHECK_THAT(text(rep), Catch::Contains("stopped by SIGTERM before its first change (next: set net1 queues"));
+    CHECK(w.pve.writes == writes);
+    CHECK_FALSE(rep.journal_left);
+    CHECK(stopping.recover().policies.empty());
+  }
+  SECTION("mid-change: the NIC re-plug is undone, the fstab never written") {
+    w.pve.on_write = [&](int) { stop = 2; };  // Ctrl-C while Proxmox applies the first step
+    auto rep = engine.reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(rep.stopped_by_signal == 2);
+    CHECK(report::exit_code(rep) == 130);
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::rolled_back);
+    CHECK(rep.policies[0].cause == pw::report::RollbackCause::interrupted);
+    CHECK(w.vm().current.at("net1") == kNet1);
+    CHECK(w.guest().fstab == kSeedFstab);
+    CHECK(engine.recover().policies.empty());  // nothing left for recover
+    CHECK(report::to_json(rep).as_object().at("stopped_by") == "SIGINT");
+  }
+}
+
 TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and rolled back") {
   // ens20 (net2, the old link) now wears net1's MAC and the route sends the new address over it:
   // the guest's own counters credit "net1". The hypervisor's taps count by the NIC itself.

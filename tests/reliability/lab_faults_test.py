@@ -31,7 +31,7 @@ import subprocess
 import time
 
 from pwtest.cli_world import results_record
-from pwtest.journal_pause import PAUSE, paused
+from pwtest.journal_pause import PAUSE, paused, wait_paused
 from pwtest.lab import controller as ctl
 from pwtest.lab import lab, pvesim
 from pwtest.lab import topology as topo
@@ -83,18 +83,6 @@ def guest_state():
 def start(binary, config, policies, pause):
     return subprocess.Popen([binary, "--config", config, "reconcile", "--output", "json", policies],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **{PAUSE: pause}))
-
-
-def wait_paused(p, what, timeout=900):
-    """Bounded only so a broken run fails instead of hanging; no time is asserted."""
-    deadline = time.monotonic() + timeout
-    while not paused(p):
-        if p.poll() is not None:
-            raise Failure(f"pathwarden exited ({p.returncode}) before {what}:\n{p.stdout.read()[-3000:]}\n"
-                          f"{p.stderr.read()[-3000:]}")
-        if time.monotonic() > deadline:
-            raise Failure(f"pathwarden never reached {what}")
-        time.sleep(0.1)
 
 
 def finish(p):
