@@ -88,6 +88,7 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
   }
   if (rt->api && rt->guests) {
     engine_options.stop_requested = [] { return stop_signal(); };
+    engine_options.api_identity = s.proxmox.token_id.empty() ? s.proxmox.user : s.proxmox.token_id;
     install_stop_handlers();
     rt->engine = std::make_unique<reconcile::Engine>(
         reconcile::Dependencies{*rt->api, *rt->guests, *rt->journals, *rt->locks, *rt->results, rt->clock, rt->sleeper,

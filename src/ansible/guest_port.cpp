@@ -15,8 +15,10 @@ namespace {
 
 constexpr std::string_view kRefuseRestore = "Refuse to restore over someone else's edit";
 
+// `changes_from`: the first task of the playbook that changes the guest; a failure before it
+// reached that task changed nothing (a backup file made on the way is no change of state).
 GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::string_view conflict_task,
-                        bool become) {
+                        bool become, std::string_view changes_from = {}) {
   const auto* h = run.host(host);
   if (h == nullptr) return {GuestFailure::Kind::failed, Error{"no result from ansible-playbook", host, {}}};
   const std::string what = describe_outcome(*h);
@@ -26,7 +28,9 @@ GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::st
     case HostOutcome::failed: {
       const auto* t = h->failure();
       const bool conflict = t != nullptr && !conflict_task.empty() && t->task == conflict_task;
-      return {conflict ? GuestFailure::Kind::conflict : GuestFailure::Kind::failed,
+      const bool untouched = !conflict && t != nullptr && !changes_from.empty() && h->task(changes_from) == nullptr;
+      return {conflict ? GuestFailure::Kind::conflict
+                       : untouched ? GuestFailure::Kind::untouched : GuestFailure::Kind::failed,
               Error{what, host, privilege_hint(what, become)}};
     }
     case HostOutcome::not_run: {
@@ -83,7 +87,7 @@ class AnsibleGuestPort final : public guest::GuestPort {
   PerHost<void> apply_fstab(std::span<const guest::FstabChange> changes) override {
     std::vector<std::string> hosts;
     for (const auto& c : changes) hosts.push_back(c.host);
-    return simple("apply", apply_playbook(changes, o_.playbook), hosts, task::refuse_changed);
+    return simple("apply", apply_playbook(changes, o_.playbook), hosts, task::refuse_changed, task::write_fstab);
   }
 
   PerHost<void> restore_fstab(std::span<const guest::FstabRestore> restores) override {
@@ -207,14 +211,14 @@ class AnsibleGuestPort final : public guest::GuestPort {
   }
 
   PerHost<void> simple(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts,
-                       std::string_view conflict_task) {
+                       std::string_view conflict_task, std::string_view changes_from = {}) {
     PerHost<void> out;
     if (hosts.empty()) return out;
     auto run = run_phase(phase, std::move(book), hosts);
     if (!run) return all_failed<void>(hosts, run.error());
     for (const auto& h : hosts) {
       if (succeeded(*run, h)) out.emplace(h, GuestResult<void>{});
-      else out.emplace(h, std::unexpected(failure_of(*run, h, conflict_task, o_.playbook.become.has_value())));
+      else out.emplace(h, std::unexpected(failure_of(*run, h, conflict_task, o_.playbook.become.has_value(), changes_from)));
     }
     return out;
   }

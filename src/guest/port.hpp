@@ -19,6 +19,7 @@ struct GuestFailure {
   enum class Kind {
     unreachable,  // SSH could not reach the guest
     conflict,     // the fstab changed since it was observed: re-observe, never overwrite
+    untouched,    // a task failed before the guest's state was changed (no fstab written, no mount)
     failed,       // a task failed
     timeout,
   };

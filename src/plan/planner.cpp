@@ -116,8 +116,9 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   PolicyPlan out;
   out.policy = p.name;
   out.source = p.source.to_string();
-  out.vm = {p.guest.node, p.guest.vmid};
+  out.vm = observed.vm ? observed.vm->config.ref : proxmox::VmRef{p.guest.node, p.guest.vmid};
   out.host = p.guest.host;
+  out.warnings = observed.warnings;
   auto block = [&](std::string why) { out.blockers.push_back(std::move(why)); };
   auto finish = [&]() -> PolicyPlan {
     if (observed.unobserved()) {
@@ -336,6 +337,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
 
   if (!out.steps.empty()) {
     VerifyPath v = verify_path_of(q, mac);
+    v.vm = vm.config.ref;  // where the VM runs now (a migrated one is followed)
     if (q.mount.server != p.mount.server) v.server_name = p.mount.server;
     out.steps.push_back({v, false,
                          "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +

@@ -2,6 +2,7 @@
 // What pathwarden asks of a Proxmox VE cluster, as a small interface: the executor and planner
 // depend on this, Client implements it over HTTPS, tests may run it against tests/pvesim.
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,12 @@ class Api {
                                              const WaitOptions& wait = {}) = 0;
   // reboot, wait for its task, then wait until the VM runs again.
   ApiResult<VmStatus> reboot_and_wait(const VmRef& vm, const WaitOptions& wait = {});
+
+  // The caller's own privileges on each path (GET /access/permissions?path=P), as Proxmox works
+  // them out: ACL propagation, pools, and for a token with privilege separation the intersection
+  // with its user's. One result per path, in order. For preflight, never instead of the checks
+  // Proxmox makes at each call.
+  virtual std::vector<ApiResult<std::set<std::string>>> privileges(std::span<const std::string> paths) = 0;
 };
 
 }  // namespace pw::proxmox

@@ -249,6 +249,19 @@ Result<PendingConfig> parse_pending(std::string_view body, const VmRef& ref) {
   return out;
 }
 
+Result<std::set<std::string>> parse_permissions(std::string_view body, const std::string& path) {
+  auto data = data_of(body);
+  if (!data) return std::unexpected(data.error());
+  auto obj = object_of(*data, "the permissions");
+  if (!obj) return std::unexpected(obj.error());
+  std::set<std::string> privs;
+  if (const auto* at = (*obj)->if_contains(path)) {
+    if (!at->is_object()) return fail("the permissions of " + path + " are not an object");
+    for (const auto& kv : at->as_object()) privs.emplace(kv.key());
+  }
+  return privs;
+}
+
 Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref) {
   auto data = data_of(body);
   if (!data) return std::unexpected(data.error());

@@ -3,6 +3,7 @@
 // Pure functions over text, so they are tested with recorded bodies. Values Proxmox sends as
 // numbers or as strings (depending on version and field) are accepted either way.
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,10 @@ Result<std::vector<NodeSummary>> parse_nodes(std::string_view body);
 Result<VmConfig> parse_config(std::string_view body, const VmRef& ref, bool current);
 Result<PendingConfig> parse_pending(std::string_view body, const VmRef& ref);
 Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref);
+// GET /access/permissions?path=P: the privileges held on P. Proxmox answers path → privilege →
+// propagate flag (pve-access-control PVE/API2/AccessControl.pm `permissions`); a path it leaves
+// out holds none.
+Result<std::set<std::string>> parse_permissions(std::string_view body, const std::string& path);
 // POST answers: {"data":"UPID:..."} or {"data":null} (PUT, or POST that finished within background_delay).
 Result<std::optional<Upid>> parse_optional_upid(std::string_view body);
 Result<TaskStatus> parse_task_status(std::string_view body);

@@ -393,6 +393,20 @@ std::vector<ApiResult<PendingConfig>> Client::read_pendings(std::span<const VmRe
       [](std::string_view body, const VmRef& vm) { return json::parse_pending(body, vm); });
 }
 
+std::vector<ApiResult<std::set<std::string>>> Client::privileges(std::span<const std::string> paths) {
+  std::vector<ApiResult<std::set<std::string>>> out;
+  out.reserve(paths.size());
+  for (const auto& path : paths) {
+    auto body = call("GET", "/access/permissions", {{"path", path}});
+    if (!body) {
+      out.emplace_back(std::unexpected(body.error()));
+      continue;
+    }
+    out.push_back(lift(json::parse_permissions(*body, path), endpoint_.url() + "/access/permissions"));
+  }
+  return out;
+}
+
 ApiResult<VmStatus> Client::vm_status(const VmRef& vm) { return std::move(vm_statuses(std::span(&vm, 1)).front()); }
 
 std::vector<ApiResult<VmStatus>> Client::vm_statuses(std::span<const VmRef> vms) {

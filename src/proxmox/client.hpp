@@ -47,6 +47,7 @@ class Client final : public Api {
   ApiResult<TaskStatus> task_status(const Upid& upid) override;
   ApiResult<TaskStatus> wait_task(const Upid& upid, const WaitOptions& wait = {}) override;
   ApiResult<VmStatus> wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait = {}) override;
+  std::vector<ApiResult<std::set<std::string>>> privileges(std::span<const std::string> paths) override;
 
   using Params = std::vector<std::pair<std::string, std::string>>;
   using BodyCallback = std::function<void(ApiResult<std::string>)>;

@@ -22,8 +22,10 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
     pp.source = p.source.to_string();
     pp.vm = {p.guest.node, p.guest.vmid};
     pp.host = p.guest.host;
-    auto& pr = report_of(rep, pp);
     const auto& o = observed[i];
+    if (o.vm) pp.vm = o.vm->config.ref;
+    auto& pr = report_of(rep, pp);
+    pr.warnings.insert(pr.warnings.end(), o.warnings.begin(), o.warnings.end());
     if (o.unobserved() || o.vm_error || !o.vm || !o.guest) {
       pr.verdict = o.unobserved() ? report::Verdict::unobserved : report::Verdict::precondition_failed;
       if (o.api_error) pr.errors.push_back(o.api_error->to_string());
@@ -46,6 +48,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
     }
     plan::VerifyPath v = plan::verify_path_of(*named, net::MacAddress(*spec->mac()));
     if (named->mount.server != p.mount.server) v.server_name = p.mount.server;
+    v.vm = o.vm->config.ref;  // where the VM runs now (a migrated one is followed)
     if (!probe) {
       auto r = verify::verify_path(audit_input(v, *o.guest));
       pr.verification = verification_report(r, v, 0, 0);

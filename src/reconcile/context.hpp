@@ -48,6 +48,9 @@ struct EngineOptions {
   // Asked at each safe point (before each phase, between probe rounds and observe batches):
   // the signal number when the run was asked to stop (SIGTERM, SIGINT), else 0. Unset: never.
   std::function<int()> stop_requested;
+  // Who the API calls are made as ("pathwarden@pve!reconcile", or a user): named in the pveum
+  // command a missing privilege is reported with.
+  std::string api_identity;
 };
 
 struct Dependencies {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "guest/sha256.hpp"
+#include "reconcile/preflight.hpp"
 #include "journal/journal.hpp"
 #include "reconcile/audit.hpp"
 #include "reconcile/observer.hpp"
@@ -83,6 +84,7 @@ plan::PlanningContext Engine::planning_context() {
 plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies,
                              std::span<const plan::Observation> observed) {
   auto plan = plan::make_plan(policies, observed, planning_context());
+  Preflight(ctx_).check(plan);
   plan.policies_revision = ctx_.o.policies_revision;
   plan.policies_dirty = ctx_.o.policies_dirty;
   return plan;
@@ -99,6 +101,7 @@ plan::Plan Engine::observe_and_plan(std::span<const policy::StoragePath> policie
   plan.policies_dirty = ctx_.o.policies_dirty;
   plan.policies.reserve(slots.size());
   for (auto& s : slots) plan.policies.push_back(std::move(*s));
+  Preflight(ctx_).check(plan);
   return plan;
 }
 
@@ -197,7 +200,9 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
       const auto ctx = planning_context();
       rep.plan_id = ctx.plan_id;
       rep.policies.resize(remaining.size());
+      Preflight preflight(ctx_);
       Observer(ctx_).observe_and_plan(remaining, ctx, [&](std::size_t i, plan::PolicyPlan&& p) {
+        preflight.check(p);
         auto& pr = rep.policies[i];
         pr = new_entry(p);
         for (auto& s : p.steps) pr.planned.push_back(std::move(s.summary));
@@ -285,6 +290,17 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
       if (!refusal.empty()) moved.push_back(p.policy + ": " + refusal);
     }
   }
+  {
+    // The privileges, as at plan time: one revoked since is found before anything is written.
+    plan::Plan checked = plan;
+    Preflight(ctx_).check(checked);
+    for (std::size_t i = 0; i < checked.policies.size(); ++i) {
+      if (plan.policies[i].state == plan::PolicyState::changes &&
+          checked.policies[i].state == plan::PolicyState::precondition_failed) {
+        for (const auto& b : checked.policies[i].blockers) moved.push_back(plan.policies[i].policy + ": " + b);
+      }
+    }
+  }
   std::size_t vi = 0;
   for (const auto& p : plan.policies) {
     for (const auto& s : p.steps) {
@@ -313,7 +329,8 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
       for (const auto& m : moved) {
         if (!m.starts_with(p.policy + ":")) continue;
         const auto why = m.substr(p.policy.size() + 2);
-        pr.errors.push_back(why.find("restart window") != std::string::npos ? why : why + "; run 'pathwarden plan' again");
+        const bool not_stale = why.find("restart window") != std::string::npos || why.find("; grant it: ") != std::string::npos;
+        pr.errors.push_back(not_stale ? why : why + "; run 'pathwarden plan' again");
       }
       if (pr.errors.empty()) pr.errors.push_back("not applied: the plan is stale for other policies; run 'pathwarden plan' again");
     }

@@ -50,6 +50,15 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];
     proxmox::VmRef ref{p.guest.node, p.guest.vmid};
+    // A VM migrated since the policy was written is followed to the node the cluster lists it on
+    // (the request would otherwise go to the old node, which no longer has its config).
+    if (listed.guests) {
+      if (auto g = listed.by_vmid.find(ref.vmid); g != listed.by_vmid.end() &&
+                                                  g->second->type == proxmox::GuestType::qemu &&
+                                                  !g->second->ref.node.empty()) {
+        ref.node = g->second->ref.node;
+      }
+    }
     auto [it, added] = vm_index.try_emplace(ref, vms.size());
     if (added) vms.push_back(ref);
     vm_of[i] = it->second;
@@ -84,10 +93,10 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
                            p.position_of("spec.guest.vmid").to_string(), "check spec.guest.vmid"};
       } else {
         const auto& summary = *g->second;
-        if (summary.ref.node != ref.node) {
-          o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " runs on node " + summary.ref.node + ", not " +
-                                 ref.node,
-                             p.position_of("spec.guest.node").to_string(), "fix spec.guest.node (was it migrated?)"};
+        if (ref.node != p.guest.node) {
+          o.warnings.push_back("VM " + std::to_string(ref.vmid) + " runs on node " + ref.node + ", not " + p.guest.node +
+                            " as spec.guest.node says (" + p.position_of("spec.guest.node").to_string() +
+                            "): migrated? followed to " + ref.node + "; update the policy");
         }
         if (summary.type != proxmox::GuestType::qemu) {
           o.vm_error = Error{"guest " + std::to_string(ref.vmid) + " is an LXC container, not a QEMU VM",

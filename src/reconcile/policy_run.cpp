@@ -10,6 +10,12 @@ void PolicyRun::fail(Verdict verdict, std::string error) {
   if (!error.empty()) report->errors.push_back(std::move(error));
 }
 
+void PolicyRun::failed_untouched(const std::string& why, std::string error) {
+  failed_step(std::string(kRefused) + why);
+  if (!touched.empty() && touched.back() == next) touched.pop_back();
+  fail(Verdict::precondition_failed, std::move(error));
+}
+
 void PolicyRun::refused(const std::string& why, std::string note) {
   failed_step(std::string(kRefused) + why);
   if (!touched.empty() && touched.back() == next) touched.pop_back();

@@ -52,6 +52,9 @@ struct PolicyRun {
   void fail(report::Verdict verdict, std::string error);
   // The current step refused before changing anything: nothing of it to undo.
   void refused(const std::string& why, std::string note);
+  // The current step failed before it changed anything (e.g. the SSH user may not write the
+  // backup): nothing of it to undo, and the run fails with this error.
+  void failed_untouched(const std::string& why, std::string error);
 
   // Apply records. begin() must succeed before a step changes anything; a failed write of any
   // record fails the run (its begun steps are rolled back).

@@ -163,6 +163,8 @@ void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
       if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::conflict) {
         // The compare-and-swap refused before writing anything: nothing to undo for this step.
         w->refused(why, "the fstab of " + w->host() + " changed since it was observed: not overwritten");
+      } else if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::untouched) {
+        w->failed_untouched(why, "applying the fstab change: " + why + " (failed before anything was changed)");
       } else {
         w->failed_step(why);
         w->fail(Verdict::precondition_failed, "applying the fstab change: " + why);

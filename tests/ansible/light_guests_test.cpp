@@ -485,8 +485,16 @@ TEST_CASE("guests reached as an unprivileged user: become for what needs root, t
     REQUIRE(h);
     CHECK(h->outcome == HostOutcome::failed);
     REQUIRE(h->failure());
-    WARN("without become: " << h->failure()->message);
+    CHECK_THAT(h->failure()->message, Catch::Contains("Permission denied"));
     CHECK(guest_file(1, "/etc/fstab") == f.fstab_content);
+    // Through the guest port: it failed before changing anything (nothing for a rollback to do)
+    // and says what to set.
+    auto port = lab().ansible_port(work / "port", std::chrono::seconds(120), as_user("pwadmin", {1}));
+    auto results = port->apply_fstab(changes);
+    REQUIRE(results.contains("guest1"));
+    REQUIRE_FALSE(results.at("guest1"));
+    CHECK(results.at("guest1").error().kind == GuestFailure::Kind::untouched);
+    CHECK_THAT(results.at("guest1").error().error.hint, Catch::Contains("spec.ansible.become: true"));
   }
 
   SECTION("a user sudo refuses: the guest fails with sudo's reason, nothing is written") {

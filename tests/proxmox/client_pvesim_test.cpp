@@ -267,6 +267,18 @@ TEST_CASE("missing privileges are refused and named") {
   CHECK(r2.error().missing_privilege == "SDN.Use");
   CHECK(r2.error().permission_path == "/sdn/zones/localnetwork/vmbr1");
   CHECK(nic(read(*audit, vm(100)), "net1").queues() == nic(cfg, "net1").queues());
+
+  // The same asked beforehand (GET /access/permissions), as preflight does.
+  const std::vector<std::string> paths{"/vms/100", "/sdn/zones/localnetwork/vmbr1"};
+  auto held = audit->privileges(paths);
+  REQUIRE(held.size() == 2);
+  REQUIRE(held[0]);
+  CHECK(*held[0] == std::set<std::string>{"VM.Audit", "VM.PowerMgmt"});
+  CHECK_FALSE(held[1]->contains("SDN.Use"));
+  auto root = make_client(sim.client_options());  // root@pam's token, no privilege separation in pvesim
+  auto all = root->privileges(paths);
+  REQUIRE(all[0]);
+  CHECK(all[0]->contains("VM.Config.Network"));
 }
 
 TEST_CASE("bad credentials are auth errors that never show the secret") {

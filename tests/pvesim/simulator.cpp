@@ -598,6 +598,7 @@ struct Handlers {
     const Caller c = authenticate(req);
 
     if (m == "GET" && is({"version"})) return version(p);
+    if (m == "GET" && is({"access", "permissions"})) return permissions(c, p);
     if (m == "GET" && is({"nodes"})) return nodes(p);
     if (m == "GET" && is({"cluster", "resources"})) return resources(c, p);
     if (m == "GET" && is({"nodes", "*"})) return node_index(seg[1], p);
@@ -654,6 +655,32 @@ struct Handlers {
   }
 
   // ---- read-only endpoints -----------------------------------------------------------------------
+
+  // GET /access/permissions (pve-access-control PVE/API2/AccessControl.pm `permissions`, read at
+  // 5ccd07d9): `path` → {privilege → propagate}. Anyone may ask about themselves or their own
+  // tokens; another user needs Sys.Audit on /access. root@pam holds every privilege. pvesim's
+  // privileges are one set per user or token, not ACLs by path: each path shows that set, as if
+  // granted on / with propagation (path ACLs, pools and privsep intersection: tests/pvesim/README.md).
+  ApiResponse permissions(const Caller& c, Params& p) {
+    validate(p, {{"path", text()}, {"userid", text()}});
+    const std::string self = c.tokenid.empty() ? c.user : c.user + "!" + c.tokenid;
+    if (auto who = single(p, "userid"); who && *who != self && !who->starts_with(c.user + "!")) {
+      require(c, "/access", "Sys.Audit");
+    }
+    static const std::set<std::string> kAdministrator{
+        "Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.Audit", "Permissions.Modify", "Pool.Allocate",
+        "Pool.Audit", "SDN.Allocate", "SDN.Audit", "SDN.Use", "Sys.Audit", "Sys.Console", "Sys.Modify",
+        "Sys.PowerMgmt", "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone", "VM.Config.CDROM",
+        "VM.Config.CPU", "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory",
+        "VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.Migrate", "VM.Monitor", "VM.PowerMgmt"};
+    const bool root = c.user == "root@pam" && c.tokenid.empty();
+    bj::object privs;
+    for (const auto& priv : root ? kAdministrator : c.privileges) privs[priv] = 1;
+    const std::string path = single(p, "path").value_or("/");
+    bj::object out;
+    if (!privs.empty()) out[path] = std::move(privs);
+    return data_response(std::move(out));
+  }
 
   ApiResponse version(Params& p) {
     validate(p, {});

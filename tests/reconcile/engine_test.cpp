@@ -199,6 +199,66 @@ TEST_CASE("a stop asked for (SIGTERM) ends the run at the next safe point, undoi
   }
 }
 
+TEST_CASE("a VM migrated to another node is followed there, with a note to update the policy") {
+  SeedWorld w;
+  w.vm().ref.node = "pve2";  // live-migrated after the policy was written for pve1
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  REQUIRE(rep.policies.size() == 1);
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
+  CHECK(rep.policies[0].node == "pve2");
+  CHECK_THAT(text(rep), Catch::Contains("VM 101 runs on node pve2, not pve1 as spec.guest.node says"));
+  CHECK(w.vm().current.at("net1") == std::string(kNet1) + ",queues=8");
+}
+
+TEST_CASE("preflight: a privilege the plan needs and the token lacks blocks it before anything is written") {
+  SeedWorld w;
+  reconcile::EngineOptions o;
+  o.api_identity = "pathwarden@pve!reconcile";
+  auto engine = w.engine(o);
+  const auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");
+
+  SECTION("VM.Config.Network missing on the VM: the pveum command that grants it") {
+    w.pve.acl = std::map<std::string, std::set<std::string>>{{"/vms/101", {"VM.Audit", "VM.PowerMgmt"}},
+                                                             {"/sdn/zones/localnetwork/vmbr1", {"SDN.Use"}}};
+    const auto writes = w.pve.writes;
+    auto plan = engine.observe_and_plan(policies);
+    REQUIRE(plan.policies[0].state == plan::PolicyState::precondition_failed);
+    REQUIRE(plan.policies[0].blockers.size() == 1);
+    CHECK_THAT(plan.policies[0].blockers[0],
+               Catch::StartsWith("pathwarden@pve!reconcile lacks VM.Config.Network on /vms/101, needed to set net1 "
+                                 "queues 1 → 8"));
+    CHECK_THAT(plan.policies[0].blockers[0],
+               Catch::Contains("pveum acl modify /vms/101 --roles PathwardenOperator --tokens 'pathwarden@pve!reconcile' "
+                               "(and --users pathwarden@pve"));
+    auto rep = engine.reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::precondition_failed);
+    CHECK(w.pve.writes == writes);
+    CHECK(w.guest().fstab == kSeedFstab);
+  }
+  SECTION("SDN.Use missing on the NIC's bridge") {
+    w.pve.acl = std::map<std::string, std::set<std::string>>{{"/vms/101", {"VM.Audit", "VM.Config.Network"}}};
+    auto plan = engine.observe_and_plan(policies);
+    REQUIRE(plan.policies[0].state == plan::PolicyState::precondition_failed);
+    CHECK_THAT(plan.policies[0].blockers[0], Catch::Contains("lacks SDN.Use on /sdn/zones/localnetwork/vmbr1"));
+  }
+  SECTION("a permissions call that fails leaves it to Proxmox's own checks, with a note") {
+    proxmox::ApiError e;
+    e.message = "Method 'GET /access/permissions' not implemented";
+    w.pve.permissions_error = e;
+    auto plan = engine.observe_and_plan(policies);
+    CHECK(plan.policies[0].state == plan::PolicyState::changes);
+    CHECK_THAT(plan.policies[0].notes.back(), Catch::Contains("the privileges were not checked beforehand"));
+  }
+  SECTION("a fstab-only change asks for nothing") {
+    w.pve.acl = std::map<std::string, std::set<std::string>>{};  // no privilege anywhere
+    auto plan = engine.observe_and_plan(movies_policy("[vers=3, _netdev]", false));
+    CHECK(plan.policies[0].state == plan::PolicyState::changes);
+  }
+}
+
 TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and rolled back") {
   // ens20 (net2, the old link) now wears net1's MAC and the route sends the new address over it:
   // the guest's own counters credit "net1". The hypervisor's taps count by the NIC itself.

@@ -75,7 +75,8 @@ void LightLab::set_link(int i, bool up) const {
 }
 
 std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::path& work_dir,
-                                                             std::chrono::seconds task_timeout) const {
+                                                             std::chrono::seconds task_timeout,
+                                                             std::vector<std::filesystem::path> extra_inventories) const {
   ansible::RunnerOptions s;
   s.command_prefix = {"ip", "netns", "exec", controller_namespace};
   s.work_dir = work_dir;
@@ -87,6 +88,7 @@ std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::
                                             state_dir + "/known_hosts"}};
   ansible::GuestPortOptions o;
   o.inventories = {inventory};
+  for (auto& i : extra_inventories) o.inventories.push_back(std::move(i));
   o.forks = 10;
   o.run_timeout = task_timeout * 4;
   o.playbook.task_timeout = task_timeout;

@@ -220,6 +220,18 @@ ApiResult<proxmox::VmStatus> SimulatedProxmox::wait_vm_status(const proxmox::VmR
   return vm_status(ref);
 }
 
+std::vector<ApiResult<std::set<std::string>>> SimulatedProxmox::privileges(std::span<const std::string> paths) {
+  std::vector<ApiResult<std::set<std::string>>> out;
+  for (const auto& p : paths) {
+    if (down) out.emplace_back(std::unexpected(*down));
+    else if (permissions_error) out.emplace_back(std::unexpected(*permissions_error));
+    else if (!acl) out.emplace_back(std::set<std::string>{"VM.Audit", "VM.Config.Network", "VM.PowerMgmt", "SDN.Use"});
+    else if (auto it = acl->find(p); it != acl->end()) out.emplace_back(it->second);
+    else out.emplace_back(std::set<std::string>{});
+  }
+  return out;
+}
+
 // ---- guests --------------------------------------------------------------------------------
 
 namespace {

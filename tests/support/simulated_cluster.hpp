@@ -41,6 +41,10 @@ class SimulatedProxmox final : public proxmox::Api {
   bool fail_next_write = false;
   // The API is unreachable (or refuses the token): every read answers this.
   std::optional<proxmox::ApiError> down;
+  // The token's privileges by path (GET /access/permissions); a path not listed has none. Unset:
+  // every privilege everywhere. permissions_error: the permissions call itself fails so.
+  std::optional<std::map<std::string, std::set<std::string>>> acl;
+  std::optional<proxmox::ApiError> permissions_error;
 
   static std::string digest_of(const Vm& vm);
 
@@ -63,6 +67,7 @@ class SimulatedProxmox final : public proxmox::Api {
   proxmox::ApiResult<proxmox::TaskStatus> wait_task(const proxmox::Upid& upid, const proxmox::WaitOptions&) override;
   proxmox::ApiResult<proxmox::VmStatus> wait_vm_status(const proxmox::VmRef& vm, std::string_view status,
                                                        const proxmox::WaitOptions&) override;
+  std::vector<proxmox::ApiResult<std::set<std::string>>> privileges(std::span<const std::string> paths) override;
 
  private:
   proxmox::ApiResult<Vm*> find(const proxmox::VmRef& ref);
