@@ -31,7 +31,7 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
   if (!s) return usage_error("plan", s.error());
   auto& engine = *s->rt->engine;
   auto observed = engine.observe(s->policies);
-  auto plan = engine.make_plan(s->policies, observed);
+  auto plan = engine.make_plan(s->policies, std::move(observed));
   const auto json = boost::json::serialize(plan::to_json(plan));
   if (auto out = args.value("out")) {
     if (auto st = write_atomically(*out, json + "\n", FileAccess::owner_only); !st) return usage_error("plan", st.error());

@@ -3,6 +3,7 @@
 #include "net/mac_address.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "guest/interfaces.hpp"
 #include "guest/mounts.hpp"
@@ -82,15 +83,20 @@ std::string where(const policy::StoragePath& p, std::string_view field) {
 }  // namespace
 
 bool network_hotplug_enabled(const proxmox::VmConfig& config) {
+  // As qemu-server's parse_hotplug_features reads it: "0" none, "1" the default
+  // (network,disk,usb), else a list split like pve-common's split_list: on ',', ';' and
+  // whitespace, empty items dropped ("disk;network" has network).
   const auto value = config.get("hotplug").value_or("network,disk,usb");
   if (value == "0") return false;
   if (value == "1") return true;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    auto comma = value.find(',', start);
-    if (value.substr(start, comma == std::string::npos ? std::string::npos : comma - start) == "network") return true;
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  std::size_t i = 0;
+  auto separator = [](char c) { return c == ',' || c == ';' || std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (i < value.size()) {
+    while (i < value.size() && separator(value[i])) ++i;
+    std::size_t j = i;
+    while (j < value.size() && !separator(value[j])) ++j;
+    if (std::string_view(value).substr(i, j - i) == "network") return true;
+    i = j;
   }
   return false;
 }
@@ -178,7 +184,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
       block(p.nic.device + " is a " + nic->model() + " NIC; queues only take effect on virtio" +
             where(p, "spec.nic.queues"));
     }
-    const int have = nic->queues().value_or(1);
+    const int have = nic->effective_queues();
     const proxmox::PendingItem* pend = vm.pending.find(p.nic.device);
     std::vector<std::string> other_pending;
     for (const auto& key : vm.pending.changed_keys()) {
@@ -192,7 +198,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
         (void)s.erase("queues");
         return s.canonical();
       };
-      if (pending_spec && pending_spec->queues().value_or(1) == want && without_queues(*pending_spec) == without_queues(*nic)) {
+      if (pending_spec && pending_spec->effective_queues() == want && without_queues(*pending_spec) == without_queues(*nic)) {
         needs_restart = true;  // our change is already pending: only the restart is missing
         out.notes.push_back(p.nic.device + " queues=" + std::to_string(want) + " is already pending in Proxmox");
       } else {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <regex>
 
 #include "diagnostics/suggest.hpp"
 
@@ -15,8 +16,10 @@ bool is_model(std::string_view s) { return std::ranges::find(kNicModels, s) != k
 
 bool is_boolean_key(std::string_view key) { return key == "firewall" || key == "link_down" || key == "host-tunnel"; }
 
+// pve-common JSONSchema.pm is_integer: `^[+-]?\d+$` ("+8" and "08" are integers).
 std::optional<long long> parse_integer(std::string_view s) {
-  if (s.empty()) return std::nullopt;
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty() || (s.front() == '-' && s.size() == 1)) return std::nullopt;
   long long v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
@@ -53,39 +56,18 @@ bool is_unicast_mac(std::string_view s) {
   return std::string_view("02468ace").find(second) != std::string_view::npos;
 }
 
+// pve-common JSONSchema.pm is_number: `^[+-]?(\d+\.\d+|\d+\.|\.\d+|\d+)([eE][+-]?\d+)?$`
+// ("1e3", "+1", ".5" and "1." are numbers).
 bool is_number(std::string_view s) {
-  // digits, optionally one '.' with digits on at least one side
-  bool digit = false, dot = false;
-  for (char c : s) {
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      digit = true;
-    } else if (c == '.' && !dot) {
-      dot = true;
-    } else {
-      return false;
-    }
-  }
-  return digit;
+  static const std::regex number(R"(^[+-]?(\d+\.\d+|\d+\.|\.\d+|\d+)([eE][+-]?\d+)?$)");
+  return std::regex_match(s.begin(), s.end(), number);
 }
 
+// qemu-server Network.pm `$net_fmt` trunks: the pattern `\d+(?:-\d+)?(?:;\d+(?:-\d+)?)*`,
+// anchored, and nothing more (no 1-4094 range, no start <= end: Proxmox stores "1;5000").
 bool is_vlan_list(std::string_view s) {
-  // vid[-vid](;vid[-vid])*
-  if (s.empty()) return false;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const std::size_t end = std::min(s.find(';', start), s.size());
-    std::string_view part = s.substr(start, end - start);
-    const std::size_t dash = part.find('-');
-    auto a = parse_integer(part.substr(0, dash));
-    if (!a || *a < 1 || *a > 4094) return false;
-    if (dash != std::string_view::npos) {
-      auto b = parse_integer(part.substr(dash + 1));
-      if (!b || *b < *a || *b > 4094) return false;
-    }
-    if (end == s.size()) break;
-    start = end + 1;
-  }
-  return true;
+  static const std::regex trunks(R"(^\d+(-\d+)?(;\d+(-\d+)?)*$)");
+  return std::regex_match(s.begin(), s.end(), trunks);
 }
 
 bool is_bridge_id(std::string_view s) {
@@ -189,7 +171,9 @@ Result<NetDeviceSpec> NetDeviceSpec::parse(std::string_view text) {
     const std::size_t end = std::min(text.find(',', start), text.size());
     const std::string_view part = text.substr(start, end - start);
     start = end + 1;
-    if (part.empty()) {
+    // parse_property_string: `next if $part =~ /^\s*$/` (a part of only whitespace is skipped;
+    // other parts are not trimmed).
+    if (std::ranges::all_of(part, [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; })) {
       if (end == text.size()) break;
       continue;
     }

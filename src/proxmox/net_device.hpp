@@ -2,6 +2,7 @@
 // The `netN` property string of a Proxmox VM (`virtio=BC:24:11:2A:3B:4C,bridge=vmbr1,queues=8`).
 // Pure: parse, change one key, print back with every other key where it was. Grammar and limits
 // follow qemu-server's $net_fmt (Network.pm) and pve-common's parse_property_string.
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ struct NetDeviceSpec {
   std::optional<std::string> mac() const { return get("macaddr"); }
   std::optional<std::string> bridge() const { return get("bridge"); }
   std::optional<int> queues() const;
+  // The queues in effect: absent, 0 and 1 all mean one (qemu-server QemuServer.pm
+  // print_netdevice_full / print_netdev_full add queues only when > 1, resp. non-zero).
+  int effective_queues() const { return std::max(1, queues().value_or(1)); }
 
   // Prints the fields in their order, so an edit changes only the edited key.
   std::string to_string() const;

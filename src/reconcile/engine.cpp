@@ -81,9 +81,12 @@ plan::PlanningContext Engine::planning_context() {
   return ctx;
 }
 
-plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies,
-                             std::span<const plan::Observation> observed) {
-  auto plan = plan::make_plan(policies, observed, planning_context());
+plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies, std::vector<plan::Observation> observed) {
+  const auto ctx = planning_context();
+  auto plan = plan::make_plan(policies, observed, ctx);
+  std::vector<const policy::StoragePath*> ptrs;
+  for (const auto& p : policies) ptrs.push_back(&p);
+  Observer(ctx_).live_status(ptrs, observed, plan.policies, ctx);
   Preflight(ctx_).check(plan);
   plan.policies_revision = ctx_.o.policies_revision;
   plan.policies_dirty = ctx_.o.policies_dirty;

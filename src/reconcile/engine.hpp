@@ -27,7 +27,8 @@ class Engine {
   // One pass over Proxmox (one list call, one config read per VM) and one facts run.
   std::vector<plan::Observation> observe(std::span<const policy::StoragePath> policies);
 
-  plan::Plan make_plan(std::span<const policy::StoragePath> policies, std::span<const plan::Observation> observed);
+  // The observations are taken: VMs a plan acts on get their live state read into them (Observer::live_status).
+  plan::Plan make_plan(std::span<const policy::StoragePath> policies, std::vector<plan::Observation> observed);
 
   // observe + make_plan in batches of options.observe_batch guests: only the plans are kept.
   plan::Plan observe_and_plan(std::span<const policy::StoragePath> policies);

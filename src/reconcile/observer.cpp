@@ -151,10 +151,48 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
       continue;
     }
     auto observed = observe_listed(listed, batch);
+    std::vector<plan::PolicyPlan> plans;
+    plans.reserve(indices.size());
+    for (std::size_t k = 0; k < indices.size(); ++k) plans.push_back(plan::plan_policy(*batch[k], observed[k], planning));
+    live_status(batch, observed, plans, planning);
     for (std::size_t k = 0; k < indices.size(); ++k) {
-      take(indices[k], plan::plan_policy(*batch[k], observed[k], planning));
+      take(indices[k], std::move(plans[k]));
       observed[k] = {};  // the facts of a guest are the big part: drop them as soon as planned
     }
+  }
+}
+
+void Observer::live_status(std::span<const policy::StoragePath* const> policies, std::span<plan::Observation> observed,
+                           std::span<plan::PolicyPlan> plans, const plan::PlanningContext& planning) {
+  std::vector<std::size_t> which;
+  std::vector<std::size_t> vm_of;
+  std::vector<proxmox::VmRef> vms;  // each once: a VM's policies share its read
+  for (std::size_t i = 0; i < plans.size() && i < observed.size(); ++i) {
+    if (!observed[i].vm) continue;
+    const bool nic_step = std::any_of(plans[i].steps.begin(), plans[i].steps.end(), [](const plan::Step& s) {
+      return std::holds_alternative<plan::SetNic>(s.action) || std::holds_alternative<plan::RestartVm>(s.action);
+    });
+    if (!nic_step && observed[i].vm->status.status == "running") continue;
+    const auto& ref = observed[i].vm->config.ref;
+    auto at = std::find(vms.begin(), vms.end(), ref);
+    if (at == vms.end()) at = vms.insert(vms.end(), ref);
+    which.push_back(i);
+    vm_of.push_back(static_cast<std::size_t>(at - vms.begin()));
+  }
+  if (which.empty()) return;
+  auto live = ctx_.d.api.vm_statuses(vms);
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    const std::size_t i = which[k];
+    if (vm_of[k] >= live.size() || !live[vm_of[k]]) continue;  // the listing's state stands; the write re-reads it
+    const auto& now = *live[vm_of[k]];
+    auto& status = observed[i].vm->status;
+    if (now.status == status.status && now.lock == status.lock) continue;
+    observed[i].warnings.push_back("VM " + std::to_string(status.ref.vmid) + " is " + now.status +
+                                   " (status/current), not " + (status.status.empty() ? "unknown" : status.status) +
+                                   " as the cluster listing still says: planned with the live state");
+    status.status = now.status;
+    status.lock = now.lock;
+    plans[i] = plan::plan_policy(*policies[i], observed[i], planning);
   }
 }
 

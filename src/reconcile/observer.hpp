@@ -27,6 +27,15 @@ class Observer {
   void observe_and_plan(std::span<const policy::StoragePath> policies, const plan::PlanningContext& planning,
                         const PlanSink& take);
 
+  // The running state the listing gave is pvestatd's last broadcast (every 10 s; `unknown` with
+  // no sample: pve-manager PVE/API2/Cluster.pm resources, PVE/Service/pvestatd.pm): a VM started
+  // seconds ago is listed stopped, one just stopped running. The VMs whose plan depends on it (a
+  // NIC step: hot-plug or reboot; or a VM the listing says is not running) are read live
+  // (status/current, one read each, in parallel) and re-planned. Converged running VMs cost
+  // nothing more. plans[i] belongs to policies[i] and observed[i].
+  void live_status(std::span<const policy::StoragePath* const> policies, std::span<plan::Observation> observed,
+                   std::span<plan::PolicyPlan> plans, const plan::PlanningContext& planning);
+
  private:
   // Status and locks of every guest from one list call, found by vmid.
   struct ListedGuests {

@@ -37,6 +37,15 @@ void StepRunner::set_nic(PolicyRun& w) {
     }
   }
   if (!w.begin(step)) return;
+  // Planned for a running VM (hot-plug, or pending until the reboot): read its state once more,
+  // live, right before the write; a VM stopped (or locked) since is refused like a digest that
+  // moved (nothing written) and re-planned.
+  if (auto live = ctx_.d.api.vm_status(s.vm); live && (live->status != "running" || !live->lock.empty())) {
+    w.refused("VM " + std::to_string(s.vm.vmid) + " is " + live->status +
+                  (live->lock.empty() ? "" : ", locked (" + live->lock + ")") + " now (status/current)",
+              "VM " + std::to_string(s.vm.vmid) + " changed state since it was observed: re-planned, not written");
+    return;
+  }
   auto spec = proxmox::NetDeviceSpec::parse(s.to);
   if (!spec) {
     w.failed_step(spec.error().to_string());

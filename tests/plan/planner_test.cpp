@@ -134,6 +134,33 @@ TEST_CASE("disruptive steps need permission and the window") {
   }
 }
 
+TEST_CASE("hotplug is a list as pve-common's split_list reads it: ',', ';' or whitespace") {
+  for (const char* value : {"disk;network", "disk, network", ",network,", "usb network", "1"}) {
+    INFO(value);
+    auto o = seed_observation();
+    o.vm->config.entries.push_back({"hotplug", value});
+    auto p = plan_policy(movies_policy(), o, context());
+    REQUIRE(find_step<SetNic>(p) != nullptr);
+    CHECK(find_step<SetNic>(p)->hotplug);  // re-plugged at the write: no reboot planned
+    CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "change-fstab", "verify"});
+  }
+  auto off = seed_observation();
+  off.vm->config.entries.push_back({"hotplug", "disk;usb"});
+  CHECK_FALSE(find_step<SetNic>(plan_policy(movies_policy(), off, context()))->hotplug);
+}
+
+TEST_CASE("queues=0 is one queue: a policy asking 1 leaves such a NIC alone") {
+  auto text = std::string("apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: one}\nspec:\n") +
+              "  guest: {node: pve1, vmid: 101, host: media-vm}\n  nic: {device: net1, queues: 1}\n"
+              "  mount: {server: 198.51.100.2, export: /srv/nas/movies, path: /mnt/movies, options: [vers=3]}\n"
+              "  verify: {probe_file: probe.bin}\n  restart: {allowed: true}\n";
+  auto loaded = pw::policy::load_text(text, "one.yaml");
+  REQUIRE(loaded.ok());
+  auto p = plan_policy(loaded.paths[0], seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,queues=0"), context());
+  CHECK(find_step<SetNic>(p) == nullptr);
+  CHECK(find_step<RestartVm>(p) == nullptr);
+}
+
 TEST_CASE("hot-plug off: the queues change waits for a restart through the API") {
   auto o = seed_observation();
   o.vm->config.entries.push_back({"hotplug", "disk,usb"});

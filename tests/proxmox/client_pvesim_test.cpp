@@ -159,6 +159,81 @@ TEST_CASE("a queues change on a running VM with network hot-plug re-plugs the NI
   CHECK(std::string(hook_config(events[0]).at("net1").as_string()).ends_with("queues=4"));
 }
 
+TEST_CASE("hotplug 'disk;network' (split_list: ',', ';' or spaces) has network: the NIC is re-plugged") {
+  PvesimProcess sim(fleet_args(3));
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+  VmConfig before = read(*client, ref);
+  // Written through the API as Proxmox accepts it, stored as typed.
+  ConfigChange hp;
+  hp.set = {{"hotplug", "disk;network"}};
+  hp.digest = before.digest;
+  REQUIRE(client->update_config(ref, hp));
+  VmConfig with = read(*client, ref);
+  CHECK(with.get("hotplug") == "disk;network");
+  NetDeviceSpec net1 = nic(with, "net1");
+  REQUIRE(net1.set("queues", "4"));
+  REQUIRE(client->update_nic(ref, "net1", net1, with.digest));
+  CHECK(nic(read(*client, ref), "net1").queues() == 4);  // in effect at once, not pending
+  // What Proxmox refuses, in its words.
+  ConfigChange bad;
+  bad.set = {{"hotplug", "disk;netwrk"}};
+  bad.digest = read(*client, ref).digest;
+  auto r = client->update_config(ref, bad);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().field_errors.at("hotplug") == "invalid format - invalid hotplug feature 'netwrk'");
+}
+
+TEST_CASE("only what a request names is hot-plugged: an earlier pending NIC change stays pending") {
+  PvesimProcess sim(fleet_args(3));
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(100);
+  set_config(sim, 100, R"({"hotplug":"disk,usb","net1":"virtio=BC:24:11:00:01:00,bridge=vmbr1"})");
+  VmConfig before = read(*client, ref);
+  NetDeviceSpec net1 = nic(before, "net1");
+  REQUIRE(net1.set("queues", "4"));
+  REQUIRE(client->update_nic(ref, "net1", net1, before.digest));  // no network hot-plug: pending
+  auto write = [&](std::string key, std::string value) {
+    ConfigChange c;
+    c.set = {{std::move(key), std::move(value)}};
+    c.digest = read(*client, ref).digest;
+    auto r = client->update_config(ref, c);
+    if (!r) FAIL(r.error().to_string());
+  };
+  write("hotplug", "network,disk,usb");  // network hot-plug on now, but net1 is not in this request
+  write("description", "an unrelated edit");
+  auto pending = client->read_pending(ref);
+  REQUIRE(pending);
+  CHECK(pending->changed_keys() == std::vector<std::string>{"net1"});
+  CHECK_FALSE(nic(read(*client, ref), "net1").queues());  // in effect: still one queue
+  CHECK(read(*client, ref).get("description") == "an unrelated edit");  // fast-plug: at once
+}
+
+TEST_CASE("/cluster/resources lags like pvestatd's broadcast; status/current is live") {
+  PvesimProcess sim(fleet_args(4, {"--pvestatd-interval-ms", "3600000"}));  // one sample, then on demand
+  auto client = make_client(sim.client_options());
+  auto listed = [&](int vmid) {
+    auto all = client->list_guests();
+    if (!all) FAIL(all.error().to_string());
+    for (const auto& g : *all) {
+      if (g.ref.vmid == vmid) return g.status;
+    }
+    return std::string("absent");
+  };
+  const VmRef stopped = vm(103);  // generated stopped
+  CHECK(listed(100) == "unknown");  // pvestatd has broadcast nothing yet
+  sim.admin("POST", "/pvesim/pvestatd", "{}");
+  CHECK(listed(100) == "running");
+  CHECK(listed(103) == "stopped");
+  auto started = client->start(stopped);
+  REQUIRE(started);
+  REQUIRE(client->wait_task(*started, kWait));
+  CHECK(client->vm_status(stopped)->status == "running");  // live
+  CHECK(listed(103) == "stopped");                            // pvestatd has not sampled since
+  sim.admin("POST", "/pvesim/pvestatd", "{}");
+  CHECK(listed(103) == "running");
+}
+
 TEST_CASE("a stopped VM takes a change at once, and start applies nothing else") {
   PvesimProcess sim(fleet_args(4));
   auto client = make_client(sim.client_options());

@@ -89,7 +89,8 @@ TEST_CASE("netN: bad values are refused with the field and the allowed range") {
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,mtu=70000"), Catch::Contains("from 1 to 65520"));
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,firewall=maybe"), Catch::Contains("firewall must be 1 or 0"));
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,rate=fast"), Catch::Contains("rate must be a number"));
-  CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,trunks=10;5000"), Catch::Contains("trunks must be VLAN ids"));
+  CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,trunks=10;x"), Catch::Contains("trunks must be VLAN ids"));
+  CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,rate=1e"), Catch::Contains("rate must be a number"));
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,bridge=vm br"), Catch::Contains("is not a bridge name"));
   // Multicast (odd first octet) and malformed MACs.
   CHECK_THAT(parse_error("virtio=BD:24:11:2A:3B:4C"), Catch::Contains("not a unicast MAC address"));
@@ -119,4 +120,26 @@ TEST_CASE("netN keys") {
   CHECK_FALSE(is_net_key("net"));
   CHECK_FALSE(is_net_key("netx"));
   CHECK_FALSE(is_net_key("scsi0"));
+}
+
+TEST_CASE("netN: what qemu-server's schema accepts is read, and printed back exactly as written") {
+  // $net_fmt with pve-common's is_integer/is_number and the bare trunks pattern (Network.pm,
+  // JSONSchema.pm): signs, exponents, any VLAN numbers, and parts of only whitespace skipped.
+  for (const char* text : {"virtio=BC:24:11:2A:3B:4C,bridge=vmbr0,queues=+8", "virtio=BC:24:11:2A:3B:4C,rate=1e3",
+                           "virtio=BC:24:11:2A:3B:4C,rate=+1", "virtio=BC:24:11:2A:3B:4C,rate=.5",
+                           "virtio=BC:24:11:2A:3B:4C,trunks=1;5000", "virtio=BC:24:11:2A:3B:4C,trunks=30-20",
+                           "virtio=BC:24:11:2A:3B:4C,queues=08"}) {
+    INFO(text);
+    auto spec = NetDeviceSpec::parse(text);
+    if (!spec) FAIL(spec.error().to_string());
+    CHECK(spec->to_string() == text);  // never emitted differently from how it was read
+  }
+  CHECK(NetDeviceSpec::parse("virtio=BC:24:11:2A:3B:4C,queues=+8")->queues() == 8);
+  auto blank = NetDeviceSpec::parse("virtio=BC:24:11:2A:3B:4C, ,bridge=vmbr0");
+  REQUIRE(blank);
+  CHECK(blank->bridge() == "vmbr0");
+  // queues 0, absent and 1 are one queue in effect (print_netdevice_full: mq only when > 1).
+  CHECK(NetDeviceSpec::parse("virtio=BC:24:11:2A:3B:4C,queues=0")->effective_queues() == 1);
+  CHECK(NetDeviceSpec::parse("virtio=BC:24:11:2A:3B:4C")->effective_queues() == 1);
+  CHECK(NetDeviceSpec::parse("virtio=BC:24:11:2A:3B:4C,queues=4")->effective_queues() == 4);
 }

@@ -56,6 +56,9 @@ Faults (also at run time: PUT /pvesim/faults):
 Timing:
   --task-duration-ms N     time each task takes (default 100)
   --boot-delay-ms N        after a reboot task ends, until the VM runs again (default 200)
+  --pvestatd-interval-ms N  /cluster/resources shows guest status as sampled every N ms, "unknown"
+                           before a guest's first sample, as pvestatd's broadcast (default 0: live;
+                           POST /pvesim/pvestatd samples at once)
   --auth-failure-delay-ms N   delay of 401 answers (default 3000, like pveproxy)
   --hook-timeout-s N       kill a hook after this long (default 600)
   --log-requests           log every request to stderr
@@ -231,6 +234,8 @@ int main(int argc, char** argv) {
       sim_options.task_duration_ms = to_int(opt, value());
     } else if (opt == "--boot-delay-ms") {
       sim_options.boot_delay_ms = to_int(opt, value());
+    } else if (opt == "--pvestatd-interval-ms") {
+      sim_options.pvestatd_interval_ms = to_int(opt, value());
     } else if (opt == "--auth-failure-delay-ms") {
       sim_options.auth_failure_delay_ms = to_int(opt, value());
     } else if (opt == "--hook-timeout-s") {

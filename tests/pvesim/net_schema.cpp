@@ -41,7 +41,8 @@ std::string lower(std::string s) {
 std::string check(const std::string& key, std::string& value) {
   const Prop& p = schema().at(key);
   static const std::regex mac_re("^[a-f0-9][02468ace](:[a-f0-9]{2}){5}$", std::regex::icase);
-  static const std::regex int_re("^-?\\d+$");
+  // pve-common PVE/JSONSchema.pm is_integer / is_number (read at f665029e): a sign is allowed.
+  static const std::regex int_re("^[+-]?\\d+$");
   static const std::regex num_re("^[+-]?(\\d+\\.\\d*|\\d*\\.?\\d+)([eE][+-]?\\d+)?$");
   static const std::regex bridge_re("^[-_.\\w\\d]+$");
   static const std::regex vlan_re("^\\d+(-\\d+)?(;\\d+(-\\d+)?)*$");

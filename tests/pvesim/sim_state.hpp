@@ -47,6 +47,7 @@ struct Vm {
   bool running = false;
   std::int64_t pid = 0;
   std::int64_t started_at = 0;  // unix seconds
+  std::optional<std::string> sampled_status;  // pvestatd's last sample (SimOptions::pvestatd_interval_ms)
   std::map<int, SyntheticTap> synthetic_taps;  // by N of netN; see tap_counters.hpp
   std::string hook;             // command run on start/shutdown/stop/hotplug-nic
   std::timed_mutex file_lock;   // qemu-server's flock on the config (lock_config, 10 s)

@@ -272,15 +272,45 @@ bj::value config_value(const std::string& key, const std::string& value) {
 }
 
 // $fast_plug_option: applied to a running VM without any device work.
+// qemu-server PVE/QemuServer.pm `$fast_plug_option` (read at e6352be6): committed at any write to
+// a running VM, selected or not (pending sets only), plus every cloud-init option.
 bool is_fast_plug(const std::string& key) {
-  static const std::set<std::string> keys = {"name",     "onboot",  "shares", "startup", "description",
-                                             "protection", "tags", "hookscript", "meta"};
-  return keys.contains(key);
+  static const std::set<std::string> keys = {
+      "description", "hookscript", "lock",    "migrate_downtime", "migrate_speed", "name",
+      "onboot",      "protection", "shares",  "startup",          "tags",          "vmstatestorage",
+      "citype",      "ciuser",     "cipassword", "ciupgrade",     "cicustom",      "searchdomain",
+      "nameserver",  "sshkeys"};
+  static const std::regex ipconfig("^ipconfig\\d+$");
+  return keys.contains(key) || std::regex_match(key, ipconfig);
 }
 
 struct HotplugFeatures {
   bool network = true, disk = true, usb = true, cpu = false, memory = false;
 };
+
+// pve-common PVE/ParseUtils.pm `split_list` (read at f665029e): `,` and `;` are spaces, then
+// split on whitespace, empty items dropped ("disk;network", "disk, network", ",network,").
+std::vector<std::string> split_list(const std::string& text) {
+  std::string t = text;
+  for (auto& c : t) {
+    if (c == ',' || c == ';') c = ' ';
+  }
+  std::vector<std::string> out;
+  std::istringstream in(t);
+  for (std::string item; in >> item;) out.push_back(item);
+  return out;
+}
+
+// qemu-server PVE/QemuServer.pm `parse_hotplug_features` (read at e6352be6): "0" none, "1" the
+// default network,disk,usb, else the listed features; an unknown one is an error ("" when valid).
+std::string hotplug_error(const std::string& value) {
+  if (value == "0" || value == "1") return {};
+  static const std::set<std::string> known{"network", "disk", "cpu", "memory", "usb", "cloudinit"};
+  for (const auto& item : split_list(value)) {
+    if (!known.contains(item)) return "invalid format - invalid hotplug feature '" + item + "'";
+  }
+  return {};
+}
 
 HotplugFeatures parse_hotplug(const Config& conf) {
   HotplugFeatures f;
@@ -290,9 +320,7 @@ HotplugFeatures parse_hotplug(const Config& conf) {
   if (v == "1") return f;
   f = {false, false, false, false, false};
   if (v == "0") return f;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const auto& item : split_list(v)) {
     if (item == "network") f.network = true;
     if (item == "disk") f.disk = true;
     if (item == "usb") f.usb = true;
@@ -762,10 +790,31 @@ struct Handlers {
     return e;
   }
 
+  // pvestatd's broadcast as /cluster/resources reads it (pve-manager PVE/API2/Cluster.pm
+  // resources → PVE::Cluster rrd data, fed by PVE/Service/pvestatd.pm every 10 s; read at
+  // 14a22df3): the status of the last sample, `unknown` for a guest never sampled. Caller holds
+  // sim.mutex_.
+  void sample_if_due() {
+    const int every = sim.options_.pvestatd_interval_ms;
+    if (every <= 0) return;
+    const auto t = std::chrono::steady_clock::now();
+    if (sim.next_sample_ == std::chrono::steady_clock::time_point{}) {
+      sim.next_sample_ = t + std::chrono::milliseconds(every);  // just started: no broadcast yet
+      return;
+    }
+    if (t < sim.next_sample_) return;
+    take_sample();
+    while (sim.next_sample_ <= t) sim.next_sample_ += std::chrono::milliseconds(every);
+  }
+  void take_sample() {
+    for (auto& [vmid, vm] : sim.cluster_.vms) vm->sampled_status = vm->running ? "running" : "stopped";
+  }
+
   ApiResponse resources(const Caller& c, Params& p) {
     validate(p, {{"type", {ParamSpec::Kind::enumeration, 0, 0, {"vm", "storage", "node", "sdn"}}}});
     const std::string type = single(p, "type").value_or("");
     std::lock_guard lock(sim.mutex_);
+    sample_if_due();
     std::map<std::string, NetDev> devices;
     bj::array out;
     if (type.empty() || type == "node") {
@@ -774,7 +823,10 @@ struct Handlers {
     if (type.empty() || type == "vm") {
       for (const auto& [vmid, vm] : sim.cluster_.vms) {
         // entries without VM.Audit are left out
-        if (allowed(c, "VM.Audit")) out.push_back(guest_entry(*vm, taps_of(*vm, devices)));
+        if (!allowed(c, "VM.Audit")) continue;
+        auto e = guest_entry(*vm, taps_of(*vm, devices));
+        if (sim.options_.pvestatd_interval_ms > 0) e["status"] = vm->sampled_status.value_or("unknown");
+        out.push_back(std::move(e));
       }
     }
     return data_response(std::move(out));
@@ -1074,9 +1126,8 @@ struct Handlers {
           continue;
         }
       } else if (k == "hotplug") {
-        static const std::regex hotplug_re("^(0|1|((network|disk|cpu|memory|usb|cloudinit)(,(network|disk|cpu|memory|usb|cloudinit))*))$");
-        if (!std::regex_match(value, hotplug_re)) {
-          errors[k] = "value '" + value + "' does not match the format";
+        if (auto msg = hotplug_error(value); !msg.empty()) {
+          errors[k] = msg;
           continue;
         }
       }
@@ -1206,12 +1257,20 @@ struct Handlers {
         return out;
       }
     }
-    hotplug_pending(vm, out);
+    // $modified: the keys this request names (set, delete, revert); only they are hot-plugged.
+    std::set<std::string> selection(ch.remove.begin(), ch.remove.end());
+    selection.insert(ch.revert.begin(), ch.revert.end());
+    for (const auto& [k, v] : ch.set) selection.insert(k);
+    hotplug_pending(vm, out, selection);
     return out;
   }
 
-  // vmconfig_hotplug_pending for a running VM; NIC changes go through the VM's hook.
-  void hotplug_pending(Vm& vm, Outcome& out) {
+  // vmconfig_hotplug_pending for a running VM (qemu-server QemuServer.pm, read at e6352be6):
+  // fast-plug values are committed whatever the selection; every other pending key only when
+  // this request named it (`next if $selection && !$selection->{$opt}`), so a NIC change left
+  // pending by an earlier request stays pending through an unrelated write. NIC changes go
+  // through the VM's hook.
+  void hotplug_pending(Vm& vm, Outcome& out, const std::set<std::string>& selection) {
     std::vector<PendingDelete> deletes;
     Config pending;
     HotplugFeatures features;
@@ -1222,6 +1281,7 @@ struct Handlers {
       features = parse_hotplug(vm.conf);
     }
     for (const auto& d : deletes) {
+      if (!selection.contains(d.key)) continue;
       if (is_net_key(d.key)) {
         if (!features.network) continue;
         if (auto err = plug(vm, d.key, std::nullopt)) {
@@ -1236,6 +1296,7 @@ struct Handlers {
       vm.remove_pending_delete(d.key);
     }
     for (const auto& [k, v] : pending) {
+      if (!selection.contains(k) && !is_fast_plug(k)) continue;
       if (is_net_key(k)) {
         std::optional<std::string> old;
         {
@@ -1249,7 +1310,16 @@ struct Handlers {
           continue;
         }
       } else if (k == "hotplug") {
-        if (v.find("memory") != std::string::npos || v.find("cpu") != std::string::npos) continue;
+        // Skipped when the new or the current value names memory or cpu (l. 4805-4808).
+        std::string current;
+        {
+          std::lock_guard lock(sim.mutex_);
+          if (auto it = vm.conf.find("hotplug"); it != vm.conf.end()) current = it->second;
+        }
+        const auto names = [](const std::string& s) {
+          return s.find("memory") != std::string::npos || s.find("cpu") != std::string::npos;
+        };
+        if (names(v) || names(current)) continue;
       } else if (!is_fast_plug(k)) {
         continue;
       }
@@ -1467,6 +1537,11 @@ struct Handlers {
       return true;
     };
     if (m == "GET" && is({"pvesim", "state"})) return data_response(sim.state_json());
+    if (m == "POST" && is({"pvesim", "pvestatd"})) {  // a pvestatd sample now
+      std::lock_guard lock(sim.mutex_);
+      take_sample();
+      return data_response(nullptr);
+    }
     if (m == "POST" && is({"pvesim", "state", "save"})) {
       auto body = json_body(req);
       const std::string file(body.as_object().at("file").as_string());

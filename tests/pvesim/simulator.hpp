@@ -72,6 +72,10 @@ struct SimOptions {
   std::string version = "9.0.3";
   std::string fingerprint;  // of the server certificate, for /nodes ssl_fingerprint
   bool log_requests = false;
+  // pvestatd: /cluster/resources shows each guest's status as of the last sample, taken every
+  // this many ms (pve-manager PVE/Service/pvestatd.pm, a 10 s loop), `unknown` before its first.
+  // 0: live, every listing is a fresh sample. POST /pvesim/pvestatd takes one at once.
+  int pvestatd_interval_ms = 0;
   // Nodes whose taps are real: node -> its /proc/net/dev (a file, or a network namespace file).
   std::map<std::string, std::string> node_net_dev;
 };
@@ -119,6 +123,7 @@ class Simulator {
   friend struct Handlers;
 
   Cluster cluster_;
+  std::chrono::steady_clock::time_point next_sample_{};  // pvestatd's next sample (unset: one interval after the first listing)
   SimOptions options_;
   NodeNetDevs net_devs_;  // thread-safe on its own
   Faults faults_;

@@ -259,6 +259,48 @@ TEST_CASE("preflight: a privilege the plan needs and the token lacks blocks it b
   }
 }
 
+TEST_CASE("the running state comes from status/current, not the lagging cluster listing") {
+  SeedWorld w;
+  auto engine = w.engine();
+  const auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");
+
+  SECTION("started seconds ago, still listed stopped: planned as running, re-plugged, no reboot") {
+    w.vm().listed_status = "stopped";
+    int restarts = 0;
+    w.pve.on_restart = [&](int) { ++restarts; };
+    auto rep = engine.reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
+    CHECK(restarts == 0);
+    CHECK_THAT(text(rep), Catch::Contains("VM 101 is running (status/current), not stopped as the cluster listing"));
+  }
+  SECTION("no sample yet (unknown): the same") {
+    w.vm().listed_status = "unknown";
+    auto plan = engine.observe_and_plan(policies);
+    CHECK(plan.policies[0].state == plan::PolicyState::changes);
+  }
+  SECTION("just stopped, still listed running: blocked, nothing written") {
+    w.vm().listed_status = "running";
+    w.vm().status = "stopped";
+    const auto writes = w.pve.writes;
+    auto rep = engine.reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::precondition_failed);
+    CHECK_THAT(text(rep), Catch::Contains("never starts a stopped one"));
+    CHECK(w.pve.writes == writes);
+  }
+  SECTION("stopped between the plan and the write: re-read right before it, never written") {
+    const auto plan = engine.observe_and_plan(policies);
+    REQUIRE(plan.policies[0].state == plan::PolicyState::changes);
+    w.vm().status = "stopped";
+    const auto writes = w.pve.writes;
+    auto rep = engine.apply(plan);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict != pw::report::Verdict::verified);
+    CHECK(w.pve.writes == writes);
+  }
+}
+
 TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and rolled back") {
   // ens20 (net2, the old link) now wears net1's MAC and the route sends the new address over it:
   // the guest's own counters credit "net1". The hypervisor's taps count by the NIC itself.

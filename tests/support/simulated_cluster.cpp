@@ -56,7 +56,7 @@ ApiResult<std::vector<proxmox::GuestSummary>> SimulatedProxmox::list_guests() {
   for (const auto& [id, vm] : vms) {
     proxmox::GuestSummary g;
     g.ref = vm.ref;
-    g.status = vm.status;
+    g.status = vm.listed_status.value_or(vm.status);
     g.lock = vm.lock;
     out.push_back(g);
   }

@@ -25,6 +25,8 @@ class SimulatedProxmox final : public proxmox::Api {
     std::map<std::string, std::string> current;
     std::map<std::string, std::string> pending;
     std::string status = "running";
+    // What /cluster/resources says: pvestatd's last sample, which lags (unset: the live status).
+    std::optional<std::string> listed_status;
     std::string lock;
     // status/current's "nics" (tap counters by N of netN); empty: not reported, as by a stopped
     // VM or a proxy. Tests move them through SimulatedGuests::on_wire.

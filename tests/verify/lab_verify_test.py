@@ -106,9 +106,18 @@ def test_coinciding(binary):
     print(f"adversary {did}; " + "; ".join(f"{s['signal']} {s['state']}" for s in v.get("signals", [])))
     check(did.get("probes", 0) >= 1 and did.get("mirrored_bytes", 0) > 0, f"the adversary never fired: {did}")
     check(v.get("verdict") != "verified", f"a trunked probe was verified:\n{show(p, err)}")
-    check(v.get("verdict") == "wrong-path" and v.get("decided_by") == "connection-bytes",
-          f"the connections' bytes should decide (adversary {did}):\n{show(p, err)}")
-    check("link1" in v.get("summary", ""), f"summary should name link1: {v.get('summary')}")
+    # The connections' bytes see through the mirror whatever it achieved; they decide when the
+    # mirror fooled the counters. How much it mirrors in the probe's window depends on the
+    # machine's speed, so a mirror that fell short (the counters then see it too) is no failure.
+    check(v.get("verdict") == "wrong-path", f"a trunked probe under a mirror is not wrong-path:\n{show(p, err)}")
+    check(signal(v, "connection-bytes").get("state") == "contradicted",
+          f"the connections' bytes did not see the probe on the old link (adversary {did}):\n{show(p, err)}")
+    fooled = signal(v, "guest-counters").get("state") == "agreed" and \
+        signal(v, "host-taps").get("state") in ("agreed", "undecided", "unavailable")
+    check(not fooled or v.get("decided_by") == "connection-bytes",
+          f"the counters were fooled, so the connections' bytes should decide (adversary {did}):\n{show(p, err)}")
+    # The old link by its guest name (link1) or its Proxmox NIC (net0), as the deciding signal words it.
+    check(any(n in v.get("summary", "") for n in ("link1", "net0")), f"summary should name link1/net0: {v.get('summary')}")
     check(signal(v, "connection-interface").get("state") == "contradicted", f"connection → interface:\n{show(p)}")
 
 
