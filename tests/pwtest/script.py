@@ -1,5 +1,6 @@
 """The shape of a test script: checks raise Failure; test_main prints usage on wrong arguments, and
 'FAIL: ...' with exit 1 on a failed check."""
+import time
 import sys
 
 
@@ -35,3 +36,20 @@ def test_main(main, doc, nargs):
     except AssertionError as e:
         print(f"FAIL: {e}")
         sys.exit(1)
+
+
+def wait_for(what, predicate, procs, timeout=300):
+    """Polls until predicate() is true. Bounded only so a broken run fails instead of hanging;
+    nothing is asserted about the time it takes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        for p in procs:
+            if p.poll() is not None:
+                raise Failure(f"waiting for {what}: a controller exited ({p.returncode}) first:\n"
+                              f"{p.stdout.read()[-2000:]}\n{p.stderr.read()[-3000:]}")
+        if time.monotonic() > deadline:
+            raise Failure(f"gave up waiting for {what}")
+        time.sleep(0.05)

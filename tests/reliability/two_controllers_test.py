@@ -22,26 +22,9 @@ import time
 
 from pwtest.cli_world import World, enter_controller_namespace, policy_text, report_of, results_record
 from pwtest.journal_pause import PAUSE, paused
-from pwtest.script import Failure, check, test_main
+from pwtest.script import Failure, check, test_main, wait_for
 
 AREA = "Two controllers at once (real binary; pvesim + light guests)"
-
-
-def wait_for(what, predicate, procs, timeout=300):
-    """Polls until predicate() is true. Bounded only so a broken run fails instead of hanging;
-    nothing is asserted about the time it takes."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        for p in procs:
-            if p.poll() is not None:
-                raise Failure(f"waiting for {what}: a controller exited ({p.returncode}) first:\n"
-                              f"{p.stdout.read()[-2000:]}\n{p.stderr.read()[-3000:]}")
-        if time.monotonic() > deadline:
-            raise Failure(f"gave up waiting for {what}")
-        time.sleep(0.05)
 
 
 def records(w, name):
