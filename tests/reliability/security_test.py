@@ -9,8 +9,9 @@ and the light guests:
   the token secret or the password, in clear or URL-encoded;
 - SSH host keys are checked: a guest whose key is not the pinned one is refused;
 - the state directory is 0700 and every file in it 0600 after a run;
-- a token without VM.Config.Network gets an error naming the missing privilege in
-  `pathwarden reconcile`'s own output, and nothing changes.
+- a token without VM.Config.Network is found out before anything is written (preflight: GET
+  /access/permissions): the policy is precondition-failed (exit 3) naming the privilege and the
+  `pveum acl modify` command that grants it, and nothing changes.
 Policy values cannot inject into playbooks or shell: tests/ansible (playbooks_test.cpp,
 ansible_playbooks_lint with hostile example values) and tests/policy prove that.
 
@@ -165,9 +166,11 @@ def missing_privilege(pvesim, pathwarden):
         with open(settings, "w") as f:
             f.write(text)
         r = w.run(settings, "reconcile", w.policies("noconf", [policy_text(1, queues=2)]))
-        check(r.returncode in (3, 4), f"exit {r.returncode}:\n{r.stdout}\n{r.stderr[-2000:]}")
+        check(r.returncode == 3, f"exit {r.returncode}, want 3 (blocked before any write):\n{r.stdout}\n{r.stderr[-2000:]}")
         line = next((l.strip() for l in r.stdout.splitlines() if "VM.Config.Network" in l), None)
         check(line is not None, f"reconcile's output does not name the missing privilege:\n{r.stdout}")
+        check("lacks VM.Config.Network on /vms/201" in line and "pveum acl modify /vms/201" in line,
+              f"not the preflight's words (privilege, path, pveum command): {line}")
         check(w.snapshot() == before, "something changed without the privilege")
         record("an API token without VM.Config.Network", f"exit {r.returncode}, nothing changed; reconcile prints "
                f"\"{line[:240]}\"")
