@@ -342,9 +342,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   }
 
   if (!out.steps.empty()) {
-    VerifyPath v = verify_path_of(q, mac);
-    v.vm = vm.config.ref;  // where the VM runs now (a migrated one is followed)
-    if (q.mount.server != p.mount.server) v.server_name = p.mount.server;
+    VerifyPath v = verify_path_of(q, p, mac, vm.config.ref);
     out.steps.push_back({v, false,
                          "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
                              (v.direction == verify::ProbeDirection::write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +
@@ -374,6 +372,14 @@ VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended
   v.baseline_ms = static_cast<int>(p.verify.baseline.count());
   v.rollback_on_inconclusive = p.rollback.on_inconclusive;
   v.verify_restored = p.rollback.verify_restored;
+  return v;
+}
+
+VerifyPath verify_path_of(const policy::StoragePath& resolved, const policy::StoragePath& written,
+                          net::MacAddress intended_mac, const proxmox::VmRef& runs_on) {
+  VerifyPath v = verify_path_of(resolved, std::move(intended_mac));
+  v.vm = runs_on;
+  if (resolved.mount.server != written.mount.server) v.server_name = written.mount.server;
   return v;
 }
 

@@ -46,9 +46,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       pr.errors.push_back(named.error().to_string());
       continue;
     }
-    plan::VerifyPath v = plan::verify_path_of(*named, net::MacAddress(*spec->mac()));
-    if (named->mount.server != p.mount.server) v.server_name = p.mount.server;
-    v.vm = o.vm->config.ref;  // where the VM runs now (a migrated one is followed)
+    const plan::VerifyPath v = plan::verify_path_of(*named, p, net::MacAddress(*spec->mac()), o.vm->config.ref);
     if (!probe) {
       auto r = verify::verify_path(audit_input(v, *o.guest));
       pr.verification = verification_report(r, v, 0, 0);
