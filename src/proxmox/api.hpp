@@ -1,6 +1,8 @@
 #pragma once
 // What pathwarden asks of a Proxmox VE cluster, as a small interface: the executor and planner
 // depend on this, Client implements it over HTTPS, tests may run it against tests/pvesim.
+#include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
@@ -20,8 +22,8 @@ enum class ConfigView {
 };
 
 enum class WriteMode {
-  sync_put,    // PUT .../config: done when the answer arrives
-  task_post,   // POST .../config: returns a qmconfig task to wait for
+  sync_put,   // PUT .../config: done when the answer arrives
+  task_post,  // POST .../config: returns a qmconfig task to wait for
 };
 
 // One config write. The digest is required: a write is always made against the config it was
@@ -65,11 +67,24 @@ class Api {
   // Polls with growing intervals until the task stops. "OK" and "WARNINGS: N" are success; any other
   // exit status is ApiErrorKind::task_failed; still running at the deadline is ApiErrorKind::timeout.
   virtual ApiResult<TaskStatus> wait_task(const Upid& upid, const WaitOptions& wait = {}) = 0;
+  // Run after each poll that did not see the status yet; an error ends the wait with it.
+  using RoundCheck = std::function<ApiStatus()>;
   // Polls status/current until the VM reports `status` ("running", "stopped").
-  virtual ApiResult<VmStatus> wait_vm_status(const VmRef& vm, std::string_view status,
-                                             const WaitOptions& wait = {}) = 0;
-  // reboot, wait for its task, then wait until the VM runs again.
-  ApiResult<VmStatus> reboot_and_wait(const VmRef& vm, const WaitOptions& wait = {});
+  virtual ApiResult<VmStatus> wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait = {},
+                                             const RoundCheck& check = {}) = 0;
+  // Tasks of a node, running and finished (GET /nodes/{node}/tasks?source=all). Other users' tasks
+  // (such as the root@pam start after a reboot) are listed only with Sys.Audit on /nodes/{node}.
+  virtual ApiResult<std::vector<TaskStatus>> node_tasks(const std::string& node, const TaskQuery& query) = 0;
+  // Every line of a task's log.
+  virtual ApiResult<std::vector<std::string>> task_log(const Upid& upid) = 0;
+  // SDN VNet -> zone for the VNets this identity may audit (GET /cluster/sdn/vnets).
+  virtual ApiResult<std::map<std::string, std::string>> sdn_vnet_zones() = 0;
+
+  // reboot, wait for its task, then wait until the VM runs again. The VM comes back in a separate
+  // start task (see reboot_and_wait in api.cpp); when that one fails, so does this, with its exit
+  // status and log line, instead of waiting out `wait.timeout`.
+  ApiResult<VmStatus> reboot_and_wait(const VmRef& vm, const WaitOptions& wait = {},
+                                      std::optional<int> shutdown_timeout_seconds = std::nullopt);
 
   // The caller's own privileges on each path (GET /access/permissions?path=P), as Proxmox works
   // them out: ACL propagation, pools, and for a token with privilege separation the intersection

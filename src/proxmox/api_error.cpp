@@ -1,5 +1,6 @@
 #include "proxmox/api_error.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <regex>
 
@@ -35,8 +36,8 @@ BodyParts parse_body(std::string_view body) {
   if (auto* m = obj.if_contains("message"); m && m->is_string()) parts.message = std::string(m->as_string());
   if (auto* e = obj.if_contains("errors"); e && e->is_object()) {
     for (const auto& [k, msg] : e->as_object()) {
-      parts.errors[std::string(k)] = msg.is_string() ? strip_newlines(std::string(msg.as_string()))
-                                                      : boost::json::serialize(msg);
+      parts.errors[std::string(k)] =
+          msg.is_string() ? strip_newlines(std::string(msg.as_string())) : boost::json::serialize(msg);
     }
   }
   return parts;
@@ -46,20 +47,34 @@ BodyParts parse_body(std::string_view body) {
 
 std::string_view to_string(ApiErrorKind kind) {
   switch (kind) {
-    case ApiErrorKind::transport: return "transport";
-    case ApiErrorKind::tls: return "tls";
-    case ApiErrorKind::timeout: return "timeout";
-    case ApiErrorKind::auth: return "auth";
-    case ApiErrorKind::permission: return "permission";
-    case ApiErrorKind::not_found: return "not-found";
-    case ApiErrorKind::digest_conflict: return "digest-conflict";
-    case ApiErrorKind::locked: return "locked";
-    case ApiErrorKind::busy: return "busy";
-    case ApiErrorKind::parameter: return "parameter";
-    case ApiErrorKind::task_failed: return "task-failed";
-    case ApiErrorKind::http: return "http";
-    case ApiErrorKind::protocol: return "protocol";
-    case ApiErrorKind::invalid_request: return "invalid-request";
+    case ApiErrorKind::transport:
+      return "transport";
+    case ApiErrorKind::tls:
+      return "tls";
+    case ApiErrorKind::timeout:
+      return "timeout";
+    case ApiErrorKind::auth:
+      return "auth";
+    case ApiErrorKind::permission:
+      return "permission";
+    case ApiErrorKind::not_found:
+      return "not-found";
+    case ApiErrorKind::digest_conflict:
+      return "digest-conflict";
+    case ApiErrorKind::locked:
+      return "locked";
+    case ApiErrorKind::busy:
+      return "busy";
+    case ApiErrorKind::parameter:
+      return "parameter";
+    case ApiErrorKind::task_failed:
+      return "task-failed";
+    case ApiErrorKind::http:
+      return "http";
+    case ApiErrorKind::protocol:
+      return "protocol";
+    case ApiErrorKind::invalid_request:
+      return "invalid-request";
   }
   return "unknown";
 }
@@ -99,7 +114,11 @@ ApiError error_from_response(int status, std::string_view reason, std::string_vi
     if (std::regex_search(text, m, permission_re)) {
       e.permission_path = m[1];
       e.missing_privilege = m[2];
-      e.hint = "grant " + e.missing_privilege + " on " + e.permission_path +
+      // An any-of check (the method's own, RPCEnvironment.pm check_any) joins them with '|'.
+      std::string privs = e.missing_privilege;
+      const bool any = privs.find('|') != std::string::npos;
+      std::ranges::replace(privs, '|', ' ');
+      e.hint = "grant " + (any ? "one of " + privs : privs) + " on " + e.permission_path +
                " to the API token (and to its user when the token has privilege separation)";
     } else {
       e.hint = "the user or API token lacks a privilege for this call";
@@ -140,9 +159,12 @@ bool is_retryable_read_error(const ApiError& error) {
   switch (error.kind) {
     case ApiErrorKind::transport:
     case ApiErrorKind::timeout:
-    case ApiErrorKind::busy: return true;
-    case ApiErrorKind::http: return error.http_status >= 500;
-    default: return false;
+    case ApiErrorKind::busy:
+      return true;
+    case ApiErrorKind::http:
+      return error.http_status >= 500;
+    default:
+      return false;
   }
 }
 

@@ -2,8 +2,8 @@
 
 #include <boost/json.hpp>
 #include <cctype>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace pw::proxmox::json {
@@ -120,8 +120,8 @@ void parse_nics(const bj::object& status, VmStatus& out) {
     const std::string name(key);
     const auto index = tap_index(name, out.ref.vmid);
     if (!index) {
-      out.ignored_nics.push_back({name, "not a tap of VM " + std::to_string(out.ref.vmid) + " (tap" +
-                                            std::to_string(out.ref.vmid) + "i<N>)"});
+      out.ignored_nics.push_back(
+          {name, "not a tap of VM " + std::to_string(out.ref.vmid) + " (tap" + std::to_string(out.ref.vmid) + "i<N>)"});
       continue;
     }
     const bj::object* counters = value.if_object();
@@ -172,7 +172,8 @@ Result<std::vector<GuestSummary>> parse_guests(std::string_view body) {
     }
     if (!vmid) return fail("a guest in the cluster resources has no vmid");
     // Proxmox's range; a larger number must not wrap around to some other VM's id.
-    if (*vmid < 1 || *vmid > 999'999'999) return fail("a guest in the cluster resources has vmid " + std::to_string(*vmid));
+    if (*vmid < 1 || *vmid > 999'999'999)
+      return fail("a guest in the cluster resources has vmid " + std::to_string(*vmid));
     g.ref = VmRef{member_text(o, "node").value_or(""), static_cast<int>(*vmid)};
     g.name = member_text(o, "name").value_or("");
     g.status = member_text(o, "status").value_or("");
@@ -215,7 +216,8 @@ Result<VmConfig> parse_config(std::string_view body, const VmRef& ref, bool curr
       cfg.entries.emplace_back(std::string(k), std::move(*text));
     }
   }
-  if (cfg.digest.empty()) return fail("the VM config has no digest", {}, "Proxmox always sends one; is this Proxmox VE?");
+  if (cfg.digest.empty())
+    return fail("the VM config has no digest", {}, "Proxmox always sends one; is this Proxmox VE?");
   return cfg;
 }
 
@@ -308,6 +310,55 @@ Result<TaskStatus> parse_task_status(std::string_view body) {
   t.running = status == "running";
   t.exitstatus = member_text(o, "exitstatus").value_or("");
   return t;
+}
+
+Result<std::vector<TaskStatus>> parse_task_list(std::string_view body) {
+  auto data = data_of(body);
+  if (!data) return std::unexpected(data.error());
+  auto arr = array_of(*data, "tasks");
+  if (!arr) return std::unexpected(arr.error());
+  std::vector<TaskStatus> out;
+  for (const auto& item : **arr) {
+    if (!item.is_object()) continue;
+    const auto& o = item.as_object();
+    auto upid = Upid::parse(member_text(o, "upid").value_or(""));
+    if (!upid) continue;  // a task line Proxmox could not decode either
+    TaskStatus t;
+    t.upid = std::move(*upid);
+    const auto status = member_text(o, "status").value_or("");
+    t.running = status == "RUNNING";
+    if (!t.running) t.exitstatus = status;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> parse_task_log(std::string_view body) {
+  auto data = data_of(body);
+  if (!data) return std::unexpected(data.error());
+  auto arr = array_of(*data, "the task log");
+  if (!arr) return std::unexpected(arr.error());
+  std::vector<std::string> out;
+  for (const auto& item : **arr) {
+    if (item.is_object()) out.push_back(member_text(item.as_object(), "t").value_or(""));
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> parse_sdn_vnets(std::string_view body) {
+  auto data = data_of(body);
+  if (!data) return std::unexpected(data.error());
+  auto arr = array_of(*data, "SDN VNets");
+  if (!arr) return std::unexpected(arr.error());
+  std::map<std::string, std::string> out;
+  for (const auto& item : **arr) {
+    if (!item.is_object()) continue;
+    const auto& o = item.as_object();
+    auto vnet = member_text(o, "vnet");
+    auto zone = member_text(o, "zone");
+    if (vnet && zone) out[*vnet] = *zone;
+  }
+  return out;
 }
 
 Result<Ticket> parse_ticket(std::string_view body) {

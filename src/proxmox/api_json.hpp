@@ -2,6 +2,7 @@
 // Maps response bodies of the Proxmox API ({"data": ...}) onto the typed values in types.hpp.
 // Pure functions over text, so they are tested with recorded bodies. Values Proxmox sends as
 // numbers or as strings (depending on version and field) are accepted either way.
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,11 +33,20 @@ Result<std::set<std::string>> parse_permissions(std::string_view body, const std
 // POST answers: {"data":"UPID:..."} or {"data":null} (PUT, or POST that finished within background_delay).
 Result<std::optional<Upid>> parse_optional_upid(std::string_view body);
 Result<TaskStatus> parse_task_status(std::string_view body);
+// GET /nodes/{node}/tasks: each task as a TaskStatus (status RUNNING = running; otherwise the
+// exit text, pve-manager PVE/API2/Tasks.pm node_tasks).
+Result<std::vector<TaskStatus>> parse_task_list(std::string_view body);
+// GET .../tasks/{upid}/log: the lines' texts in order ({"n": N, "t": text}).
+Result<std::vector<std::string>> parse_task_log(std::string_view body);
+// GET /cluster/sdn/vnets: VNet -> zone, for the VNets the caller may audit.
+Result<std::map<std::string, std::string>> parse_sdn_vnets(std::string_view body);
 Result<Ticket> parse_ticket(std::string_view body);
 
 // Percent-encoding: RFC 3986 unreserved characters and those in `keep` stay as they are.
 std::string percent_encode(std::string_view value, std::string_view keep = {});
 // application/x-www-form-urlencoded encoding of one key or value.
-inline std::string form_encode(std::string_view value) { return percent_encode(value); }
+inline std::string form_encode(std::string_view value) {
+  return percent_encode(value);
+}
 
 }  // namespace pw::proxmox::json

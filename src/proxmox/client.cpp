@@ -1,4 +1,5 @@
-// Over 400 lines on purpose: one Api implementation, each endpoint a few lines; split by endpoint it would scatter the retry, auth and path rules they share.
+// Over 400 lines on purpose: one Api implementation, each endpoint a few lines; split by endpoint it would scatter the
+// retry, auth and path rules they share.
 #include "proxmox/client.hpp"
 
 #include <spdlog/spdlog.h>
@@ -17,7 +18,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kTicketRenewAge = std::chrono::hours(1);  // tickets last 2 h
 
 // One path segment; ':' '@' '!' stay (UPIDs and token ids carry them).
-std::string segment(std::string_view s) { return json::percent_encode(s, ":@!"); }
+std::string segment(std::string_view s) {
+  return json::percent_encode(s, ":@!");
+}
 
 std::string form(const Client::Params& params) {
   std::string out;
@@ -102,7 +105,8 @@ Result<std::unique_ptr<Client>> Client::create(ClientOptions options) {
       return fail("token id '" + options.token_id + "' is not USER@REALM!TOKENNAME", where,
                   "e.g. pathwarden@pve!reconcile, as shown under Datacenter > Permissions > API Tokens");
     }
-    if (options.token_secret.empty()) return fail("the API token secret is empty", where, "name a secret file or variable");
+    if (options.token_secret.empty())
+      return fail("the API token secret is empty", where, "name a secret file or variable");
   } else if (!options.user.empty()) {
     if (options.user.find('@') == std::string::npos) {
       return fail("user '" + options.user + "' has no realm", where, "write name@realm, e.g. root@pam");
@@ -120,9 +124,10 @@ Result<std::unique_ptr<Client>> Client::create(ClientOptions options) {
     options.fingerprint = *fp;
   }
   if (options.insecure_skip_verify) {
-    spdlog::warn("TLS certificate verification is OFF for {}: anyone on the network path can read the API "
-                 "credentials and change VMs. Pin the certificate fingerprint instead.",
-                 endpoint->url());
+    spdlog::warn(
+        "TLS certificate verification is OFF for {}: anyone on the network path can read the API "
+        "credentials and change VMs. Pin the certificate fingerprint instead.",
+        endpoint->url());
   }
   TransportOptions t;
   t.host = endpoint->host;
@@ -139,7 +144,9 @@ Result<std::unique_ptr<Client>> Client::create(ClientOptions options) {
 }
 
 Client::Client(ClientOptions options, ApiEndpoint endpoint, std::unique_ptr<HttpTransport> transport)
-    : options_(std::move(options)), endpoint_(std::move(endpoint)), rng_(std::random_device{}()),
+    : options_(std::move(options)),
+      endpoint_(std::move(endpoint)),
+      rng_(std::random_device{}()),
       transport_(std::move(transport)) {}
 
 Client::~Client() = default;
@@ -218,17 +225,24 @@ ApiError Client::transport_error(const Call& call, const TransportError& error) 
       e.kind = ApiErrorKind::tls;
       e.expected_fingerprint = error.expected_fingerprint;
       if (!error.expected_fingerprint.empty()) {
-        e.hint = "if the node's certificate was replaced on purpose, pin the new fingerprint (see 'pvenode cert "
-                 "info' on the node); otherwise something is intercepting the connection: do not connect";
+        e.hint =
+            "if the node's certificate was replaced on purpose, pin the new fingerprint (see 'pvenode cert "
+            "info' on the node); otherwise something is intercepting the connection: do not connect";
       } else if (!error.seen_fingerprint.empty()) {
-        e.hint = "trust the cluster CA (ca_file, e.g. /etc/pve/pve-root-ca.pem) or pin the certificate "
-                 "(fingerprint " + error.seen_fingerprint + ") after checking it on the node";
+        e.hint =
+            "trust the cluster CA (ca_file, e.g. /etc/pve/pve-root-ca.pem) or pin the certificate "
+            "(fingerprint " +
+            error.seen_fingerprint + ") after checking it on the node";
       } else {
         e.hint = "check that the URL points at the Proxmox API (port 8006)";
       }
       break;
-    case TransportErrorKind::timeout: e.kind = ApiErrorKind::timeout; break;
-    case TransportErrorKind::protocol: e.kind = ApiErrorKind::protocol; break;
+    case TransportErrorKind::timeout:
+      e.kind = ApiErrorKind::timeout;
+      break;
+    case TransportErrorKind::protocol:
+      e.kind = ApiErrorKind::protocol;
+      break;
     default:
       e.kind = ApiErrorKind::transport;
       if (error.kind == TransportErrorKind::connect || error.kind == TransportErrorKind::resolve) {
@@ -237,8 +251,9 @@ ApiError Client::transport_error(const Call& call, const TransportError& error) 
   }
   if (!call.read && error.request_sent) {
     e.may_have_applied = true;
-    e.hint = "the write may or may not have been applied: re-read the VM config before deciding anything "
-             "(writes are never sent twice)";
+    e.hint =
+        "the write may or may not have been applied: re-read the VM config before deciding anything "
+        "(writes are never sent twice)";
   }
   return e;
 }
@@ -325,8 +340,8 @@ void Client::async_login(std::function<void(ApiStatus)> done) {
 
 template <class T, class Parse>
 std::vector<ApiResult<T>> Client::read_many(std::span<const VmRef> vms,
-                                            const std::function<std::string(const VmRef&)>& path,
-                                            const Params& params, Parse parse) {
+                                            const std::function<std::string(const VmRef&)>& path, const Params& params,
+                                            Parse parse) {
   struct Batch : Countdown {
     std::vector<std::optional<ApiResult<T>>> slots;
   };
@@ -407,7 +422,9 @@ std::vector<ApiResult<std::set<std::string>>> Client::privileges(std::span<const
   return out;
 }
 
-ApiResult<VmStatus> Client::vm_status(const VmRef& vm) { return std::move(vm_statuses(std::span(&vm, 1)).front()); }
+ApiResult<VmStatus> Client::vm_status(const VmRef& vm) {
+  return std::move(vm_statuses(std::span(&vm, 1)).front());
+}
 
 std::vector<ApiResult<VmStatus>> Client::vm_statuses(std::span<const VmRef> vms) {
   return read_many<VmStatus>(
@@ -487,6 +504,31 @@ ApiResult<TaskStatus> Client::task_status(const Upid& upid) {
   return lift(json::parse_task_status(*body), upid.text);
 }
 
+ApiResult<std::vector<TaskStatus>> Client::node_tasks(const std::string& node, const TaskQuery& query) {
+  Params p{{"source", "all"}, {"limit", "100"}};
+  if (query.vmid) p.emplace_back("vmid", std::to_string(*query.vmid));
+  if (query.since) p.emplace_back("since", std::to_string(*query.since));
+  if (!query.typefilter.empty()) p.emplace_back("typefilter", query.typefilter);
+  const std::string path = "/nodes/" + segment(node) + "/tasks";
+  auto body = call("GET", path, std::move(p));
+  if (!body) return std::unexpected(body.error());
+  return lift(json::parse_task_list(*body), endpoint_.url() + path);
+}
+
+ApiResult<std::vector<std::string>> Client::task_log(const Upid& upid) {
+  // limit=0 reads to the end (pve-common Tools.pm dump_logfile_by_filehandle).
+  const std::string path = "/nodes/" + segment(upid.node) + "/tasks/" + segment(upid.text) + "/log";
+  auto body = call("GET", path, {{"start", "0"}, {"limit", "0"}});
+  if (!body) return std::unexpected(body.error());
+  return lift(json::parse_task_log(*body), upid.text);
+}
+
+ApiResult<std::map<std::string, std::string>> Client::sdn_vnet_zones() {
+  auto body = call("GET", "/cluster/sdn/vnets");
+  if (!body) return std::unexpected(body.error());
+  return lift(json::parse_sdn_vnets(*body), endpoint_.url() + "/cluster/sdn/vnets");
+}
+
 namespace {
 
 template <class Poll>
@@ -503,7 +545,9 @@ auto poll_until(timing::Sleeper& sleeper, const WaitOptions& wait, Poll poll) ->
   }
 }
 
-std::string seconds(std::chrono::milliseconds ms) { return std::to_string((ms.count() + 999) / 1000) + " s"; }
+std::string seconds(std::chrono::milliseconds ms) {
+  return std::to_string((ms.count() + 999) / 1000) + " s";
+}
 
 }  // namespace
 
@@ -540,13 +584,19 @@ ApiResult<TaskStatus> Client::wait_task(const Upid& upid, const WaitOptions& wai
   return api_fail(std::move(e));
 }
 
-ApiResult<VmStatus> Client::wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait) {
+ApiResult<VmStatus> Client::wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait,
+                                           const RoundCheck& check) {
   std::optional<VmStatus> last;
   auto r = poll_until(sleeper(), wait, [&]() -> ApiResult<std::optional<VmStatus>> {
     auto st = vm_status(vm);
     if (!st) return std::unexpected(st.error());
     last = *st;
-    if (st->status != status) return std::optional<VmStatus>();
+    if (st->status != status) {
+      if (check) {
+        if (auto ok = check(); !ok) return std::unexpected(ok.error());
+      }
+      return std::optional<VmStatus>();
+    }
     return std::optional<VmStatus>(std::move(*st));
   });
   if (!r) return std::unexpected(r.error());

@@ -46,7 +46,11 @@ class Client final : public Api {
 
   ApiResult<TaskStatus> task_status(const Upid& upid) override;
   ApiResult<TaskStatus> wait_task(const Upid& upid, const WaitOptions& wait = {}) override;
-  ApiResult<VmStatus> wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait = {}) override;
+  ApiResult<VmStatus> wait_vm_status(const VmRef& vm, std::string_view status, const WaitOptions& wait = {},
+                                     const RoundCheck& check = {}) override;
+  ApiResult<std::vector<TaskStatus>> node_tasks(const std::string& node, const TaskQuery& query) override;
+  ApiResult<std::vector<std::string>> task_log(const Upid& upid) override;
+  ApiResult<std::map<std::string, std::string>> sdn_vnet_zones() override;
   std::vector<ApiResult<std::set<std::string>>> privileges(std::span<const std::string> paths) override;
 
   using Params = std::vector<std::pair<std::string, std::string>>;

@@ -20,7 +20,8 @@ std::vector<std::pair<std::string, std::string>> VmConfig::nics() const {
   for (const auto& e : entries) {
     if (is_net_key(e.first)) out.push_back(e);
   }
-  std::ranges::sort(out, [](const auto& a, const auto& b) { return std::stoi(a.first.substr(3)) < std::stoi(b.first.substr(3)); });
+  std::ranges::sort(
+      out, [](const auto& a, const auto& b) { return std::stoi(a.first.substr(3)) < std::stoi(b.first.substr(3)); });
   return out;
 }
 
@@ -62,8 +63,9 @@ Result<Upid> Upid::parse(std::string_view text) {
   if (parts[1].empty()) return bad("no node");
   if (!hex(parts[2], 8, 8) || !hex(parts[3], 8, 9) || !hex(parts[4], 8, 8)) return bad("bad hex field");
   if (parts[5].empty() || parts[7].empty()) return bad("no type or user");
-  return Upid{std::string(text), std::string(parts[1]), std::string(parts[5]), std::string(parts[6]),
-              std::string(parts[7])};
+  return Upid{std::string(text),     std::string(parts[1]),
+              std::string(parts[5]), std::string(parts[6]),
+              std::string(parts[7]), static_cast<std::int64_t>(std::stoll(std::string(parts[4]), nullptr, 16))};
 }
 
 bool TaskStatus::succeeded() const {

@@ -44,7 +44,7 @@ struct NodeSummary {
 struct VmConfig {
   VmRef ref;
   std::vector<std::pair<std::string, std::string>> entries;  // without "digest"
-  std::string digest;                                         // SHA-1 of the config file; send it back on writes
+  std::string digest;                                        // SHA-1 of the config file; send it back on writes
   bool current = true;  // true: values in effect (current=1); false: pending values folded in
 
   std::optional<std::string> get(std::string_view key) const;
@@ -116,6 +116,7 @@ struct Upid {
   std::string type;  // qmconfig, qmstart, qmshutdown, qmreboot, qmstop, ...
   std::string id;    // usually the vmid
   std::string user;
+  std::int64_t starttime = 0;  // unix seconds, from the UPID
 
   static Result<Upid> parse(std::string_view text);
 };
@@ -128,6 +129,13 @@ struct TaskStatus {
   // "OK" and "WARNINGS: N" are success (pve-common UPID.pm status_is_error).
   bool succeeded() const;
   int warnings() const;
+};
+
+// A filter of GET /nodes/{node}/tasks; running and finished tasks (source=all).
+struct TaskQuery {
+  std::optional<int> vmid;
+  std::optional<std::int64_t> since;  // started at or after, unix seconds
+  std::string typefilter;             // exact task type; "" = any
 };
 
 struct WaitOptions {

@@ -7,11 +7,13 @@
 // at each write, with a note: preflight never replaces them.
 //
 // Needed (qemu-server PVE/API2/Qemu.pm, read at e6352be6): a netN write VM.Config.Network on
-// /vms/ID (`$check_vm_modify_config_perm`) and SDN.Use on the bridge, /sdn/zones/localnetwork/
-// BRIDGE[/TAG], for the new value and the one it replaces (pve-guest-common GuestHelpers.pm
-// `check_vnet_access`); a reboot VM.PowerMgmt on /vms/ID. Trunks are checked per VLAN by Proxmox;
-// preflight asks only for the bridge there and does not block on it (an ACL per VLAN is valid).
+// /vms/ID (`$check_vm_modify_config_perm`) and SDN.Use on the bridge, /sdn/zones/ZONE/BRIDGE
+// [/TAG], or per trunk VLAN, for the new value and the one it replaces (pve-guest-common
+// GuestHelpers.pm `check_vnet_access`; ZONE is an SDN VNet's zone, from GET /cluster/sdn/vnets,
+// else localnetwork); a reboot VM.PowerMgmt on /vms/ID, and (not blocking) Sys.Audit on
+// /nodes/NODE to read the start task that brings the VM back.
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,17 +35,22 @@ class Preflight {
   struct Need {
     std::string path;
     std::string privilege;
-    std::string why;        // "set net1 queues 1 → 8"
-    bool blocking = true;   // false: asked, and a note when missing (trunks)
+    std::string why;       // "set net1 queues 1 → 8"
+    bool blocking = true;  // false: asked, and a note when missing (trunks)
   };
-  static std::vector<Need> needs(const plan::PolicyPlan& p);
+  // `zones`: SDN VNet -> zone (GET /cluster/sdn/vnets); a bridge not in it is in localnetwork.
+  static std::vector<Need> needs(const plan::PolicyPlan& p, const std::map<std::string, std::string>& zones = {});
 
  private:
+  // The VNet zones, asked once and only when a plan has a NIC step.
+  const std::map<std::string, std::string>& zones(const plan::PolicyPlan& p);
   void ask(const std::vector<Need>& needs);
   std::string grant_command(const std::string& path) const;
 
   const Context& ctx_;
   std::map<std::string, proxmox::ApiResult<std::set<std::string>>> known_;
+  std::optional<std::map<std::string, std::string>> zones_;
+  std::string zones_error_;
 };
 
 }  // namespace pw::reconcile

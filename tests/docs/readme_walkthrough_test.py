@@ -51,7 +51,18 @@ SECTION = "## First run against your cluster"
 GUEST = 2  # the light guest that plays the README's media-vm
 MARKER = re.compile(r"<!-- walkthrough: (file|sh|guest|probe)(?: (\S+))? -->\n```[a-z]*\n(.*?)\n```\n", re.S)
 FENCE = re.compile(r"^```", re.M)
-ROLE_LINE = re.compile(r'pveum role add PathwardenOperator -privs "([^"]+)"')
+ROLE_LINE = re.compile(r'pveum role add (\S+) -privs "([^"]+)"')
+ACL_LINE = re.compile(r'pveum aclmod (\S+) \$who -role (\S+)')
+
+
+def readme_acl(readme):
+    """The README's 'Minimal Proxmox role' as pvesim --acl entries: (path, privileges)."""
+    roles = {m.group(1): m.group(2).split() for m in ROLE_LINE.finditer(readme)}
+    check("PathwardenOperator" in roles, "README.md's 'pveum role add PathwardenOperator -privs \"...\"' line is gone")
+    entries = [(m.group(1), roles.get(m.group(2))) for m in ACL_LINE.finditer(readme)]
+    check(entries and all(privs for _, privs in entries),
+          "README.md's 'pveum aclmod PATH $who -role ROLE' lines are gone or name a role it does not add")
+    return entries
 
 
 def readme_section():
@@ -110,16 +121,22 @@ class Walk:
         policy_files = [name for name in files if name.startswith("policies/")]
         check(len(policy_files) == 1, f"the walkthrough has {len(policy_files)} policy files, not one")
         policy = self.policy = yaml.safe_load(files[policy_files[0]])
-        privs = ROLE_LINE.search(readme)
-        check(privs is not None, "README.md's 'pveum role add PathwardenOperator -privs \"...\"' line is gone")
+        acl = readme_acl(readme)
         self.secret = str(uuid.uuid4())
         g = policy["spec"]["guest"]
         self.vmid, self.device = g["vmid"], policy["spec"]["nic"]["device"]
         net = f"virtio={self.guests.mac(GUEST).upper()},bridge=vmbr0"
-        token = f"{settings['proxmox']['token_id']}={self.secret}:{','.join(privs.group(1).split())}"
+        # The token and its user hold exactly the README's ACL entries (a privilege-separated
+        # token gets the intersection of both, as on Proxmox).
+        token_id = settings["proxmox"]["token_id"]
+        access = ["--token", f"{token_id}={self.secret}:none",
+                  "--user", f"{token_id.split('!')[0]}={uuid.uuid4()}:none"]
+        for who in (token_id, token_id.split("!")[0]):
+            for path, privs in acl:
+                access += ["--acl", f"{who}:{path}:{','.join(privs)}"]
         self.sim = Pvesim(pvesim, {"nodes": [g["node"]], "guests": [
             {"vmid": self.vmid, "node": g["node"], "running": True,
-             "config": {"name": g["host"], "cores": 2, self.device: net}}]}, ["--token", token])
+             "config": {"name": g["host"], "cores": 2, self.device: net}}]}, access)
         self.env = dict(local_env(), GIT_CEILING_DIRECTORIES=self.top, PATH=self.bin + ":" + os.environ["PATH"])
         self.env.pop("ANSIBLE_CONFIG", None)  # as on an operator's controller: Ansible's defaults
         self.outputs = []

@@ -6,19 +6,22 @@
 #include <fstream>
 #include <sstream>
 
+#include "proxmox/api_json.hpp"
 #include "proxmox/client.hpp"
 #include "pvesim_process.hpp"
 
 using namespace pw::proxmox;
-using pw::proxmox::testing::PvesimProcess;
 using pw::proxmox::testing::default_pvesim_args;
+using pw::proxmox::testing::PvesimProcess;
 
 namespace {
 
 namespace bj = boost::json;
 
 // The fleet pvesim generates with --vms: guest 100+i lives on node pve(1 + i % 3).
-VmRef vm(int vmid) { return VmRef{"pve" + std::to_string(1 + (vmid - 100) % 3), vmid}; }
+VmRef vm(int vmid) {
+  return VmRef{"pve" + std::to_string(1 + (vmid - 100) % 3), vmid};
+}
 
 std::vector<std::string> fleet_args(int vms, std::vector<std::string> extra = {}) {
   auto args = default_pvesim_args();
@@ -205,7 +208,7 @@ TEST_CASE("only what a request names is hot-plugged: an earlier pending NIC chan
   auto pending = client->read_pending(ref);
   REQUIRE(pending);
   CHECK(pending->changed_keys() == std::vector<std::string>{"net1"});
-  CHECK_FALSE(nic(read(*client, ref), "net1").queues());  // in effect: still one queue
+  CHECK_FALSE(nic(read(*client, ref), "net1").queues());                // in effect: still one queue
   CHECK(read(*client, ref).get("description") == "an unrelated edit");  // fast-plug: at once
 }
 
@@ -220,7 +223,7 @@ TEST_CASE("/cluster/resources lags like pvestatd's broadcast; status/current is 
     }
     return std::string("absent");
   };
-  const VmRef stopped = vm(103);  // generated stopped
+  const VmRef stopped = vm(103);    // generated stopped
   CHECK(listed(100) == "unknown");  // pvestatd has broadcast nothing yet
   sim.admin("POST", "/pvesim/pvestatd", "{}");
   CHECK(listed(100) == "running");
@@ -229,7 +232,7 @@ TEST_CASE("/cluster/resources lags like pvestatd's broadcast; status/current is 
   REQUIRE(started);
   REQUIRE(client->wait_task(*started, kWait));
   CHECK(client->vm_status(stopped)->status == "running");  // live
-  CHECK(listed(103) == "stopped");                            // pvestatd has not sampled since
+  CHECK(listed(103) == "stopped");                         // pvestatd has not sampled since
   sim.admin("POST", "/pvesim/pvestatd", "{}");
   CHECK(listed(103) == "running");
 }
@@ -321,8 +324,9 @@ TEST_CASE("a VM locked by a backup refuses writes and power tasks with a typed e
 }
 
 TEST_CASE("missing privileges are refused and named") {
-  PvesimProcess sim(fleet_args(3, {"--token", "ops@pve!audit=a1:VM.Audit,VM.PowerMgmt", "--token",
-                                   "ops@pve!nosdn=a2:VM.Audit,VM.Config.Network"}));
+  PvesimProcess sim(
+      fleet_args(3, {"--token", "ops@pve!audit=a1:VM.Audit,VM.PowerMgmt,VM.Config.Options", "--token",
+                     "ops@pve!nosdn=a2:VM.Audit,VM.Config.Network", "--token", "ops@pve!read=a3:VM.Audit"}));
   auto audit = make_client(sim.client_options("ops@pve!audit", "a1"));
   VmConfig cfg = read(*audit, vm(100));
   NetDeviceSpec net1 = nic(cfg, "net1");
@@ -343,12 +347,19 @@ TEST_CASE("missing privileges are refused and named") {
   CHECK(r2.error().permission_path == "/sdn/zones/localnetwork/vmbr1");
   CHECK(nic(read(*audit, vm(100)), "net1").queues() == nic(cfg, "net1").queues());
 
+  // No VM.Config.* at all: the method's own any-of check refuses first.
+  auto read_only = make_client(sim.client_options("ops@pve!read", "a3"));
+  auto r3 = read_only->update_nic(vm(100), "net1", net1, cfg.digest);
+  REQUIRE_FALSE(r3);
+  CHECK(r3.error().permission_path == "/vms/100");
+  CHECK_THAT(r3.error().hint, Catch::StartsWith("grant one of VM.Config.Disk VM.Config.CDROM"));
+
   // The same asked beforehand (GET /access/permissions), as preflight does.
   const std::vector<std::string> paths{"/vms/100", "/sdn/zones/localnetwork/vmbr1"};
   auto held = audit->privileges(paths);
   REQUIRE(held.size() == 2);
   REQUIRE(held[0]);
-  CHECK(*held[0] == std::set<std::string>{"VM.Audit", "VM.PowerMgmt"});
+  CHECK(*held[0] == std::set<std::string>{"VM.Audit", "VM.Config.Options", "VM.PowerMgmt"});
   CHECK_FALSE(held[1]->contains("SDN.Use"));
   auto root = make_client(sim.client_options());  // root@pam's token, no privilege separation in pvesim
   auto all = root->privileges(paths);
@@ -539,8 +550,8 @@ TEST_CASE("timeouts are typed, for requests and for tasks") {
 
   auto upid = client->start(vm(103));
   REQUIRE(upid);
-  auto waited = client->wait_task(*upid, WaitOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20),
-                                                     std::chrono::milliseconds(50)});
+  auto waited = client->wait_task(
+      *upid, WaitOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20), std::chrono::milliseconds(50)});
   REQUIRE_FALSE(waited);
   CHECK(waited.error().kind == ApiErrorKind::timeout);
   CHECK_THAT(waited.error().message, Catch::Contains("still running"));
@@ -770,14 +781,14 @@ TEST_CASE("pvesim speaks Proxmox's wire format: JSON and form bodies, booleans, 
   CHECK(form.status == 400);
   CHECK(form.reason == "Parameter verification failed.");
   CHECK(bj::parse(form.body).at("errors").at("onboot").as_string() == "type check ('boolean') failed - got 'true'");
-  auto override = request("PUT", config + "?name=from-query",
-                          {{"Authorization", token}, {"Content-Type", "application/x-www-form-urlencoded"}},
-                          "name=from-body");
+  auto override =
+      request("PUT", config + "?name=from-query",
+              {{"Authorization", token}, {"Content-Type", "application/x-www-form-urlencoded"}}, "name=from-body");
   CHECK(override.status == 200);
   CHECK(bj::parse(request("GET", config, {{"Authorization", token}}).body).at("data").at("name").as_string() ==
         "from-query");
-  auto unknown = request("PUT", config, {{"Authorization", token}, {"Content-Type", "application/x-www-form-urlencoded"}},
-                         "speed=9");
+  auto unknown = request("PUT", config,
+                         {{"Authorization", token}, {"Content-Type", "application/x-www-form-urlencoded"}}, "speed=9");
   CHECK(unknown.status == 400);
 
   // Tickets: the cookie alone reads; a write also needs the CSRF token.
@@ -787,8 +798,8 @@ TEST_CASE("pvesim speaks Proxmox's wire format: JSON and form bodies, booleans, 
   const auto ticket = bj::parse(login.body).at("data");
   const std::string cookie = "PVEAuthCookie=" + std::string(ticket.at("ticket").as_string());
   CHECK(request("GET", config, {{"Cookie", cookie}}).status == 200);
-  auto no_csrf = request("PUT", config, {{"Cookie", cookie}, {"Content-Type", "application/x-www-form-urlencoded"}},
-                         "name=x");
+  auto no_csrf =
+      request("PUT", config, {{"Cookie", cookie}, {"Content-Type", "application/x-www-form-urlencoded"}}, "name=x");
   CHECK(no_csrf.status == 401);
   CHECK(no_csrf.reason == "Permission denied - invalid csrf token");
   CHECK(no_csrf.body.empty());
@@ -824,7 +835,9 @@ TEST_CASE("a reboot task ends before the VM runs again; the client waits on the 
   // The start hook holds the VM down until the test opens the gate (bounded, so a bug cannot hang).
   std::ofstream(hook) << "#!/bin/sh\n"
                          "if [ \"$1\" = start ]; then\n"
-                         "  i=0; while [ ! -f '" << gate << "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                         "  i=0; while [ ! -f '"
+                      << gate
+                      << "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
                          "fi\n";
   std::filesystem::permissions(hook, std::filesystem::perms::owner_all);
   sim.admin("PUT", "/pvesim/vms/101/hook", R"({"hook":")" + hook + R"("})");
@@ -864,4 +877,243 @@ TEST_CASE("the hypervisor's per-tap counters: scripted in pvesim, read by the cl
   CHECK(after->nics.at(0) == TapCounters{0, 0});
   CHECK(after->nics.at(1) == TapCounters{4194304, 65536});
   CHECK(after->ignored_nics.empty());
+}
+
+// ---- reboot as Proxmox does it: the start after it is a separate root@pam task ---------------
+
+namespace {
+
+// A start hook that fails the way QEMU does: its complaint, then the summary line.
+std::string failing_start_hook(const std::string& dir) {
+  const std::string hook = dir + "/failing-start.sh";
+  std::ofstream(hook) << "#!/bin/sh\n"
+                         "if [ \"$1\" = start ]; then\n"
+                         "  echo \"kvm: -drive file=/dev/pve/vm-101-disk-0: Could not open '/dev/pve/vm-101-disk-0': "
+                         "No such file or directory\" >&2\n"
+                         "  echo 'start failed: QEMU exited with code 1' >&2\n"
+                         "  exit 1\n"
+                         "fi\n";
+  std::filesystem::permissions(hook, std::filesystem::perms::owner_all);
+  return hook;
+}
+
+// A hook that holds `event` until the file `gate` exists (bounded, so a bug cannot hang).
+std::string gated_hook(const std::string& dir, const std::string& event, const std::string& gate) {
+  const std::string hook = dir + "/gated-" + event + ".sh";
+  std::ofstream(hook) << "#!/bin/sh\n"
+                         "if [ \"$1\" = "
+                      << event
+                      << " ]; then\n"
+                         "  i=0; while [ ! -f '"
+                      << gate
+                      << "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                         "fi\n";
+  std::filesystem::permissions(hook, std::filesystem::perms::owner_all);
+  return hook;
+}
+
+bj::object get_json(Client& client, const std::string& path, Client::Params params = {}) {
+  auto body = client.call("GET", path, std::move(params));
+  if (!body) FAIL(body.error().to_string());
+  return bj::parse(*body).as_object();
+}
+
+}  // namespace
+
+TEST_CASE("a reboot whose start fails: reported from the root@pam start task with its log line, not as a timeout") {
+  PvesimProcess sim(fleet_args(3));
+  sim.admin("PUT", "/pvesim/vms/101/hook", R"({"hook":")" + failing_start_hook(sim.dir()) + R"("})");
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(101);
+
+  // Long enough that only the start task's failure can end the wait early.
+  const WaitOptions patient{std::chrono::minutes(10), std::chrono::milliseconds(10), std::chrono::milliseconds(200)};
+  auto r = client->reboot_and_wait(ref, patient);
+  REQUIRE_FALSE(r);
+  INFO(r.error().to_string());
+  CHECK(r.error().kind == ApiErrorKind::task_failed);
+  CHECK(r.error().task_exitstatus == "start failed: QEMU exited with code 1");
+  CHECK_THAT(r.error().message,
+             Catch::Contains("VM 101 did not start again after the reboot: its qmstart task (root@pam) failed"));
+  CHECK_THAT(r.error().hint, Catch::Contains("the task log says: kvm: -drive file=/dev/pve/vm-101-disk-0"));
+  CHECK_THAT(r.error().where, Catch::StartsWith("UPID:pve2:") && Catch::Contains(":qmstart:101:root@pam:"));
+  CHECK(client->vm_status(ref)->status == "stopped");
+
+  // The reboot task itself succeeded: it ends with the shutdown.
+  auto tasks = client->node_tasks("pve2", TaskQuery{101, std::nullopt, ""});
+  REQUIRE(tasks);
+  REQUIRE(tasks->size() == 2);
+  CHECK((*tasks)[0].upid.type == "qmstart");  // newest first
+  CHECK((*tasks)[0].exitstatus == "start failed: QEMU exited with code 1");
+  CHECK((*tasks)[1].upid.type == "qmreboot");
+  CHECK((*tasks)[1].upid.user == "root@pam!pw");  // the caller's token, as in its UPID
+  CHECK((*tasks)[1].exitstatus == "OK");
+}
+
+TEST_CASE("reboot timeout: a guest that ignores the power-down fails the reboot and keeps running") {
+  PvesimProcess sim(fleet_args(3));
+  sim.admin("PUT", "/pvesim/vms/101/guest", R"({"ignores_shutdown":true})");
+  auto client = make_client(sim.client_options());
+  const VmRef ref = vm(101);
+
+  auto r = client->reboot_and_wait(ref, kWait, 1);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == ApiErrorKind::task_failed);
+  CHECK(r.error().task_exitstatus == "VM quit/powerdown failed - got timeout");
+  CHECK(client->vm_status(ref)->status == "running");
+  // No start task: the reboot request is cleared with the failure.
+  auto tasks = client->node_tasks("pve2", TaskQuery{101, std::nullopt, "qmstart"});
+  REQUIRE(tasks);
+  CHECK(tasks->empty());
+}
+
+TEST_CASE("task list and log as pve-manager serves them: source, filters, paging, who sees which task") {
+  PvesimProcess sim(
+      fleet_args(3, {"--token", "ops@pve!mine=m1:none", "--acl", "ops@pve!mine:/vms:VM.Audit,VM.PowerMgmt", "--token",
+                     "ops@pve!audit=a1:none", "--acl", "ops@pve!audit:/vms:VM.Audit,VM.PowerMgmt", "--acl",
+                     "ops@pve!audit:/nodes/pve2:Sys.Audit"}));
+  const std::string gate = sim.dir() + "/gate";
+  sim.admin("PUT", "/pvesim/vms/101/hook", R"({"hook":")" + gated_hook(sim.dir(), "shutdown", gate) + R"("})");
+  auto mine = make_client(sim.client_options("ops@pve!mine", "m1"));
+  auto audit = make_client(sim.client_options("ops@pve!audit", "a1"));
+  const VmRef ref = vm(101);
+
+  auto upid = mine->reboot(ref);
+  REQUIRE(upid);
+  CHECK(upid->starttime > 0);
+  // While the shutdown hangs, the reboot task runs: only source=active|all lists it.
+  auto archived = get_json(*mine, "/nodes/pve2/tasks");
+  CHECK(archived.at("data").as_array().empty());
+  CHECK(archived.at("total").as_int64() == 0);
+  auto active = get_json(*mine, "/nodes/pve2/tasks", {{"source", "active"}});
+  REQUIRE(active.at("data").as_array().size() == 1);
+  const auto& running = active.at("data").as_array()[0].as_object();
+  CHECK(running.at("status").as_string() == "RUNNING");
+  CHECK(running.at("user").as_string() == "ops@pve");
+  CHECK(running.at("tokenid").as_string() == "mine");
+  // An empty log still has a line.
+  auto empty_log = get_json(*mine, "/nodes/pve2/tasks/" + json::percent_encode(upid->text, ":@!") + "/log");
+  CHECK(bj::serialize(empty_log.at("data")) == R"([{"n":1,"t":"no content"}])");
+  CHECK(empty_log.at("total").as_int64() == 1);
+
+  std::ofstream(gate) << "open\n";
+  REQUIRE(mine->wait_task(*upid, kWait));
+  REQUIRE(mine->wait_vm_status(ref, "running", kWait));
+
+  // The start after the reboot is root@pam's: the token sees only its own task...
+  auto own = mine->node_tasks("pve2", TaskQuery{101, upid->starttime, ""});
+  REQUIRE(own);
+  REQUIRE(own->size() == 1);
+  CHECK(own->front().upid.type == "qmreboot");
+  // ...an identity with Sys.Audit on /nodes/pve2 sees both, and may read the other's log.
+  auto all = audit->node_tasks("pve2", TaskQuery{101, upid->starttime, ""});
+  REQUIRE(all);
+  REQUIRE(all->size() == 2);
+  CHECK(all->front().upid.type == "qmstart");
+  CHECK(all->front().upid.user == "root@pam");
+  CHECK(audit->task_log(all->front().upid));
+  auto denied = mine->task_log(all->front().upid);
+  REQUIRE_FALSE(denied);
+  CHECK(denied.error().http_status == 403);
+  CHECK(denied.error().permission_path == "/nodes/pve2");
+
+  // Paging: total counts every match; start skips, limit takes. Filters narrow it.
+  auto page = get_json(*audit, "/nodes/pve2/tasks", {{"limit", "1"}, {"start", "1"}});
+  CHECK(page.at("total").as_int64() == 2);
+  REQUIRE(page.at("data").as_array().size() == 1);
+  CHECK(page.at("data").as_array()[0].as_object().at("type").as_string() == "qmreboot");
+  CHECK(page.at("data").as_array()[0].as_object().contains("endtime"));
+  auto typed = get_json(*audit, "/nodes/pve2/tasks", {{"typefilter", "qmstart"}});
+  CHECK(typed.at("total").as_int64() == 1);
+  auto by_user = get_json(*audit, "/nodes/pve2/tasks", {{"userfilter", "OPS@"}});  // case-insensitive
+  CHECK(by_user.at("total").as_int64() == 1);
+  auto errors_only = get_json(*audit, "/nodes/pve2/tasks", {{"errors", "1"}});
+  CHECK(errors_only.at("total").as_int64() == 0);
+  // The log pages the same way: line numbers count from 1.
+  auto reboot_log = get_json(*mine, "/nodes/pve2/tasks/" + json::percent_encode(upid->text, ":@!") + "/log",
+                             {{"start", "1"}, {"limit", "1"}});
+  REQUIRE(reboot_log.at("data").as_array().size() == 1);
+  CHECK(reboot_log.at("data").as_array()[0].as_object().at("n").as_int64() == 2);
+  CHECK(reboot_log.at("total").as_int64() >= 2);
+}
+
+TEST_CASE("permissions by path: a NIC's tag and trunk VLANs, the bridge it leaves, the method's check first") {
+  PvesimProcess sim(fleet_args(
+      3,
+      {"--sdn-vnet", "vnet7=zone1", "--token", "net@pve!t=n1:none", "--acl",
+       "net@pve!t:/vms/100:VM.Audit,VM.Config.Network", "--acl", "net@pve!t:/sdn/zones/localnetwork/vmbr1/20:SDN.Use",
+       "--acl", "net@pve!t:/sdn/zones/localnetwork/vmbr2:SDN.Use:0", "--acl", "net@pve!t:/sdn/zones/zone1:SDN.Use",
+       "--token", "look@pve!t=l1:none", "--acl", "look@pve!t:/vms:VM.Audit"}));
+  auto client = make_client(sim.client_options("net@pve!t", "n1"));
+  const VmRef ref = vm(100);
+  auto write_queues = [&](const std::string& net1, const std::string& queues) {
+    set_config(sim, 100, R"({"net1":")" + net1 + R"("})");
+    VmConfig cfg = read(*client, ref);
+    NetDeviceSpec spec = nic(cfg, "net1");
+    REQUIRE(spec.set("queues", queues));
+    return client->update_nic(ref, "net1", spec, cfg.digest);
+  };
+
+  SECTION("a tagged NIC needs SDN.Use on its VLAN's path") {
+    CHECK(write_queues("virtio=BC:24:11:00:01:00,bridge=vmbr1,tag=20,queues=2", "4"));
+    auto other_tag = write_queues("virtio=BC:24:11:00:01:00,bridge=vmbr1,tag=30,queues=2", "4");
+    REQUIRE_FALSE(other_tag);
+    CHECK(other_tag.error().http_status == 403);
+    CHECK(other_tag.error().permission_path == "/sdn/zones/localnetwork/vmbr1/30");
+    CHECK(other_tag.error().missing_privilege == "SDN.Use");
+  }
+  SECTION("trunks: each VLAN is checked") {
+    auto trunks = write_queues("virtio=BC:24:11:00:01:00,bridge=vmbr1,trunks=20;21-22,queues=2", "4");
+    REQUIRE_FALSE(trunks);
+    CHECK(trunks.error().permission_path == "/sdn/zones/localnetwork/vmbr1/21");
+  }
+  SECTION("an entry that does not propagate covers the bridge, not its VLANs") {
+    CHECK(write_queues("virtio=BC:24:11:00:01:00,bridge=vmbr2,queues=2", "4"));
+    auto tagged = write_queues("virtio=BC:24:11:00:01:00,bridge=vmbr2,tag=5,queues=2", "4");
+    REQUIRE_FALSE(tagged);
+    CHECK(tagged.error().permission_path == "/sdn/zones/localnetwork/vmbr2/5");
+  }
+  SECTION("an SDN VNet is checked in its own zone") {
+    CHECK(write_queues("virtio=BC:24:11:00:01:00,bridge=vnet7,tag=99,queues=2", "4"));
+  }
+  SECTION("the value in effect is checked too: moving a NIC off a bridge needs SDN.Use there") {
+    set_config(sim, 100, R"({"net1":"virtio=BC:24:11:00:01:00,bridge=vmbr9,queues=2"})");
+    VmConfig cfg = read(*client, ref);
+    auto moved = client->update_nic(ref, "net1", *NetDeviceSpec::parse("virtio=BC:24:11:00:01:00,bridge=vmbr1,tag=20"),
+                                    cfg.digest);
+    REQUIRE_FALSE(moved);
+    CHECK(moved.error().permission_path == "/sdn/zones/localnetwork/vmbr9");
+  }
+  SECTION("the method's any-of check comes before the parameters are looked at") {
+    auto look = make_client(sim.client_options("look@pve!t", "l1"));
+    VmConfig cfg = read(*look, ref);
+    ConfigChange bad;
+    bad.set = {{"cores", "many"}};  // a 400 for anyone allowed to write
+    bad.digest = cfg.digest;
+    auto r = look->update_config(ref, bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().http_status == 403);
+    CHECK_THAT(r.error().message,
+               Catch::Contains("Permission check failed (/vms/100, VM.Config.Disk|VM.Config.CDROM|VM.Config.CPU|"
+                               "VM.Config.Memory|VM.Config.Network|VM.Config.HWType|VM.Config.Options|"
+                               "VM.Config.Cloudinit)"));
+  }
+  SECTION("GET /access/permissions answers as Proxmox composes the entries") {
+    const std::vector<std::string> paths{"/vms/100", "/vms/101", "/sdn/zones/localnetwork/vmbr1/20",
+                                         "/sdn/zones/localnetwork/vmbr2/5", "/sdn/zones/zone1/vnet7/99"};
+    auto privs = client->privileges(paths);
+    REQUIRE(privs.size() == 5);
+    CHECK(*privs[0] == std::set<std::string>{"VM.Audit", "VM.Config.Network"});
+    CHECK(privs[1]->empty());
+    CHECK(*privs[2] == std::set<std::string>{"SDN.Use"});
+    CHECK(privs[3]->empty());
+    CHECK(*privs[4] == std::set<std::string>{"SDN.Use"});
+    // The VNet list shows a VNet only with SDN.Audit or SDN.Allocate on it.
+    auto zones = client->sdn_vnet_zones();
+    REQUIRE(zones);
+    CHECK(zones->empty());
+    auto root_zones = make_client(sim.client_options())->sdn_vnet_zones();
+    REQUIRE(root_zones);
+    CHECK(*root_zones == std::map<std::string, std::string>{{"vnet7", "zone1"}});
+  }
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -39,12 +40,16 @@ State:
   --vms N                  generate a fleet of N guests; --nodes N (default 3), --seed N (default 1)
   --vm-hook VMID=CMD       run CMD on start/shutdown/stop/hotplug-nic of that VM (repeatable)
   --lock VMID=LOCK         put a lock (backup, migrate, ...) on a VM's config (repeatable)
+  --sdn-vnet VNET=ZONE     an SDN VNet and its zone (repeatable); other bridges are in localnetwork
   --node-net-dev NODE=PATH the node's taps are real: read their counters from PATH on every
                            request, a /proc/net/dev file (/proc/PID/net/dev) or a network
                            namespace (/run/netns/NAME); other nodes' taps are simulated
 Access:
-  --token USER@REALM!NAME=SECRET[:PRIV,...]   an API token (repeatable; default privileges: all)
-  --user NAME@REALM=PASSWORD[:PRIV,...]       a user for tickets (repeatable)
+  --token USER@REALM!NAME=SECRET[:PRIV,...]   an API token (repeatable); PRIV,... is granted on
+                           "/", propagated (default: all; "none": nothing, give --acl entries)
+  --user NAME@REALM=PASSWORD[:PRIV,...]       a user for tickets (repeatable), the same way
+  --acl ID:PATH:PRIV,...[:0]  one more ACL entry for that token or user (repeatable): PRIV,... on
+                           PATH, propagated unless :0 (as `pveum acl modify PATH --propagate 0`)
 Faults (also at run time: PUT /pvesim/faults):
   --latency-ms N           delay every API answer
   --error-rate P           answer this share (0..1) of API requests with --error-status (default 503)
@@ -92,7 +97,7 @@ double to_double(const std::string& option, const std::string& value) {
 
 struct Credential {
   std::string id, secret;
-  std::set<std::string> privileges;
+  Acl acl;
 };
 
 Credential parse_credential(const std::string& option, const std::string& value, const std::regex& id_re,
@@ -113,7 +118,7 @@ Credential parse_credential(const std::string& option, const std::string& value,
   std::string error;
   auto p = parse_privileges(privs, error);
   if (!p) usage_error(option + ": " + error);
-  c.privileges = *p;
+  if (!p->empty()) c.acl.push_back(AclEntry{"/", *p, true});
   return c;
 }
 
@@ -144,7 +149,9 @@ int main(int argc, char** argv) {
   int vms = 0, nodes = 3;
   std::uint64_t seed = 1;
   std::vector<Credential> tokens, users;
+  std::vector<std::pair<std::string, AclEntry>> acls;
   std::vector<std::pair<int, std::string>> hooks, locks;
+  std::map<std::string, std::string> sdn_vnets;
 
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string opt = args[i];
@@ -189,6 +196,19 @@ int main(int argc, char** argv) {
       tokens.push_back(parse_credential(opt, value(), token_re, "USER@REALM!NAME=SECRET[:PRIV,...]"));
     } else if (opt == "--user") {
       users.push_back(parse_credential(opt, value(), user_re, "NAME@REALM=PASSWORD[:PRIV,...]"));
+    } else if (opt == "--acl") {
+      const std::string v = value();
+      const std::size_t colon = v.find(':');
+      AclEntry entry;
+      if (colon == std::string::npos) usage_error("--acl wants ID:PATH:PRIV,...[:0]");
+      if (auto error = parse_acl_entry(v.substr(colon + 1), entry); !error.empty())
+        usage_error("--acl " + v + ": " + error);
+      acls.emplace_back(v.substr(0, colon), std::move(entry));
+    } else if (opt == "--sdn-vnet") {
+      const std::string v = value();
+      const std::size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) usage_error("--sdn-vnet wants VNET=ZONE");
+      sdn_vnets[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (opt == "--vm-hook") {
       hooks.push_back(vmid_assignment(opt, value()));
     } else if (opt == "--lock") {
@@ -224,7 +244,9 @@ int main(int argc, char** argv) {
       static const std::regex re(R"(^(qmstart|qmshutdown|qmstop|qmreboot|qmconfig)(?::(\d+))?(?:=(.*))?$)");
       const std::string v = value();
       std::smatch m;
-      if (!std::regex_match(v, m, re)) usage_error("--fail-task wants TYPE[:VMID][=MESSAGE] with TYPE one of qmstart, qmshutdown, qmstop, qmreboot, qmconfig");
+      if (!std::regex_match(v, m, re))
+        usage_error(
+            "--fail-task wants TYPE[:VMID][=MESSAGE] with TYPE one of qmstart, qmshutdown, qmstop, qmreboot, qmconfig");
       Faults::TaskFailure f;
       f.type = m[1];
       f.vmid = m[2].matched ? std::stoi(m[2]) : 0;
@@ -279,14 +301,27 @@ int main(int argc, char** argv) {
     // Unreadable now is a usage error; later (a namespace gone) it is what Proxmox shows: no taps.
     if (auto read = read_net_dev(path); !read.text) usage_error("--node-net-dev " + node + ": " + read.error);
   }
+  for (const auto& [vnet, zone] : sdn_vnets) cluster.sdn_vnets[vnet] = zone;
+  for (auto& [id, entry] : acls) {
+    auto has = [&](const Credential& c) { return c.id == id; };
+    auto t = std::ranges::find_if(tokens, has);
+    auto u = std::ranges::find_if(users, has);
+    if (t != tokens.end()) {
+      t->acl.push_back(entry);
+    } else if (u != users.end()) {
+      u->acl.push_back(entry);
+    } else {
+      usage_error("--acl: no --token or --user '" + id + "' to give the entry to");
+    }
+  }
   if (tokens.empty() && users.empty()) std::cerr << "pvesim: warning: no --token or --user given; nobody can log in\n";
 
   try {
     const SelfSignedCertificate cert = make_self_signed_certificate();
     sim_options.fingerprint = cert.fingerprint;
     Simulator sim(std::move(cluster), sim_options, faults, seed);
-    for (auto& t : tokens) sim.add_token(Token{{t.privileges}, t.id, t.secret});
-    for (auto& u : users) sim.add_user(User{{u.privileges}, u.id, u.secret});
+    for (auto& t : tokens) sim.add_token(Token{{t.acl}, t.id, t.secret});
+    for (auto& u : users) sim.add_user(User{{u.acl}, u.id, u.secret});
     Server server(server_options, cert.cert_pem, cert.key_pem, sim);
     const unsigned short port = server.port();
 
@@ -305,7 +340,10 @@ int main(int argc, char** argv) {
     const std::string url =
         "https://" + (v6 ? "[" + server_options.address + "]" : server_options.address) + ":" + std::to_string(port);
     if (!ready_file.empty()) {
-      bj::object ready{{"url", url}, {"port", port}, {"fingerprint", cert.fingerprint}, {"ca_file", ca_file},
+      bj::object ready{{"url", url},
+                       {"port", port},
+                       {"fingerprint", cert.fingerprint},
+                       {"ca_file", ca_file},
                        {"pid", static_cast<int>(getpid())}};
       write_file_atomically(ready_file, bj::serialize(ready) + "\n");
     }

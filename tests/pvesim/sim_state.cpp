@@ -14,12 +14,13 @@ namespace pvesim {
 namespace bj = boost::json;
 
 const std::set<std::string> kAllPrivileges = {
-    "VM.Audit",          "VM.Config.Network", "VM.Config.Options", "VM.Config.CPU",   "VM.Config.Memory",
-    "VM.Config.Disk",    "VM.Config.HWType",  "VM.Config.CDROM",   "VM.Config.Cloudinit", "VM.PowerMgmt",
-    "SDN.Use",           "Sys.Audit"};
+    "VM.Audit",       "VM.Config.Network", "VM.Config.Options", "VM.Config.CPU",       "VM.Config.Memory",
+    "VM.Config.Disk", "VM.Config.HWType",  "VM.Config.CDROM",   "VM.Config.Cloudinit", "VM.PowerMgmt",
+    "SDN.Use",        "SDN.Audit",         "Sys.Audit"};
 
 std::optional<std::set<std::string>> parse_privileges(const std::string& list, std::string& error) {
   if (list.empty() || list == "all") return kAllPrivileges;
+  if (list == "none") return std::set<std::string>{};
   std::set<std::string> out;
   std::stringstream ss(list);
   std::string p;
@@ -226,6 +227,19 @@ bool load_state(Cluster& cluster, const bj::value& state, std::string& error) {
   const auto& o = state.as_object();
   if (auto* n = o.if_contains("cluster"); n && n->is_string()) cluster.name = std::string(n->as_string());
   if (auto* p = o.if_contains("mac_prefix"); p && p->is_string()) cluster.mac_prefix = std::string(p->as_string());
+  if (auto* vnets = o.if_contains("sdn_vnets")) {
+    if (!vnets->is_object()) {
+      error = "sdn_vnets: must map each SDN VNet to its zone";
+      return false;
+    }
+    for (const auto& [vnet, zone] : vnets->as_object()) {
+      if (!zone.is_string()) {
+        error = "sdn_vnets." + std::string(vnet) + ": the zone must be a string";
+        return false;
+      }
+      cluster.sdn_vnets[std::string(vnet)] = std::string(zone.as_string());
+    }
+  }
   if (auto* nodes = o.if_contains("nodes")) {
     if (!nodes->is_array()) {
       error = "nodes: must be a list of node names";
@@ -283,6 +297,7 @@ bool load_state(Cluster& cluster, const bj::value& state, std::string& error) {
     }
     if (auto* r = go.if_contains("running"); r && r->is_bool()) vm->running = r->as_bool();
     if (auto* h = go.if_contains("hook"); h && h->is_string()) vm->hook = std::string(h->as_string());
+    if (auto* i = go.if_contains("ignores_shutdown"); i && i->is_bool()) vm->ignores_shutdown = i->as_bool();
     if (auto* c = go.if_contains("config"); c && !read_config_object(*c, vm->conf, where + ".config", error)) {
       return false;
     }
@@ -313,6 +328,11 @@ bj::value dump_state(const Cluster& cluster) {
   bj::array nodes;
   for (const auto& n : cluster.nodes) nodes.emplace_back(n);
   out["nodes"] = std::move(nodes);
+  if (!cluster.sdn_vnets.empty()) {
+    bj::object vnets;
+    for (const auto& [vnet, zone] : cluster.sdn_vnets) vnets[vnet] = zone;
+    out["sdn_vnets"] = std::move(vnets);
+  }
   bj::array guests;
   for (const auto& [vmid, vm] : cluster.vms) {
     bj::object g;
@@ -321,6 +341,7 @@ bj::value dump_state(const Cluster& cluster) {
     g["type"] = vm->type;
     g["running"] = vm->running;
     if (!vm->hook.empty()) g["hook"] = vm->hook;
+    if (vm->ignores_shutdown) g["ignores_shutdown"] = true;
     bj::object conf;
     for (const auto& [k, v] : vm->conf) conf[k] = v;
     g["config"] = std::move(conf);

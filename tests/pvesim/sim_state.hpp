@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "acl.hpp"
+
 namespace pvesim {
 
 using Config = std::map<std::string, std::string>;  // sorted like the file
@@ -46,11 +48,14 @@ struct Vm {
   std::vector<PendingDelete> pending_delete;
   bool running = false;
   std::int64_t pid = 0;
-  std::int64_t started_at = 0;  // unix seconds
-  std::optional<std::string> sampled_status;  // pvestatd's last sample (SimOptions::pvestatd_interval_ms)
+  std::int64_t started_at = 0;                 // unix seconds
+  std::optional<std::string> sampled_status;   // pvestatd's last sample (SimOptions::pvestatd_interval_ms)
   std::map<int, SyntheticTap> synthetic_taps;  // by N of netN; see tap_counters.hpp
-  std::string hook;             // command run on start/shutdown/stop/hotplug-nic
-  std::timed_mutex file_lock;   // qemu-server's flock on the config (lock_config, 10 s)
+  std::string hook;                            // command run on start/shutdown/stop/hotplug-nic
+  // The guest ignores ACPI power-down (no acpid, a hung OS): a shutdown or reboot then waits its
+  // timeout and fails, as qemu-server's _do_vm_stop does without forceStop.
+  bool ignores_shutdown = false;
+  std::timed_mutex file_lock;  // qemu-server's flock on the config (lock_config, 10 s)
 
   bool has_pending() const { return !pending.empty() || !pending_delete.empty(); }
   bool pending_delete_has(const std::string& key) const;
@@ -58,8 +63,7 @@ struct Vm {
 };
 
 struct Privileged {
-  std::set<std::string> privileges;  // empty set = none; see kAllPrivileges
-  bool has(const std::string& priv) const { return privileges.contains(priv); }
+  Acl acl;  // see acl.hpp; --token/--user privileges are an entry on "/", --acl adds more
 };
 
 struct Token : Privileged {
@@ -74,7 +78,7 @@ struct User : Privileged {
 
 extern const std::set<std::string> kAllPrivileges;
 
-// Parses "A,B,C" into privileges; "all" or empty = every privilege.
+// Parses "A,B,C" into privileges; "all" or empty = every privilege, "none" = none.
 std::optional<std::set<std::string>> parse_privileges(const std::string& list, std::string& error);
 
 // The config file text qemu-server would write: description as '#' lines, sorted keys, then
@@ -93,6 +97,7 @@ struct Cluster {
   std::string name = "pvesim";
   std::string mac_prefix = "BC:24:11";
   std::vector<std::string> nodes;
+  std::map<std::string, std::string> sdn_vnets;  // SDN VNet -> its zone; other bridges are in "localnetwork"
   std::map<int, std::unique_ptr<Vm>> vms;
 
   Vm* find(int vmid) const;

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "acl.hpp"
 #include "hook.hpp"
 #include "net_schema.hpp"
 
@@ -34,7 +35,9 @@ struct AuthFailure {
   std::string reason;
 };
 
-[[noreturn]] void die(std::string message) { throw HttpError{500, std::move(message), {}}; }
+[[noreturn]] void die(std::string message) {
+  throw HttpError{500, std::move(message), {}};
+}
 [[noreturn]] void param_error(bj::object errors) {
   throw HttpError{400, "Parameter verification failed.", std::move(errors)};
 }
@@ -44,13 +47,26 @@ struct AuthFailure {
   param_error(std::move(e));
 }
 
-std::int64_t now() { return static_cast<std::int64_t>(std::time(nullptr)); }
+std::int64_t now() {
+  return static_cast<std::int64_t>(std::time(nullptr));
+}
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 
 ApiResponse data_response(bj::value data) {
   ApiResponse r;
   bj::object o;
+  o["data"] = std::move(data);
+  r.body = bj::serialize(o);
+  return r;
+}
+
+// set_result_attrib: attributes next to "data" (a list's "total").
+ApiResponse data_response_with(bj::value data, const bj::object& attributes) {
+  ApiResponse r;
+  bj::object o = attributes;
   o["data"] = std::move(data);
   r.body = bj::serialize(o);
   return r;
@@ -184,9 +200,12 @@ struct ParamSpec {
 using Schema = std::map<std::string, ParamSpec>;
 
 std::string check_value(const ParamSpec& spec, const std::vector<std::string>& values) {
-  if (values.size() > 1 && spec.kind != ParamSpec::Kind::list) return "type check ('" + std::string(
-      spec.kind == ParamSpec::Kind::boolean ? "boolean" : spec.kind == ParamSpec::Kind::integer ? "integer" : "string")
-      + "') failed - got ARRAY";
+  if (values.size() > 1 && spec.kind != ParamSpec::Kind::list)
+    return "type check ('" +
+           std::string(spec.kind == ParamSpec::Kind::boolean   ? "boolean"
+                       : spec.kind == ParamSpec::Kind::integer ? "integer"
+                                                               : "string") +
+           "') failed - got ARRAY";
   const std::string v = values.empty() ? "" : values.back();
   switch (spec.kind) {
     case ParamSpec::Kind::boolean:
@@ -207,11 +226,13 @@ std::string check_value(const ParamSpec& spec, const std::vector<std::string>& v
       for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
       return "value '" + v + "' does not have a value in the enumeration '" + list + "'";
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 
-constexpr const char* kNotInSchema = "property is not defined in schema and the schema does not allow additional properties";
+constexpr const char* kNotInSchema =
+    "property is not defined in schema and the schema does not allow additional properties";
 
 void validate(const Params& params, const Schema& schema) {
   bj::object errors;
@@ -226,26 +247,34 @@ void validate(const Params& params, const Schema& schema) {
   if (!errors.empty()) param_error(std::move(errors));
 }
 
-ParamSpec boolean() { return {ParamSpec::Kind::boolean, LLONG_MIN, LLONG_MAX, {}}; }
-ParamSpec integer(long long lo, long long hi) { return {ParamSpec::Kind::integer, lo, hi, {}}; }
-ParamSpec text() { return {}; }
-ParamSpec list() { return {ParamSpec::Kind::list, LLONG_MIN, LLONG_MAX, {}}; }
+ParamSpec boolean() {
+  return {ParamSpec::Kind::boolean, LLONG_MIN, LLONG_MAX, {}};
+}
+ParamSpec integer(long long lo, long long hi) {
+  return {ParamSpec::Kind::integer, lo, hi, {}};
+}
+ParamSpec text() {
+  return {};
+}
+ParamSpec list() {
+  return {ParamSpec::Kind::list, LLONG_MIN, LLONG_MAX, {}};
+}
 
 // Config keys pvesim accepts on PUT/POST config, with the privilege each needs
 // (qemu-server's $check_vm_modify_config_perm).
 std::optional<std::string> privilege_for_key(const std::string& key) {
   static const std::map<std::string, std::string> fixed = {
-      {"name", "VM.Config.Options"},     {"description", "VM.Config.Options"}, {"onboot", "VM.Config.Options"},
-      {"tags", "VM.Config.Options"},     {"boot", "VM.Config.Options"},        {"ostype", "VM.Config.Options"},
-      {"protection", "VM.Config.Options"}, {"startup", "VM.Config.Options"},   {"agent", "VM.Config.Options"},
-      {"cores", "VM.Config.CPU"},        {"sockets", "VM.Config.CPU"},         {"cpu", "VM.Config.CPU"},
-      {"numa", "VM.Config.CPU"},         {"vcpus", "VM.Config.CPU"},           {"cpulimit", "VM.Config.CPU"},
-      {"cpuunits", "VM.Config.CPU"},     {"memory", "VM.Config.Memory"},       {"balloon", "VM.Config.Memory"},
-      {"shares", "VM.Config.Memory"},    {"hotplug", "VM.Config.HWType"},      {"machine", "VM.Config.HWType"},
-      {"bios", "VM.Config.HWType"},      {"scsihw", "VM.Config.HWType"},       {"vga", "VM.Config.HWType"},
-      {"tablet", "VM.Config.HWType"},    {"acpi", "VM.Config.HWType"},         {"kvm", "VM.Config.HWType"},
-      {"smbios1", "VM.Config.HWType"},   {"vmgenid", "VM.Config.HWType"},      {"meta", "VM.Config.Options"},
-      {"efidisk0", "VM.Config.Disk"},    {"ciuser", "VM.Config.Cloudinit"},    {"sshkeys", "VM.Config.Cloudinit"},
+      {"name", "VM.Config.Options"},       {"description", "VM.Config.Options"}, {"onboot", "VM.Config.Options"},
+      {"tags", "VM.Config.Options"},       {"boot", "VM.Config.Options"},        {"ostype", "VM.Config.Options"},
+      {"protection", "VM.Config.Options"}, {"startup", "VM.Config.Options"},     {"agent", "VM.Config.Options"},
+      {"cores", "VM.Config.CPU"},          {"sockets", "VM.Config.CPU"},         {"cpu", "VM.Config.CPU"},
+      {"numa", "VM.Config.CPU"},           {"vcpus", "VM.Config.CPU"},           {"cpulimit", "VM.Config.CPU"},
+      {"cpuunits", "VM.Config.CPU"},       {"memory", "VM.Config.Memory"},       {"balloon", "VM.Config.Memory"},
+      {"shares", "VM.Config.Memory"},      {"hotplug", "VM.Config.HWType"},      {"machine", "VM.Config.HWType"},
+      {"bios", "VM.Config.HWType"},        {"scsihw", "VM.Config.HWType"},       {"vga", "VM.Config.HWType"},
+      {"tablet", "VM.Config.HWType"},      {"acpi", "VM.Config.HWType"},         {"kvm", "VM.Config.HWType"},
+      {"smbios1", "VM.Config.HWType"},     {"vmgenid", "VM.Config.HWType"},      {"meta", "VM.Config.Options"},
+      {"efidisk0", "VM.Config.Disk"},      {"ciuser", "VM.Config.Cloudinit"},    {"sshkeys", "VM.Config.Cloudinit"},
   };
   if (auto it = fixed.find(key); it != fixed.end()) return it->second;
   static const std::regex disk_re("^(scsi|virtio|ide|sata|unused)\\d+$");
@@ -260,7 +289,7 @@ std::optional<std::string> privilege_for_key(const std::string& key) {
 
 // Config keys Proxmox types as integers or booleans come back as JSON numbers (check_type).
 bool is_numeric_key(const std::string& key) {
-  static const std::set<std::string> keys = {"cores", "sockets", "numa",   "onboot", "balloon", "shares",  "vcpus",
+  static const std::set<std::string> keys = {"cores", "sockets", "numa",   "onboot",   "balloon",    "shares",  "vcpus",
                                              "kvm",   "acpi",    "tablet", "template", "protection", "cpuunits"};
   return keys.contains(key);
 }
@@ -275,11 +304,11 @@ bj::value config_value(const std::string& key, const std::string& value) {
 // qemu-server PVE/QemuServer.pm `$fast_plug_option` (read at e6352be6): committed at any write to
 // a running VM, selected or not (pending sets only), plus every cloud-init option.
 bool is_fast_plug(const std::string& key) {
-  static const std::set<std::string> keys = {
-      "description", "hookscript", "lock",    "migrate_downtime", "migrate_speed", "name",
-      "onboot",      "protection", "shares",  "startup",          "tags",          "vmstatestorage",
-      "citype",      "ciuser",     "cipassword", "ciupgrade",     "cicustom",      "searchdomain",
-      "nameserver",  "sshkeys"};
+  static const std::set<std::string> keys = {"description",   "hookscript",   "lock",       "migrate_downtime",
+                                             "migrate_speed", "name",         "onboot",     "protection",
+                                             "shares",        "startup",      "tags",       "vmstatestorage",
+                                             "citype",        "ciuser",       "cipassword", "ciupgrade",
+                                             "cicustom",      "searchdomain", "nameserver", "sshkeys"};
   static const std::regex ipconfig("^ipconfig\\d+$");
   return keys.contains(key) || std::regex_match(key, ipconfig);
 }
@@ -354,7 +383,9 @@ std::string route_pattern(const std::vector<std::string>& seg) {
   return out.empty() ? "/" : out;
 }
 
-bool is_loopback_only_path(const std::string& s) { return s.starts_with("/pvesim"); }
+bool is_loopback_only_path(const std::string& s) {
+  return s.starts_with("/pvesim");
+}
 
 }  // namespace
 
@@ -562,7 +593,10 @@ struct Handlers {
       auto it = sim.tokens_.find(user + "!" + name);
       if (it == sim.tokens_.end()) throw AuthFailure{"no such token '" + name + "' for user '" + user + "'"};
       if (it->second.secret != secret) throw AuthFailure{"invalid token value!"};
-      return Caller{user, name, it->second.privileges};  // tokens skip CSRF
+      std::optional<Acl> user_acl;
+      if (auto u = sim.users_.find(user); u != sim.users_.end()) user_acl = u->second.acl;
+      if (user == "root@pam") user_acl = Acl{AclEntry{"/", kAllPrivileges, true}};
+      return Caller{user, name, it->second.acl, std::move(user_acl)};  // tokens skip CSRF
     }
     std::optional<std::string> ticket = cookie(header("cookie"), "PVEAuthCookie");
     if (!ticket && authorization.starts_with("PVEAuthCookie=")) ticket = authorization.substr(14);
@@ -578,17 +612,24 @@ struct Handlers {
     }
     auto u = sim.users_.find(user);
     if (u == sim.users_.end()) throw AuthFailure{"permission denied - invalid PVE ticket"};
-    return Caller{user, "", u->second.privileges};
+    return Caller{user, "", u->second.acl, std::nullopt};
   }
 
+  // RPCEnvironment.pm sub check / check_any: raise_perm_exc("$path, $priv") with the privileges
+  // joined by '|' for an any-of check.
   static void require(const Caller& c, const std::string& path, const std::string& priv) {
-    if (c.user == "root@pam" && c.tokenid.empty()) return;  // root@pam skips permission checks
-    if (!c.privileges.contains(priv)) throw HttpError{403, "Permission check failed (" + path + ", " + priv + ")", {}};
+    if (!c.has(path, priv)) throw HttpError{403, "Permission check failed (" + path + ", " + priv + ")", {}};
   }
 
-  static bool allowed(const Caller& c, const std::string& priv) {
-    return (c.user == "root@pam" && c.tokenid.empty()) || c.privileges.contains(priv);
+  static void require_any(const Caller& c, const std::string& path, const std::vector<std::string>& privs) {
+    const auto held = c.privileges(path);
+    if (std::ranges::any_of(privs, [&](const std::string& p) { return held.contains(p); })) return;
+    std::string joined;
+    for (const auto& p : privs) joined += (joined.empty() ? "" : "|") + p;
+    throw HttpError{403, "Permission check failed (" + path + ", " + joined + ")", {}};
   }
+
+  static bool allowed(const Caller& c, const std::string& path, const std::string& priv) { return c.has(path, priv); }
 
   void require_node(const std::string& node) {
     if (std::ranges::find(sim.cluster_.nodes, node) == sim.cluster_.nodes.end()) {
@@ -599,7 +640,8 @@ struct Handlers {
 
   Vm& vm_on(const std::string& node, const std::string& vmid_text) {
     static const std::regex vmid_re("^[1-9][0-9]{2,8}$");
-    if (!std::regex_match(vmid_text, vmid_re)) param_error("vmid", "invalid format - value does not look like a valid VM ID");
+    if (!std::regex_match(vmid_text, vmid_re))
+      param_error("vmid", "invalid format - value does not look like a valid VM ID");
     require_node(node);
     Vm* vm = sim.cluster_.find(std::stoi(vmid_text));
     if (vm == nullptr || vm->node != node || vm->type != "qemu") {
@@ -640,8 +682,10 @@ struct Handlers {
     if (m == "GET" && is({"nodes", "*", "qemu", "*", "pending"})) return get_pending(c, seg[1], seg[3], p);
     if (m == "GET" && is({"nodes", "*", "qemu", "*", "status", "current"})) return status_current(c, seg[1], seg[3], p);
     if (m == "POST" && is({"nodes", "*", "qemu", "*", "status", "*"})) return power(c, seg[1], seg[3], seg[5], p);
-    if (m == "GET" && is({"nodes", "*", "tasks", "*", "status"})) return task_status(seg[1], seg[3], p);
-    if (m == "GET" && is({"nodes", "*", "tasks", "*", "log"})) return task_log(seg[1], seg[3], p);
+    if (m == "GET" && is({"nodes", "*", "tasks"})) return task_list(c, seg[1], p);
+    if (m == "GET" && is({"nodes", "*", "tasks", "*", "status"})) return task_status(c, seg[1], seg[3], p);
+    if (m == "GET" && is({"nodes", "*", "tasks", "*", "log"})) return task_log(c, seg[1], seg[3], p);
+    if (m == "GET" && is({"cluster", "sdn", "vnets"})) return sdn_vnets(c, p);
 
     std::string rel;
     for (const auto& s : seg) rel += "/" + s;
@@ -651,8 +695,14 @@ struct Handlers {
   // ---- access ----------------------------------------------------------------------------------
 
   ApiResponse login(Params& p) {
-    validate(p, {{"username", text()}, {"password", text()}, {"realm", text()}, {"otp", text()},
-                 {"path", text()}, {"privs", text()}, {"new-format", boolean()}, {"tfa-challenge", text()}});
+    validate(p, {{"username", text()},
+                 {"password", text()},
+                 {"realm", text()},
+                 {"otp", text()},
+                 {"path", text()},
+                 {"privs", text()},
+                 {"new-format", boolean()},
+                 {"tfa-challenge", text()}});
     std::string username = single(p, "username").value_or("");
     const std::string password = single(p, "password").value_or("");
     if (auto realm = single(p, "realm"); realm && username.find('@') == std::string::npos) username += "@" + *realm;
@@ -689,24 +739,32 @@ struct Handlers {
   // tokens; another user needs Sys.Audit on /access. root@pam holds every privilege. pvesim's
   // privileges are one set per user or token, not ACLs by path: each path shows that set, as if
   // granted on / with propagation (path ACLs, pools and privsep intersection: tests/pvesim/README.md).
+  // pve-access-control src/PVE/API2/AccessControl.pm, method permissions: with `path`, the
+  // privileges there; without, get_effective_permissions over the fixed top paths and every ACL
+  // path, keeping those where something is set.
   ApiResponse permissions(const Caller& c, Params& p) {
     validate(p, {{"path", text()}, {"userid", text()}});
-    const std::string self = c.tokenid.empty() ? c.user : c.user + "!" + c.tokenid;
-    if (auto who = single(p, "userid"); who && *who != self && !who->starts_with(c.user + "!")) {
+    if (auto who = single(p, "userid"); who && *who != c.full_id() && !who->starts_with(c.user + "!")) {
       require(c, "/access", "Sys.Audit");
     }
-    static const std::set<std::string> kAdministrator{
-        "Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.Audit", "Permissions.Modify", "Pool.Allocate",
-        "Pool.Audit", "SDN.Allocate", "SDN.Audit", "SDN.Use", "Sys.Audit", "Sys.Console", "Sys.Modify",
-        "Sys.PowerMgmt", "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone", "VM.Config.CDROM",
-        "VM.Config.CPU", "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory",
-        "VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.Migrate", "VM.Monitor", "VM.PowerMgmt"};
-    const bool root = c.user == "root@pam" && c.tokenid.empty();
-    bj::object privs;
-    for (const auto& priv : root ? kAdministrator : c.privileges) privs[priv] = 1;
-    const std::string path = single(p, "path").value_or("/");
+    auto entry = [&](const std::string& path) {
+      bj::object privs;
+      for (const auto& [priv, propagate] : c.privileges(path)) privs[priv] = propagate ? 1 : 0;
+      return privs;
+    };
     bj::object out;
-    if (!privs.empty()) out[path] = std::move(privs);
+    if (auto path = single(p, "path")) {
+      out[*path] = entry(*path);
+      return data_response(std::move(out));
+    }
+    std::set<std::string> paths{"/", "/access", "/access/groups", "/nodes", "/pool", "/sdn", "/storage", "/vms"};
+    for (const Acl* acl : {&c.acl, c.user_acl ? &*c.user_acl : nullptr}) {
+      if (acl == nullptr) continue;
+      for (const auto& e : *acl) paths.insert(normalize_acl_path(e.path));
+    }
+    for (const auto& path : paths) {
+      if (auto privs = entry(path); !privs.empty()) out[path] = std::move(privs);
+    }
     return data_response(std::move(out));
   }
 
@@ -717,9 +775,12 @@ struct Handlers {
   }
 
   bj::object node_entry(const std::string& node) {
-    return bj::object{{"id", "node/" + node}, {"type", "node"},     {"node", node},     {"status", "online"},
-                      {"cpu", 0.03},          {"maxcpu", 16},       {"mem", 8589934592LL}, {"maxmem", 68719476736LL},
-                      {"disk", 3221225472LL}, {"maxdisk", 100931731456LL}, {"uptime", 864000}, {"level", ""}};
+    return bj::object{{"id", "node/" + node}, {"type", "node"},
+                      {"node", node},         {"status", "online"},
+                      {"cpu", 0.03},          {"maxcpu", 16},
+                      {"mem", 8589934592LL},  {"maxmem", 68719476736LL},
+                      {"disk", 3221225472LL}, {"maxdisk", 100931731456LL},
+                      {"uptime", 864000},     {"level", ""}};
   }
 
   ApiResponse nodes(Params& p) {
@@ -762,15 +823,15 @@ struct Handlers {
       return it == c.end() ? fallback : it->second;
     };
     const long long mem_mb = std::atoll(get("memory", "512").c_str());
-    const long long cores = std::max(1LL, std::atoll(get("cores", "1").c_str())) *
-                            std::max(1LL, std::atoll(get("sockets", "1").c_str()));
+    const long long cores =
+        std::max(1LL, std::atoll(get("cores", "1").c_str())) * std::max(1LL, std::atoll(get("sockets", "1").c_str()));
     bj::object e;
     e["id"] = vm.type + "/" + std::to_string(vm.vmid);
     e["type"] = vm.type;
     e["vmid"] = vm.vmid;
     e["node"] = vm.node;
     e["name"] = vm.type == "lxc" ? get("hostname", "CT" + std::to_string(vm.vmid))
-                                  : get("name", "VM " + std::to_string(vm.vmid));
+                                 : get("name", "VM " + std::to_string(vm.vmid));
     e["status"] = vm.running ? "running" : "stopped";
     e["template"] = 0;
     e["maxcpu"] = cores;
@@ -823,7 +884,7 @@ struct Handlers {
     if (type.empty() || type == "vm") {
       for (const auto& [vmid, vm] : sim.cluster_.vms) {
         // entries without VM.Audit are left out
-        if (!allowed(c, "VM.Audit")) continue;
+        if (!allowed(c, "/vms/" + std::to_string(vmid), "VM.Audit")) continue;
         auto e = guest_entry(*vm, taps_of(*vm, devices));
         if (sim.options_.pvestatd_interval_ms > 0) e["status"] = vm->sampled_status.value_or("unknown");
         out.push_back(std::move(e));
@@ -839,7 +900,7 @@ struct Handlers {
     std::map<std::string, NetDev> devices;
     bj::array out;
     for (const auto& [vmid, vm] : sim.cluster_.vms) {
-      if (vm->node != node || vm->type != "qemu" || !allowed(c, "VM.Audit")) continue;
+      if (vm->node != node || vm->type != "qemu" || !allowed(c, "/vms/" + std::to_string(vmid), "VM.Audit")) continue;
       auto e = guest_entry(*vm, taps_of(*vm, devices));
       e["cpus"] = e["maxcpu"];
       if (vm->running) {
@@ -857,7 +918,8 @@ struct Handlers {
     require_node(node);
     bj::array out;
     for (const auto& [vmid, vm] : sim.cluster_.vms) {
-      if (vm->node == node && vm->type == "lxc" && allowed(c, "VM.Audit")) out.push_back(guest_entry(*vm, {}));
+      if (vm->node == node && vm->type == "lxc" && allowed(c, "/vms/" + std::to_string(vmid), "VM.Audit"))
+        out.push_back(guest_entry(*vm, {}));
     }
     return data_response(std::move(out));
   }
@@ -867,7 +929,8 @@ struct Handlers {
     std::lock_guard lock(sim.mutex_);
     audited_vm(c, node, vmid);
     bj::array out;
-    for (const char* s : {"config", "pending", "status", "unlink", "vncproxy"}) out.push_back(bj::object{{"subdir", s}});
+    for (const char* s : {"config", "pending", "status", "unlink", "vncproxy"})
+      out.push_back(bj::object{{"subdir", s}});
     return data_response(std::move(out));
   }
 
@@ -893,8 +956,8 @@ struct Handlers {
       if (--it->after_reads > 0) return;
       edits.erase(it);
       ++sim.concurrent_edits_done_;
-      vm.conf["description"] = "edited by another admin (pvesim concurrent edit " +
-                               std::to_string(sim.concurrent_edits_done_) + ")";
+      vm.conf["description"] =
+          "edited by another admin (pvesim concurrent edit " + std::to_string(sim.concurrent_edits_done_) + ")";
       return;
     }
   }
@@ -992,10 +1055,12 @@ struct Handlers {
     // Newlines become spaces in the exit status (RESTEnvironment.pm).
     std::ranges::replace(exitstatus, '\n', ' ');
     while (!exitstatus.empty() && exitstatus.back() == ' ') exitstatus.pop_back();
-    t.log.push_back(exitstatus == "OK" ? "TASK OK" : exitstatus.starts_with("WARNINGS") ? "TASK " + exitstatus
-                                                                                           : "TASK ERROR: " + exitstatus);
+    t.log.push_back(exitstatus == "OK"                   ? "TASK OK"
+                    : exitstatus.starts_with("WARNINGS") ? "TASK " + exitstatus
+                                                         : "TASK ERROR: " + exitstatus);
     t.exitstatus = exitstatus;
     t.running = false;
+    t.endtime = now();
   }
 
   void task_log_line(const std::string& upid, const std::string& line) {
@@ -1021,15 +1086,26 @@ struct Handlers {
     sim.threads_.emplace_back(std::move(fn));
   }
 
-  ApiResponse task_status(const std::string& node, const std::string& upid, Params& p) {
-    validate(p, {{"node", text()}, {"upid", text()}});
-    std::lock_guard lock(sim.mutex_);
+  // pve-manager PVE/API2/Tasks.pm $check_task_user: a token sees only its own tasks, a user its
+  // own and its tokens'.
+  static bool owns(const Caller& c, const Task& t) {
+    if (!t.tokenid.empty()) return c.full_id() == t.user + "!" + t.tokenid || c.full_id() == t.user;
+    return c.full_id() == t.user;
+  }
+
+  // The task of a status or log request, with read_task_log's / read_task_status's check:
+  // Sys.Audit on /nodes/NODE unless the caller owns the task. Caller holds sim.mutex_.
+  const Task& readable_task(const Caller& c, const std::string& node, const std::string& upid) {
     static const std::regex upid_re(
         R"(^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s]+):([^:\s]*):([^:\s]+):$)");
-    if (!std::regex_match(upid, upid_re)) param_error("upid", "unable to parse worker upid '" + upid + "'");
+    if (!std::regex_match(upid, upid_re)) param_error("upid", "unable to parse worker upid");
     auto it = sim.tasks_.find(upid);
     if (it == sim.tasks_.end() || it->second.node != node) param_error("upid", "no such task");
-    const Task& t = it->second;
+    if (!owns(c, it->second)) require(c, "/nodes/" + node, "Sys.Audit");
+    return it->second;
+  }
+
+  static bj::object task_entry(const Task& t) {
     bj::object o;
     o["upid"] = t.upid;
     o["node"] = t.node;
@@ -1040,24 +1116,181 @@ struct Handlers {
     o["id"] = t.id;
     o["user"] = t.user;
     if (!t.tokenid.empty()) o["tokenid"] = t.tokenid;
+    return o;
+  }
+
+  ApiResponse task_status(const Caller& c, const std::string& node, const std::string& upid, Params& p) {
+    validate(p, {{"node", text()}, {"upid", text()}});
+    std::lock_guard lock(sim.mutex_);
+    const Task& t = readable_task(c, node, upid);
+    bj::object o = task_entry(t);
     o["status"] = t.running ? "running" : "stopped";
     if (!t.running) o["exitstatus"] = t.exitstatus;
     return data_response(std::move(o));
   }
 
-  ApiResponse task_log(const std::string& node, const std::string& upid, Params& p) {
-    validate(p, {{"node", text()}, {"upid", text()}, {"start", integer(0, LLONG_MAX)}, {"limit", integer(0, LLONG_MAX)},
+  // pve-common PVE/Tools.pm dump_logfile: lines numbered from 1, `start` skipped, `limit` taken
+  // (0: all), "no content" for an empty log; the reply's `total` is the number of lines.
+  ApiResponse task_log(const Caller& c, const std::string& node, const std::string& upid, Params& p) {
+    validate(p, {{"node", text()},
+                 {"upid", text()},
+                 {"start", integer(0, LLONG_MAX)},
+                 {"limit", integer(0, LLONG_MAX)},
                  {"download", boolean()}});
     std::lock_guard lock(sim.mutex_);
-    auto it = sim.tasks_.find(upid);
-    if (it == sim.tasks_.end() || it->second.node != node) param_error("upid", "no such task");
+    const Task& t = readable_task(c, node, upid);
+    const long long start = std::stoll(single(p, "start").value_or("0"));
+    long long limit = std::stoll(single(p, "limit").value_or("50"));
+    const bool all = limit == 0;
     bj::array out;
-    int n = 1;
-    for (const auto& line : it->second.log) out.push_back(bj::object{{"n", n++}, {"t", line}});
+    long long n = 0;
+    for (const auto& line : t.log) {
+      if (n++ < start) continue;
+      if (!all && limit-- <= 0) continue;
+      out.push_back(bj::object{{"n", n}, {"t", line}});
+    }
+    if (n == 0) {
+      n = 1;
+      out.push_back(bj::object{{"n", 1}, {"t", "no content"}});
+    }
+    return data_response_with(std::move(out), {{"total", n}});
+  }
+
+  // GET /nodes/{node}/tasks (pve-manager PVE/API2/Tasks.pm, node_tasks): running tasks only with
+  // source=active|all (status RUNNING), finished ones (source archive|all, the default archive)
+  // newest first with endtime and status (the exit text); other users' tasks only with
+  // Sys.Audit on /nodes/NODE. `total` counts every match, `start`/`limit` page them.
+  ApiResponse task_list(const Caller& c, const std::string& node, Params& p) {
+    const ParamSpec source_spec{ParamSpec::Kind::enumeration, 0, 0, {"archive", "active", "all"}};
+    validate(p, {{"node", text()},
+                 {"start", integer(0, LLONG_MAX)},
+                 {"limit", integer(0, LLONG_MAX)},
+                 {"userfilter", text()},
+                 {"typefilter", text()},
+                 {"vmid", integer(100, 999999999)},
+                 {"errors", boolean()},
+                 {"source", source_spec},
+                 {"since", integer(LLONG_MIN, LLONG_MAX)},
+                 {"until", integer(LLONG_MIN, LLONG_MAX)},
+                 {"statusfilter", text()}});
+    std::lock_guard lock(sim.mutex_);
+    require_node(node);
+    const long long start = std::stoll(single(p, "start").value_or("0"));
+    long long limit = std::stoll(single(p, "limit").value_or("50"));
+    const std::string source = single(p, "source").value_or("archive");
+    const auto userfilter = single(p, "userfilter");
+    const auto typefilter = single(p, "typefilter");
+    const auto vmid = single(p, "vmid");
+    const auto since = single(p, "since");
+    const auto until = single(p, "until");
+    const bool errors = single(p, "errors").value_or("0") == "1";
+    std::set<std::string> wanted{"ok", "warning", "error", "unknown"};
+    if (auto sf = single(p, "statusfilter"); sf && !errors) {
+      wanted.clear();
+      for (const auto& item : split_list(*sf)) {
+        std::string lower = item;
+        std::ranges::transform(lower, lower.begin(),
+                               [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (lower != "ok" && lower != "warning" && lower != "error" && lower != "unknown") {
+          param_error("statusfilter", "invalid format - value '" + item +
+                                          "' does not have a value in the enumeration 'ok, warning, error, unknown'");
+        }
+        wanted.insert(lower);
+      }
+    } else if (errors) {
+      wanted.erase("ok");
+    }
+    const bool auditor = c.has("/nodes/" + node, "Sys.Audit");
+    auto lower = [](std::string v) {
+      std::ranges::transform(v, v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      return v;
+    };
+    long long count = 0;
+    auto keep = [&](const Task& t, const std::string& status) {
+      if (t.node != node) return false;
+      if (userfilter && lower(t.user).find(lower(*userfilter)) == std::string::npos) return false;
+      if (!(auditor || owns(c, t))) return false;
+      if (typefilter && t.type != *typefilter) return false;
+      if (vmid && t.id != *vmid) return false;
+      if (since && t.starttime < std::stoll(*since)) return false;
+      if (until && t.starttime > std::stoll(*until)) return false;
+      if (!wanted.contains(status_type(status))) return false;
+      if (count++ < start) return false;
+      return limit > 0;
+    };
+    // Newest first, as the archive is read backwards; UPIDs of one second sort by their pid.
+    std::vector<const Task*> tasks;
+    for (const auto& [upid, t] : sim.tasks_) tasks.push_back(&t);
+    std::ranges::sort(tasks, [](const Task* a, const Task* b) {
+      return std::tie(a->starttime, a->pstart) > std::tie(b->starttime, b->pstart);
+    });
+    bj::array out;
+    if (source == "active" || source == "all") {
+      for (const Task* t : tasks) {
+        if (!t->running || !keep(*t, "")) continue;
+        bj::object o = task_entry(*t);
+        o["status"] = "RUNNING";
+        out.push_back(std::move(o));
+        --limit;
+      }
+    }
+    if (source != "active") {
+      for (const Task* t : tasks) {
+        if (t->running || !keep(*t, t->exitstatus)) continue;
+        bj::object o = task_entry(*t);
+        o["endtime"] = t->endtime;
+        o["status"] = t->exitstatus;
+        out.push_back(std::move(o));
+        --limit;
+      }
+    }
+    return data_response_with(std::move(out), {{"total", count}});
+  }
+
+  // pve-common PVE/UPID.pm normalize_status_type.
+  static std::string status_type(const std::string& status) {
+    if (status.empty() || status == "unexpected status") return "unknown";
+    if (status == "OK") return "ok";
+    static const std::regex warnings_re(R"(^WARNINGS: \d+$)");
+    if (std::regex_match(status, warnings_re)) return "warning";
+    return "error";
+  }
+
+  // GET /cluster/sdn/vnets (pve-network src/PVE/API2/Network/SDN/Vnets.pm, index): the VNets whose
+  // /sdn/zones/ZONE/VNET path the caller holds SDN.Audit or SDN.Allocate on.
+  ApiResponse sdn_vnets(const Caller& c, Params& p) {
+    validate(p, {{"running", boolean()}, {"pending", boolean()}});
+    std::lock_guard lock(sim.mutex_);
+    bj::array out;
+    for (const auto& [vnet, zone] : sim.cluster_.sdn_vnets) {
+      const auto held = c.privileges("/sdn/zones/" + zone + "/" + vnet);
+      if (!held.contains("SDN.Audit") && !held.contains("SDN.Allocate")) continue;
+      out.push_back(bj::object{{"vnet", vnet}, {"zone", zone}, {"type", "vnet"}});
+    }
     return data_response(std::move(out));
   }
 
   // ---- config writes -------------------------------------------------------------------------------
+
+  // qemu-server PVE/QemuServer.pm sub check_bridge_access → pve-guest-common
+  // PVE/GuestHelpers.pm sub check_vnet_access: SDN.Use on the bridge's zone path (an SDN VNet's
+  // zone, else localnetwork), per tag or trunk VLAN; root@pam is not checked. Caller holds sim.mutex_.
+  void check_bridge_access(const Caller& c, const std::string& net_value) {
+    if (c.is_root()) return;
+    auto parsed = parse_net("net0", net_value).value;
+    if (!parsed) return;
+    auto field = [&](const char* name) {
+      auto it = parsed->fields.find(name);
+      return it == parsed->fields.end() ? std::string() : it->second;
+    };
+    const std::string bridge = field("bridge");
+    if (bridge.empty()) return;
+    auto zone = sim.cluster_.sdn_vnets.find(bridge);
+    for (const auto& path : vnet_access_paths(zone == sim.cluster_.sdn_vnets.end() ? "localnetwork" : zone->second,
+                                              bridge, field("tag"), field("trunks"))) {
+      require(c, path, "SDN.Use");
+    }
+  }
 
   struct Change {
     Config set;
@@ -1085,9 +1318,15 @@ struct Handlers {
   }
 
   ApiResponse update_config(const Caller& c, const std::string& node, const std::string& vmid, Params& p, bool async) {
-    Schema meta = {{"node", text()},      {"vmid", text()},       {"digest", text()}, {"delete", list()},
+    Schema meta = {{"node", text()},   {"vmid", text()},        {"digest", text()},  {"delete", list()},
                    {"revert", list()}, {"skiplock", boolean()}, {"force", boolean()}};
     if (async) meta["background_delay"] = integer(1, 30);
+    // The method's own check runs before parameters are looked at (pve-manager PVE/HTTPServer.pm
+    // rest_handler → check_api2_permissions): update_vm/update_vm_async declare
+    // ['perm', '/vms/{vmid}', $vm_config_perm_list, any => 1] (qemu-server PVE/API2/Qemu.pm).
+    require_any(c, "/vms/" + vmid,
+                {"VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network",
+                 "VM.Config.HWType", "VM.Config.Options", "VM.Config.Cloudinit"});
     Change ch;
     bj::object errors;
     for (const auto& [k, values] : p) {
@@ -1162,14 +1401,16 @@ struct Handlers {
       keys.insert(keys.end(), ch.remove.begin(), ch.remove.end());
       keys.insert(keys.end(), ch.revert.begin(), ch.revert.end());
       for (const auto& k : keys) require(c, path, *privilege_for_key(k));
+      // check_bridge_access on the new values ($update_vm_api), then, in $updatefn, on the value
+      // in effect of every netN set or deleted (qemu-server PVE/API2/Qemu.pm).
       for (const auto& [k, v] : ch.set) {
-        if (!is_net_key(k)) continue;
-        auto parsed = parse_net(k, v).value;
-        if (auto b = parsed->fields.find("bridge"); b != parsed->fields.end()) {
-          require(c, "/sdn/zones/localnetwork/" + b->second, "SDN.Use");
-        }
+        if (is_net_key(k)) check_bridge_access(c, v);
       }
       check_digest_and_lock(*vm_ptr, ch);
+      for (const auto& k : keys) {
+        if (std::ranges::find(ch.revert, k) != ch.revert.end() || !is_net_key(k)) continue;
+        if (auto old = vm_ptr->conf.find(k); old != vm_ptr->conf.end()) check_bridge_access(c, old->second);
+      }
     }
     Vm& vm = *vm_ptr;
     if (!async) {
@@ -1379,28 +1620,53 @@ struct Handlers {
     } else if (action == "reboot") {
       type = "qmreboot";
     } else {
-      throw HttpError{501, "Method 'POST /nodes/" + node + "/qemu/" + vmid + "/status/" + action + "' not implemented", {}};
+      throw HttpError{
+          501, "Method 'POST /nodes/" + node + "/qemu/" + vmid + "/status/" + action + "' not implemented", {}};
+    }
+    {
+      // ['perm', '/vms/{vmid}', ['VM.PowerMgmt']], checked before the parameters (HTTPServer.pm).
+      std::lock_guard lock(sim.mutex_);
+      require(c, "/vms/" + vmid, "VM.PowerMgmt");
     }
     validate(p, schema);
-    const bool skiplock = single(p, "skiplock").value_or("0") == "1";
-    if (skiplock && !(c.user == "root@pam" && c.tokenid.empty())) {
-      param_error("skiplock", "Only root may use this option.");
-    }
+    PowerRequest req;
+    req.type = type;
+    req.skiplock = single(p, "skiplock").value_or("0") == "1";
+    req.force_stop = single(p, "forceStop").value_or("0") == "1";
+    if (auto t = single(p, "timeout")) req.timeout_s = std::stoll(*t);
+    if (req.skiplock && !c.is_root()) param_error("skiplock", "Only root may use this option.");
     Vm* vm_ptr = nullptr;
-    std::string upid;
     {
       std::lock_guard lock(sim.mutex_);
       vm_ptr = &vm_on(node, vmid);
-      require(c, "/vms/" + vmid, "VM.PowerMgmt");
       if (type == "qmreboot" && !vm_ptr->running) die("VM " + vmid + " not running");
-      upid = new_task(c, node, type, vm_ptr->vmid).upid;
+      req.upid = new_task(c, node, type, vm_ptr->vmid).upid;
     }
     Vm& vm = *vm_ptr;
-    spawn([&s = sim, &vm, type, upid, skiplock] { Handlers{s}.run_power_task(vm, type, upid, skiplock); });
+    const std::string upid = req.upid;
+    spawn([&s = sim, &vm, req] { Handlers{s}.run_power_task(vm, req); });
     return data_response(bj::value(upid));
   }
 
-  void run_power_task(Vm& vm, const std::string& type, const std::string& upid, bool skiplock) {
+  struct PowerRequest {
+    std::string type;  // qmstart, qmshutdown, qmstop, qmreboot
+    std::string upid;
+    bool skiplock = false;
+    bool force_stop = false;             // shutdown: stop the VM when the timeout passes
+    std::optional<long long> timeout_s;  // shutdown/reboot: how long to wait for the guest
+  };
+
+  // Waits up to `seconds` (in short steps, so that a stopping pvesim does not wait it out).
+  void wait_seconds(long long seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!sim.stopping_ && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  void run_power_task(Vm& vm, const PowerRequest& req) {
+    const std::string& type = req.type;
+    const std::string& upid = req.upid;
     std::this_thread::sleep_for(std::chrono::milliseconds(sim.options_.task_duration_ms));
     const std::string vmid = std::to_string(vm.vmid);
     {
@@ -1415,11 +1681,13 @@ struct Handlers {
       return finish_task(upid, "can't lock file '/var/lock/qemu-server/lock-" + vmid + ".conf' - got timeout");
     }
     std::string hook, json;
+    bool ignores_shutdown = false;
+    long long shutdown_timeout = 60;
     // Lock check, state check and pending application under the state mutex.
     std::optional<std::string> early;
     {
       std::lock_guard lock(sim.mutex_);
-      if (!skiplock) {
+      if (!req.skiplock) {
         if (auto l = vm.conf.find("lock"); l != vm.conf.end()) early = "VM is locked (" + l->second + ")";
       }
       if (!early) {
@@ -1435,10 +1703,24 @@ struct Handlers {
       }
       hook = vm.hook;
       json = hook_json(vm, vm.conf);
+      ignores_shutdown = vm.ignores_shutdown;
+      shutdown_timeout = req.timeout_s.value_or(startup_down(vm.conf).value_or(60));
     }
     if (early) return finish_task(upid, *early);
 
-    const std::string event = type == "qmstart" ? "start" : type == "qmstop" ? "stop" : "shutdown";
+    // _do_vm_stop with $shutdown (qemu-server PVE/QemuServer.pm): system_powerdown, then wait
+    // `timeout` s (the request's, else startup down=, else 60). A guest that does not power down
+    // fails the task with "VM quit/powerdown failed - got timeout" and keeps running, unless
+    // forceStop (shutdown only) stops it with a warning.
+    bool forced = false;
+    if ((type == "qmshutdown" || type == "qmreboot") && ignores_shutdown) {
+      wait_seconds(shutdown_timeout);
+      if (!(type == "qmshutdown" && req.force_stop)) return finish_task(upid, "VM quit/powerdown failed - got timeout");
+      task_log_line(upid, "VM quit/powerdown failed - terminating now with SIGTERM");
+      forced = true;
+    }
+
+    const std::string event = type == "qmstart" ? "start" : (type == "qmstop" || forced) ? "stop" : "shutdown";
     if (!hook.empty()) {
       task_log_line(upid, "running hook: " + event);
       auto r = run_hook(hook, event, vm.vmid, json, "", sim.options_.hook_timeout);
@@ -1451,34 +1733,32 @@ struct Handlers {
       vm.pid = vm.running ? 20000 + (++sim.next_pid_ % 100000) : 0;
       if (vm.running) vm.started_at = now();
     }
-    if (type != "qmreboot") return finish_task(upid, "OK");
+    if (type != "qmreboot") return finish_task(upid, forced ? "WARNINGS: 1" : "OK");
 
-    // The reboot task ends with the shutdown; the VM comes back afterwards, as qmeventd starts it.
+    // The reboot task ends with the shutdown (vm_reboot). QEMU's exit reaches qmeventd, which runs
+    // `qm cleanup`; that finds the reboot request and calls vm_start as root@pam: a separate
+    // qmstart task, whose failure is recorded there only (qemu-server PVE/CLI/qm.pm, cleanup).
     finish_task(upid, "OK");
     file.unlock();
     std::this_thread::sleep_for(std::chrono::milliseconds(sim.options_.boot_delay_ms));
-    std::unique_lock again(vm.file_lock, std::defer_lock);
-    if (!again.try_lock_for(std::chrono::seconds(10))) {
-      std::cerr << "pvesim: VM " << vmid << " not restarted after reboot: config lock timeout\n";
-      return;
-    }
+    PowerRequest start;
+    start.type = "qmstart";
     {
       std::lock_guard lock(sim.mutex_);
-      apply_pending(vm);
-      hook = vm.hook;
-      json = hook_json(vm, vm.conf);
+      start.upid = new_task(Caller{"root@pam", "", {}, std::nullopt}, vm.node, "qmstart", vm.vmid).upid;
     }
-    if (!hook.empty()) {
-      auto r = run_hook(hook, "start", vm.vmid, json, "", sim.options_.hook_timeout);
-      if (!r.ok) {
-        std::cerr << "pvesim: VM " << vmid << " did not start again after reboot: " << r.last_error_line << "\n";
-        return;
-      }
-    }
-    std::lock_guard lock(sim.mutex_);
-    vm.running = true;
-    vm.pid = 20000 + (++sim.next_pid_ % 100000);
-    vm.started_at = now();
+    run_power_task(vm, start);
+  }
+
+  // The `down` of a VM's `startup` option (order=N,up=N,down=N), as _do_vm_stop reads it.
+  static std::optional<long long> startup_down(const Config& conf) {
+    auto it = conf.find("startup");
+    if (it == conf.end()) return std::nullopt;
+    static const std::regex down_re(R"((?:^|,)down=(\d+)(?:,|$))");
+    std::smatch m;
+    if (!std::regex_search(it->second, m, down_re)) return std::nullopt;
+    const long long v = std::stoll(m[1]);
+    return v > 0 ? std::optional<long long>(v) : std::nullopt;
   }
 
   // ---- admin (/pvesim/...) --------------------------------------------------------------------------
@@ -1515,8 +1795,10 @@ struct Handlers {
     Vm* vm = sim.cluster_.find(std::stoi(seg[2]));
     if (vm == nullptr) throw HttpError{404, "no guest " + seg[2], {}};
     if ((advance || set) && sim.net_devs_.real(vm->node)) {
-      throw HttpError{409, "node " + vm->node + " has real taps (--node-net-dev " + *sim.net_devs_.path(vm->node) +
-                               "): only bytes through them move their counters", {}};
+      throw HttpError{409,
+                      "node " + vm->node + " has real taps (--node-net-dev " + *sim.net_devs_.path(vm->node) +
+                          "): only bytes through them move their counters",
+                      {}};
     }
     if (advance || set) {
       if (auto err = change_synthetic_taps(*vm, body, advance); !err.empty()) throw HttpError{400, err, {}};
@@ -1601,9 +1883,8 @@ struct Handlers {
       std::lock_guard lock(sim.mutex_);
       bj::array out;
       for (const auto& [upid, t] : sim.tasks_) {
-        out.push_back(bj::object{{"upid", upid},
-                                 {"status", t.running ? "running" : "stopped"},
-                                 {"exitstatus", t.exitstatus}});
+        out.push_back(
+            bj::object{{"upid", upid}, {"status", t.running ? "running" : "stopped"}, {"exitstatus", t.exitstatus}});
       }
       return data_response(std::move(out));
     }
@@ -1656,6 +1937,15 @@ struct Handlers {
         vm->hook = h.is_null() ? "" : std::string(h.as_string());
         return data_response(nullptr);
       }
+      if (seg[3] == "guest" && m == "PUT") {  // how the guest OS behaves: {"ignores_shutdown": bool}
+        auto body = json_body(req);
+        if (auto* i = body.as_object().if_contains("ignores_shutdown"); i && i->is_bool()) {
+          vm->ignores_shutdown = i->as_bool();
+        } else {
+          throw HttpError{400, "want {\"ignores_shutdown\": true|false}", {}};
+        }
+        return data_response(nullptr);
+      }
     }
     throw HttpError{404, "unknown pvesim admin call " + m + " " + req.target, {}};
   }
@@ -1670,7 +1960,57 @@ Simulator::Simulator(Cluster cluster, SimOptions options, Faults faults, std::ui
       faults_(std::move(faults)),
       rng_(seed) {}
 
-Simulator::~Simulator() { wait_for_tasks(); }
+Simulator::~Simulator() {
+  stopping_ = true;
+  wait_for_tasks();
+}
+
+std::map<std::string, bool> Simulator::Caller::privileges(const std::string& path) const {
+  // root@pam has the Administrator role everywhere (RPCEnvironment.pm sub permissions).
+  static const std::set<std::string> kAdministrator{"Datastore.Allocate",
+                                                    "Datastore.AllocateSpace",
+                                                    "Datastore.Audit",
+                                                    "Permissions.Modify",
+                                                    "Pool.Allocate",
+                                                    "Pool.Audit",
+                                                    "SDN.Allocate",
+                                                    "SDN.Audit",
+                                                    "SDN.Use",
+                                                    "Sys.Audit",
+                                                    "Sys.Console",
+                                                    "Sys.Modify",
+                                                    "Sys.PowerMgmt",
+                                                    "VM.Allocate",
+                                                    "VM.Audit",
+                                                    "VM.Backup",
+                                                    "VM.Clone",
+                                                    "VM.Config.CDROM",
+                                                    "VM.Config.CPU",
+                                                    "VM.Config.Cloudinit",
+                                                    "VM.Config.Disk",
+                                                    "VM.Config.HWType",
+                                                    "VM.Config.Memory",
+                                                    "VM.Config.Network",
+                                                    "VM.Config.Options",
+                                                    "VM.Console",
+                                                    "VM.Migrate",
+                                                    "VM.Monitor",
+                                                    "VM.PowerMgmt"};
+  std::map<std::string, bool> out;
+  if (is_root()) {
+    for (const auto& p : kAdministrator) out[p] = true;
+    return out;
+  }
+  out = privileges_at(acl, path);
+  if (tokenid.empty() || !user_acl) return out;
+  // A privilege-separated token: the intersection with its user's, propagated where both are.
+  const auto theirs = privileges_at(*user_acl, path);
+  std::map<std::string, bool> both;
+  for (const auto& [priv, propagate] : out) {
+    if (auto it = theirs.find(priv); it != theirs.end()) both[priv] = propagate && it->second;
+  }
+  return both;
+}
 
 void Simulator::add_token(Token token) {
   std::lock_guard lock(mutex_);

@@ -1,13 +1,15 @@
 #pragma once
 // The Proxmox VE API semantics pvesim serves, independent of HTTP plumbing: request in, response
 // out. Handlers may block (config lock, hooks); the server calls them off its I/O threads.
-#include <boost/json/value.hpp>
 #include <atomic>
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -108,22 +110,31 @@ class Simulator {
     std::int64_t pid = 0;
     std::int64_t pstart = 0;
     std::int64_t starttime = 0;
+    std::int64_t endtime = 0;
     bool running = true;
     std::string exitstatus;
     std::vector<std::string> log;
   };
 
   struct Caller {
-    std::string user;     // user@realm
-    std::string tokenid;  // "" for tickets
-    std::set<std::string> privileges;
+    std::string user;             // user@realm
+    std::string tokenid;          // "" for tickets
+    Acl acl;                      // the token's own entries, or the user's
+    std::optional<Acl> user_acl;  // a token's user's entries, when that user is defined (--user)
+
+    bool is_root() const { return user == "root@pam" && tokenid.empty(); }
+    std::string full_id() const { return tokenid.empty() ? user : user + "!" + tokenid; }
+    // Privilege -> propagated, on `path` (pve-access-control RPCEnvironment.pm, sub permissions).
+    std::map<std::string, bool> privileges(const std::string& path) const;
+    bool has(const std::string& path, const std::string& priv) const { return privileges(path).contains(priv); }
   };
 
  private:
   friend struct Handlers;
 
   Cluster cluster_;
-  std::chrono::steady_clock::time_point next_sample_{};  // pvestatd's next sample (unset: one interval after the first listing)
+  std::chrono::steady_clock::time_point
+      next_sample_{};  // pvestatd's next sample (unset: one interval after the first listing)
   SimOptions options_;
   NodeNetDevs net_devs_;  // thread-safe on its own
   Faults faults_;
@@ -149,6 +160,7 @@ class Simulator {
   std::int64_t next_pid_ = 0;
   std::atomic<int> connections_{0};
 
+  std::atomic<bool> stopping_{false};  // set by the destructor: long waits in tasks end early
   std::mutex threads_mutex_;
   std::vector<std::thread> threads_;
 };

@@ -8,7 +8,9 @@ using namespace pw::testing;
 
 namespace {
 
-std::string text(const report::RunReport& r) { return report::render_text(r); }
+std::string text(const report::RunReport& r) {
+  return report::render_text(r);
+}
 
 }  // namespace
 
@@ -127,7 +129,8 @@ TEST_CASE("a saved plan applied after its restart window closed is refused befor
     auto rep = engine.apply(plan);
     INFO(text(rep));
     CHECK(rep.policies[0].verdict == pw::report::Verdict::precondition_failed);
-    CHECK_THAT(text(rep), Catch::Contains("the restart window 'Fri 00:00-01:00 UTC' is closed now (it is Fri 02:00 UTC)"));
+    CHECK_THAT(text(rep),
+               Catch::Contains("the restart window 'Fri 00:00-01:00 UTC' is closed now (it is Fri 02:00 UTC)"));
     CHECK(w.pve.writes == writes);
     CHECK(w.guest().fstab == kSeedFstab);
   }
@@ -146,6 +149,60 @@ TEST_CASE("a saved plan applied after its restart window closed is refused befor
     CHECK(w.vm().pending.empty());
     CHECK(w.vm().current.at("net1") == kNet1);
     CHECK(w.guest().fstab == kSeedFstab);
+  }
+}
+
+TEST_CASE("a rebooted VM that does not start again: the report carries the start task's failure and log line") {
+  SeedWorld w;
+  w.vm().current["hotplug"] = "disk,usb";  // the queues change waits for a reboot
+  w.pve.restart_start_failure = "start failed: QEMU exited with code 1";
+  w.pve.restart_start_log = {
+      "kvm: -netdev tap,id=net1: could not configure /dev/net/tun (tap101i1): Device or resource busy",
+      "start failed: QEMU exited with code 1", "TASK ERROR: start failed: QEMU exited with code 1"};
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  CHECK(rep.policies[0].verdict != pw::report::Verdict::verified);
+  CHECK_THAT(text(rep), Catch::Contains("VM 101 did not start again after the reboot: its qmstart task (root@pam) "
+                                        "failed: start failed: QEMU exited with code 1"));
+  CHECK_THAT(text(rep), Catch::Contains("the task log says: kvm: -netdev tap,id=net1: could not configure"));
+}
+
+TEST_CASE("preflight follows Proxmox's bridge checks: trunk VLANs one by one, an SDN VNet in its zone") {
+  SeedWorld w;
+  reconcile::EngineOptions o;
+  o.api_identity = "pathwarden@pve!reconcile";
+  auto engine = w.engine(o);
+  const auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");
+  const std::set<std::string> vm_privs{"VM.Audit", "VM.Config.Network", "VM.PowerMgmt"};
+
+  SECTION("trunks: a VLAN without SDN.Use blocks, naming it") {
+    w.vm().current["net1"] = std::string(kNet1) + ",trunks=20;30";
+    w.pve.acl = std::map<std::string, std::set<std::string>>{{"/vms/101", vm_privs},
+                                                             {"/sdn/zones/localnetwork/vmbr1/20", {"SDN.Use"}}};
+    auto plan = engine.observe_and_plan(policies);
+    INFO((plan.policies[0].blockers.empty() ? std::string() : plan.policies[0].blockers[0]));
+    REQUIRE(plan.policies[0].state == plan::PolicyState::precondition_failed);
+    CHECK_THAT(plan.policies[0].blockers[0], Catch::Contains("lacks SDN.Use on /sdn/zones/localnetwork/vmbr1/30"));
+  }
+  SECTION("an SDN VNet: its zone's path") {
+    std::string net1 = kNet1;
+    net1.replace(net1.find("bridge=vmbr1"), 12, "bridge=vnet7");
+    w.vm().current["net1"] = net1;
+    w.pve.sdn_vnets = {{"vnet7", "zone1"}};
+    w.pve.acl =
+        std::map<std::string, std::set<std::string>>{{"/vms/101", vm_privs}, {"/sdn/zones/zone1/vnet7", {"SDN.Use"}}};
+    auto plan = engine.observe_and_plan(policies);
+    INFO((plan.policies[0].blockers.empty() ? std::string() : plan.policies[0].blockers[0]));
+    CHECK(plan.policies[0].state == plan::PolicyState::changes);
+  }
+  SECTION("a reboot without Sys.Audit on the node: allowed, with a note on what it costs") {
+    w.vm().current["hotplug"] = "disk,usb";
+    w.pve.acl = std::map<std::string, std::set<std::string>>{{"/vms/101", vm_privs},
+                                                             {"/sdn/zones/localnetwork/vmbr1", {"SDN.Use"}}};
+    auto plan = engine.observe_and_plan(policies);
+    REQUIRE(plan.policies[0].state == plan::PolicyState::changes);
+    CHECK_THAT(plan.policies[0].notes.back(), Catch::Contains("has no Sys.Audit on /nodes/pve1"));
   }
 }
 
@@ -229,9 +286,10 @@ TEST_CASE("preflight: a privilege the plan needs and the token lacks blocks it b
     CHECK_THAT(plan.policies[0].blockers[0],
                Catch::StartsWith("pathwarden@pve!reconcile lacks VM.Config.Network on /vms/101, needed to set net1 "
                                  "queues 1 → 8"));
-    CHECK_THAT(plan.policies[0].blockers[0],
-               Catch::Contains("pveum acl modify /vms/101 --roles PathwardenOperator --tokens 'pathwarden@pve!reconcile' "
-                               "(and --users pathwarden@pve"));
+    CHECK_THAT(
+        plan.policies[0].blockers[0],
+        Catch::Contains("pveum acl modify /vms/101 --roles PathwardenOperator --tokens 'pathwarden@pve!reconcile' "
+                        "(and --users pathwarden@pve"));
     auto rep = engine.reconcile(policies, false);
     INFO(text(rep));
     CHECK(rep.policies[0].verdict == pw::report::Verdict::precondition_failed);
@@ -312,7 +370,8 @@ TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and roll
   g.nics[2].made_as = "bc:24:11:00:00:03";
   g.routes[kNewLink] = "ens20";
   w.vm().nics = {{0, {1000, 1000}}, {1, {2000, 2000}}, {2, {3000, 3000}}};
-  w.guests.on_wire = [&](const std::string&, const std::string& made_as, std::uint64_t bytes, pw::verify::ProbeDirection) {
+  w.guests.on_wire = [&](const std::string&, const std::string& made_as, std::uint64_t bytes,
+                         pw::verify::ProbeDirection) {
     const int n = made_as == "bc:24:11:00:00:01" ? 0 : made_as == "bc:24:11:00:00:02" ? 1 : 2;
     w.vm().nics[n].netin += bytes;
   };
@@ -333,7 +392,8 @@ TEST_CASE("a guest whose MACs were swapped is judged by the host's taps and roll
     auto ok = e.reconcile(movies_policy("[vers=3, _netdev]", false), false);
     REQUIRE(ok.policies[0].verification);
     const auto& sigs = ok.policies[0].verification->signals;
-    auto host = std::find_if(sigs.begin(), sigs.end(), [](const auto& r) { return r.signal == pw::verify::Signal::host_taps; });
+    auto host =
+        std::find_if(sigs.begin(), sigs.end(), [](const auto& r) { return r.signal == pw::verify::Signal::host_taps; });
     REQUIRE(host != sigs.end());
     CHECK(host->state == pw::verify::SignalState::unavailable);
     CHECK(host->detail.find("guest-side only") != std::string::npos);
@@ -471,7 +531,8 @@ TEST_CASE("a journal that stops taking records mid-apply stops the run, undoes i
   CHECK(p.verdict == pw::report::Verdict::rolled_back);
   CHECK(p.cause == pw::report::RollbackCause::precondition_failed);
   const auto said = [&](std::string_view what) {
-    return std::any_of(p.errors.begin(), p.errors.end(), [&](const auto& e) { return e.find(what) != std::string::npos; });
+    return std::any_of(p.errors.begin(), p.errors.end(),
+                       [&](const auto& e) { return e.find(what) != std::string::npos; });
   };
   CHECK(said("cannot record"));
   CHECK(said("No space left on device"));

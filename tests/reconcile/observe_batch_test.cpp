@@ -36,7 +36,7 @@ class FactsLog final : public guest::GuestPort {
     return inner_.probe(p);
   }
   std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> h,
-                                                                     std::chrono::seconds t) override {
+                                                                 std::chrono::seconds t) override {
     return inner_.wait_reachable(h, t);
   }
 
@@ -135,8 +135,9 @@ TEST_CASE("planning in batches gives the plans of one pass, gathering each guest
   CHECK(f.log.runs[1] == std::vector<std::string>{"g3", "g4"});
   CHECK(f.log.runs[2] == std::vector<std::string>{"g5"});
   // One list call, one config read per VM, and the live status of each VM a plan acts on with a
-  // NIC step (here all five: the cluster listing's state lags, Observer::live_status).
-  CHECK(f.pve.reads == 1 + 5 + 5);
+  // NIC step (here all five: the cluster listing's state lags, Observer::live_status), and the
+  // SDN VNet list once, for preflight's bridge paths.
+  CHECK(f.pve.reads == 1 + 5 + 5 + 1);
   CHECK(names(plan) == names(whole));
   REQUIRE(plan.policies.size() == whole.policies.size());
   for (std::size_t i = 0; i < plan.policies.size(); ++i) {

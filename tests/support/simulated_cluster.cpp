@@ -1,11 +1,10 @@
 #include "simulated_cluster.hpp"
 
-#include "net/mac_address.hpp"
-
 #include <algorithm>
 #include <sstream>
 
 #include "guest/mounts.hpp"
+#include "net/mac_address.hpp"
 
 namespace pw::testing {
 namespace {
@@ -45,6 +44,7 @@ proxmox::Upid SimulatedProxmox::task(const proxmox::VmRef& ref, std::string type
   u.node = ref.node;
   u.type = std::move(type);
   u.id = std::to_string(ref.vmid);
+  u.user = "root@pam";
   u.text = "UPID:" + ref.node + ":0:0:0:" + u.type + ":" + u.id + ":root@pam:";
   return u;
 }
@@ -143,7 +143,7 @@ ApiResult<std::optional<proxmox::Upid>> SimulatedProxmox::update_config(const pr
   }
   if (change.digest != digest_of(vm)) {
     return std::unexpected(api_error(ApiErrorKind::digest_conflict, "checksum mismatch (file change by other user?)",
-                                    "PUT " + ref.to_string()));
+                                     "PUT " + ref.to_string()));
   }
   if (!vm.lock.empty()) {
     return std::unexpected(api_error(ApiErrorKind::locked, "VM is locked (" + vm.lock + ")", ref.to_string()));
@@ -188,7 +188,9 @@ ApiResult<proxmox::Upid> SimulatedProxmox::shutdown(const proxmox::VmRef& ref, s
   return task(ref, "qmshutdown");
 }
 
-ApiResult<proxmox::Upid> SimulatedProxmox::stop(const proxmox::VmRef& ref) { return shutdown(ref, std::nullopt); }
+ApiResult<proxmox::Upid> SimulatedProxmox::stop(const proxmox::VmRef& ref) {
+  return shutdown(ref, std::nullopt);
+}
 
 ApiResult<proxmox::Upid> SimulatedProxmox::reboot(const proxmox::VmRef& ref, std::optional<int>) {
   auto found = find(ref);
@@ -199,8 +201,19 @@ ApiResult<proxmox::Upid> SimulatedProxmox::reboot(const proxmox::VmRef& ref, std
     if (k.starts_with("net") && on_nic_change) on_nic_change(ref.vmid, k, v);
   }
   vm.pending.clear();
+  auto upid = task(ref, "qmreboot");
+  if (restart_start_failure) {
+    vm.status = "stopped";
+    proxmox::TaskStatus start;
+    start.upid = task(ref, "qmstart");
+    start.running = false;
+    start.exitstatus = *restart_start_failure;
+    task_logs[start.upid.text] = restart_start_log;
+    task_history.push_back(std::move(start));
+    return upid;
+  }
   if (on_restart) on_restart(ref.vmid);
-  return task(ref, "qmreboot");
+  return upid;
 }
 
 ApiResult<proxmox::TaskStatus> SimulatedProxmox::task_status(const proxmox::Upid& upid) {
@@ -215,19 +228,54 @@ ApiResult<proxmox::TaskStatus> SimulatedProxmox::wait_task(const proxmox::Upid& 
   return task_status(upid);
 }
 
-ApiResult<proxmox::VmStatus> SimulatedProxmox::wait_vm_status(const proxmox::VmRef& ref, std::string_view,
-                                                              const proxmox::WaitOptions&) {
-  return vm_status(ref);
+ApiResult<proxmox::VmStatus> SimulatedProxmox::wait_vm_status(const proxmox::VmRef& ref, std::string_view status,
+                                                              const proxmox::WaitOptions&, const RoundCheck& check) {
+  auto st = vm_status(ref);
+  if (st && st->status != status && check) {
+    if (auto ok = check(); !ok) return std::unexpected(ok.error());
+  }
+  return st;
+}
+
+ApiResult<std::vector<proxmox::TaskStatus>> SimulatedProxmox::node_tasks(const std::string& node,
+                                                                         const proxmox::TaskQuery& query) {
+  ++reads;
+  if (down) return std::unexpected(*down);
+  std::vector<proxmox::TaskStatus> out;
+  for (auto it = task_history.rbegin(); it != task_history.rend(); ++it) {
+    if (it->upid.node != node || (query.vmid && it->upid.id != std::to_string(*query.vmid))) continue;
+    if (!query.typefilter.empty() && it->upid.type != query.typefilter) continue;
+    out.push_back(*it);
+  }
+  return out;
+}
+
+ApiResult<std::vector<std::string>> SimulatedProxmox::task_log(const proxmox::Upid& upid) {
+  ++reads;
+  if (down) return std::unexpected(*down);
+  auto it = task_logs.find(upid.text);
+  return it == task_logs.end() ? std::vector<std::string>{"no content"} : it->second;
+}
+
+ApiResult<std::map<std::string, std::string>> SimulatedProxmox::sdn_vnet_zones() {
+  ++reads;
+  if (down) return std::unexpected(*down);
+  return sdn_vnets;
 }
 
 std::vector<ApiResult<std::set<std::string>>> SimulatedProxmox::privileges(std::span<const std::string> paths) {
   std::vector<ApiResult<std::set<std::string>>> out;
   for (const auto& p : paths) {
-    if (down) out.emplace_back(std::unexpected(*down));
-    else if (permissions_error) out.emplace_back(std::unexpected(*permissions_error));
-    else if (!acl) out.emplace_back(std::set<std::string>{"VM.Audit", "VM.Config.Network", "VM.PowerMgmt", "SDN.Use"});
-    else if (auto it = acl->find(p); it != acl->end()) out.emplace_back(it->second);
-    else out.emplace_back(std::set<std::string>{});
+    if (down)
+      out.emplace_back(std::unexpected(*down));
+    else if (permissions_error)
+      out.emplace_back(std::unexpected(*permissions_error));
+    else if (!acl)
+      out.emplace_back(std::set<std::string>{"VM.Audit", "VM.Config.Network", "VM.PowerMgmt", "SDN.Use", "Sys.Audit"});
+    else if (auto it = acl->find(p); it != acl->end())
+      out.emplace_back(it->second);
+    else
+      out.emplace_back(std::set<std::string>{});
   }
   return out;
 }
@@ -486,12 +534,14 @@ std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> SimulatedGuests::
 }
 
 std::map<std::string, guest::GuestResult<void>> SimulatedGuests::wait_reachable(std::span<const std::string> hosts,
-                                                                                    std::chrono::seconds) {
+                                                                                std::chrono::seconds) {
   ++runs;
   std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& h : hosts) {
-    if (guests.at(h).reachable) out.emplace(h, guest::GuestResult<void>{});
-    else out.emplace(h, std::unexpected(failure(guest::GuestFailure::Kind::timeout, "did not come back", h)));
+    if (guests.at(h).reachable)
+      out.emplace(h, guest::GuestResult<void>{});
+    else
+      out.emplace(h, std::unexpected(failure(guest::GuestFailure::Kind::timeout, "did not come back", h)));
   }
   return out;
 }

@@ -12,9 +12,9 @@
 
 #include "guest/facts.hpp"
 #include "guest/fstab.hpp"
+#include "guest/port.hpp"
 #include "guest/sha256.hpp"
 #include "proxmox/api.hpp"
-#include "guest/port.hpp"
 
 namespace pw::testing {
 
@@ -47,6 +47,13 @@ class SimulatedProxmox final : public proxmox::Api {
   // every privilege everywhere. permissions_error: the permissions call itself fails so.
   std::optional<std::map<std::string, std::set<std::string>>> acl;
   std::optional<proxmox::ApiError> permissions_error;
+  // The start Proxmox runs after a reboot (a root@pam qmstart task) fails with this exit status
+  // and log; the VM stays stopped with the pending changes applied.
+  std::optional<std::string> restart_start_failure;
+  std::vector<std::string> restart_start_log;
+  std::vector<proxmox::TaskStatus> task_history;              // finished tasks, oldest first
+  std::map<std::string, std::vector<std::string>> task_logs;  // by UPID text
+  std::map<std::string, std::string> sdn_vnets;               // VNet -> zone
 
   static std::string digest_of(const Vm& vm);
 
@@ -55,7 +62,7 @@ class SimulatedProxmox final : public proxmox::Api {
   proxmox::ApiResult<proxmox::PendingConfig> read_pending(const proxmox::VmRef& vm) override;
   proxmox::ApiResult<proxmox::VmStatus> vm_status(const proxmox::VmRef& vm) override;
   std::vector<proxmox::ApiResult<proxmox::VmConfig>> read_configs(std::span<const proxmox::VmRef> v,
-                                                                   proxmox::ConfigView view) override;
+                                                                  proxmox::ConfigView view) override;
   std::vector<proxmox::ApiResult<proxmox::PendingConfig>> read_pendings(std::span<const proxmox::VmRef> v) override;
   std::vector<proxmox::ApiResult<proxmox::VmStatus>> vm_statuses(std::span<const proxmox::VmRef> v) override;
   proxmox::ApiResult<std::optional<proxmox::Upid>> update_config(const proxmox::VmRef& vm,
@@ -68,7 +75,11 @@ class SimulatedProxmox final : public proxmox::Api {
   proxmox::ApiResult<proxmox::TaskStatus> task_status(const proxmox::Upid& upid) override;
   proxmox::ApiResult<proxmox::TaskStatus> wait_task(const proxmox::Upid& upid, const proxmox::WaitOptions&) override;
   proxmox::ApiResult<proxmox::VmStatus> wait_vm_status(const proxmox::VmRef& vm, std::string_view status,
-                                                       const proxmox::WaitOptions&) override;
+                                                       const proxmox::WaitOptions&, const RoundCheck& check) override;
+  proxmox::ApiResult<std::vector<proxmox::TaskStatus>> node_tasks(const std::string& node,
+                                                                  const proxmox::TaskQuery& query) override;
+  proxmox::ApiResult<std::vector<std::string>> task_log(const proxmox::Upid& upid) override;
+  proxmox::ApiResult<std::map<std::string, std::string>> sdn_vnet_zones() override;
   std::vector<proxmox::ApiResult<std::set<std::string>>> privileges(std::span<const std::string> paths) override;
 
  private:
@@ -99,19 +110,20 @@ class SimulatedGuests final : public guest::GuestPort {
     std::map<std::string, std::string> files;  // backups
     std::vector<Nic> nics;
     std::vector<Mount> mounts;
-    std::map<std::string, std::string> routes;  // server address → interface name
+    std::map<std::string, std::string> routes;                   // server address → interface name
     std::map<std::string, std::vector<std::string>> hosts_file;  // what its resolver gives for a name
-    std::set<std::string> nas_addresses;        // one NAS answering on all these (knfsd: one client id)
+    std::set<std::string> nas_addresses;  // one NAS answering on all these (knfsd: one client id)
     bool reachable = true;
     bool fail_mounts = false;
     std::uint64_t background_rx_per_probe = 0;  // noise on the first NIC
   };
   std::map<std::string, Guest> guests;
-  int runs = 0;  // "ansible-playbook processes"
+  int runs = 0;                                        // "ansible-playbook processes"
   std::optional<std::string> edit_fstab_before_apply;  // someone edits the fstab between observe and write
   // Called for the probe's bytes with the NIC they crossed, by the MAC it was made with: what the
   // hypervisor's tap of that NIC counts.
-  std::function<void(const std::string& host, const std::string& made_as, std::uint64_t bytes, verify::ProbeDirection)> on_wire;
+  std::function<void(const std::string& host, const std::string& made_as, std::uint64_t bytes, verify::ProbeDirection)>
+      on_wire;
 
   Nic* nic_by_mac(const std::string& host, const std::string& mac);
   void mount(Guest& g, const std::string& device, const std::string& mount_point, const std::vector<std::string>& opts);
@@ -125,7 +137,7 @@ class SimulatedGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> probes) override;
   std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
-                                                                     std::chrono::seconds timeout) override;
+                                                                 std::chrono::seconds timeout) override;
 
  private:
   guest::GuestFacts facts_of(const std::string& host, const Guest& g) const;
