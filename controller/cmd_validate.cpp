@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
@@ -5,11 +7,10 @@
 #include <set>
 #include <tuple>
 
-#include <unistd.h>
-
 #include "ansible/inventory.hpp"
 #include "commands.hpp"
 #include "diagnostics/suggest.hpp"
+#include "policy/option_notes.hpp"
 #include "settings/loader.hpp"
 #include "settings_file.hpp"
 
@@ -22,8 +23,10 @@ namespace {
 void check_ground(const settings::ControllerSettings& c, const std::vector<policy::StoragePath>& policies,
                   Diagnostics& diags) {
   const std::pair<const char*, const std::string*> files[] = {
-      {"spec.ansible.inventory", &c.ansible.inventory},        {"spec.proxmox.token_secret_file", &c.proxmox.token_secret_file},
-      {"spec.proxmox.password_file", &c.proxmox.password_file}, {"spec.proxmox.ca_file", &c.proxmox.ca_file},
+      {"spec.ansible.inventory", &c.ansible.inventory},
+      {"spec.proxmox.token_secret_file", &c.proxmox.token_secret_file},
+      {"spec.proxmox.password_file", &c.proxmox.password_file},
+      {"spec.proxmox.ca_file", &c.proxmox.ca_file},
       {"spec.ansible.private_key_file", &c.ansible.private_key_file},
       {"spec.ansible.known_hosts_file", &c.ansible.known_hosts_file}};
   bool inventory_ok = !c.ansible.inventory.empty();
@@ -32,7 +35,8 @@ void check_ground(const settings::ControllerSettings& c, const std::vector<polic
     std::error_code ec;
     const bool there = std::filesystem::exists(*path, ec);
     if (!there) {
-      diags.push_back({c.source, std::string(field) + ": " + *path + " does not exist (relative paths are read from the "
+      diags.push_back({c.source, std::string(field) + ": " + *path +
+                                     " does not exist (relative paths are read from the "
                                      "settings file's directory)"});
     } else if (::access(path->c_str(), R_OK) != 0) {
       diags.push_back({c.source, std::string(field) + ": " + *path + " cannot be read by this user"});
@@ -96,6 +100,12 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
   });
   std::set<std::string> bad_files;
   for (const auto& d : diags) bad_files.insert(d.pos.file);
+  // What some options really do (policy/option_notes.hpp): shown, never a problem.
+  Diagnostics notes;
+  for (const auto& p : result.paths) {
+    const SourcePos at = p.positions.find("spec.mount.options").value_or(p.source);
+    for (auto& n : policy::option_notes(p.mount)) notes.push_back({at, std::move(n.message)});
+  }
 
   if (args.value_or("output", "text") == "json") {
     boost::json::array problems;
@@ -105,13 +115,20 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
     }
     boost::json::array names;
     for (const auto& p : result.paths) names.push_back(boost::json::string(p.name));
+    boost::json::array note_list;
+    for (const auto& n : notes) {
+      note_list.push_back(
+          {{"file", n.pos.file}, {"line", n.pos.line}, {"column", n.pos.column}, {"message", n.message}});
+    }
     boost::json::object out{{"valid", diags.empty()},
                             {"policies", names},
                             {"controllers", result.controllers.size()},
-                            {"problems", problems}};
+                            {"problems", problems},
+                            {"notes", note_list}};
     std::cout << boost::json::serialize(out) << "\n";
   } else {
     for (const auto& d : diags) std::cout << d.to_string() << "\n";
+    for (const auto& n : notes) std::cout << Diagnostic{n.pos, "note: " + n.message}.to_string() << "\n";
     if (diags.empty()) {
       std::cout << "ok: " << result.paths.size() << " storage path polic" << (result.paths.size() == 1 ? "y" : "ies");
       if (!result.controllers.empty()) std::cout << ", " << result.controllers.size() << " controller settings";

@@ -9,6 +9,7 @@
 #include "guest/mounts.hpp"
 #include "guest/sha256.hpp"
 #include "plan/names.hpp"
+#include "policy/option_notes.hpp"
 #include "proxmox/net_device.hpp"
 #include "verify/trunking_risk.hpp"
 
@@ -125,6 +126,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   out.vm = observed.vm ? observed.vm->config.ref : proxmox::VmRef{p.guest.node, p.guest.vmid};
   out.host = p.guest.host;
   out.warnings = observed.warnings;
+  for (auto& note : policy::option_notes(p.mount)) out.warnings.push_back(std::move(note.message));
   auto block = [&](std::string why) { out.blockers.push_back(std::move(why)); };
   auto finish = [&]() -> PolicyPlan {
     if (observed.unobserved()) {

@@ -54,10 +54,23 @@ class StoragePathDecoder {
     if (auto n = spec.get("rollback")) {
       rollback(Section(d_, *n, "spec.rollback", kRollbackKeys, spec.value_pos("rollback")));
     }
+    across_sections();
   }
 
  private:
   void remember(const Section& s, std::string_view key) { out_.positions[s.child(key)] = s.value_pos(key); }
+
+  // Checks between fields of different sections, once all are read.
+  void across_sections() {
+    const auto direction = out_.positions.find("spec.verify.direction");
+    if (out_.verify.direction == ProbeDirection::write && out_.mount.option("ro") && direction) {
+      const auto options = out_.positions.find("spec.mount.options");
+      d_.error(*direction, "'spec.verify.direction' is write, but the mount is read-only ('ro' in spec.mount.options" +
+                               (options ? " at " + std::to_string(options->line) + ":" + std::to_string(options->column)
+                                        : std::string()) +
+                               "): a write probe cannot run there; use direction: read");
+    }
+  }
 
   void metadata(const Section& s) {
     if (!s.valid()) return;

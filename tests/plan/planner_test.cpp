@@ -69,6 +69,17 @@ TEST_CASE("an NFSv4.2 move to the new address warns about trunking onto the old 
   CHECK(p.warnings[0].find("192.0.2.2") != std::string::npos);
 }
 
+TEST_CASE("options that do not do what they seem are planned as written, with the plan saying what they do") {
+  auto p = plan_policy(movies_policy("[vers=3, nconnect=8, async, soft, _netdev]"), seed_observation(), context());
+  REQUIRE(p.state == PolicyState::changes);
+  REQUIRE(p.warnings.size() == 2);
+  CHECK_THAT(p.warnings[0], Catch::StartsWith("'async' changes nothing on a Linux client"));
+  CHECK_THAT(p.warnings[1], Catch::StartsWith("'soft' on a read-write mount"));
+  const auto* fs = find_step<ChangeFstab>(p);
+  REQUIRE(fs != nullptr);
+  CHECK(fs->new_content.find("vers=3,nconnect=8,async,soft,_netdev") != std::string::npos);
+}
+
 TEST_CASE("a converged guest plans nothing") {
   auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
   auto policy = movies_policy();

@@ -22,7 +22,7 @@ check shipped-policies 0 '^ok: 2 storage path policies$' -- "$src/policies"
 for f in "$src"/tests/policy/bad/*.yaml "$src"/tests/policy/bad/duplicate-claims; do
   check "bad:$(basename "$f")" 1 '^[^ ]+:[0-9]+:[0-9]+: ' -- "$f"
 done
-check all-bad-at-once 1 'problems in 11 files' -- "$src"/tests/policy/bad
+check all-bad-at-once 1 'problems in 12 files' -- "$src"/tests/policy/bad
 check missing-path 1 'no such file or directory' -- "$tmp/nope.yaml"
 
 head -c 50000000 /dev/zero | tr '\0' 'a' > "$tmp/huge.yaml"
@@ -77,7 +77,7 @@ ground() {  # ground NAME EXPECTED_RC GREP_PATTERN: validate with the relative s
 }
 ground relative-paths 0 '^ok: 2 storage path policies$'
 printf '[guests]\nmedia-vm\ndocker-vm1\n' > "$tmp/site/conf/hosts.ini"
-ground host-not-in-inventory 1 "pol/postgres-data.yaml:10:[0-9]+: spec.guest.host 'docker-vm' is not a host of the inventory $tmp/site/conf/hosts.ini, did you mean 'docker-vm1'\\?"
+ground host-not-in-inventory 1 "pol/postgres-data.yaml:12:[0-9]+: spec.guest.host 'docker-vm' is not a host of the inventory $tmp/site/conf/hosts.ini, did you mean 'docker-vm1'\\?"
 printf '#!/bin/sh\necho "{\\"guests\\": {\\"hosts\\": [\\"media-vm\\", \\"docker-vm\\"]}, \\"_meta\\": {\\"hostvars\\": {}}}"\n' > "$tmp/site/conf/inv.sh"
 chmod +x "$tmp/site/conf/inv.sh"
 sed -i 's/hosts.ini/inv.sh/' "$tmp/site/conf/pathwarden.yaml"
