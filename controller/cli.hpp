@@ -16,7 +16,11 @@ struct OptionSpec {
   std::string value_name;   // empty for a flag, e.g. "FILE"
   std::string help;
   bool repeatable = false;
+  std::vector<std::string> choices = {};  // the values it takes, when they are a fixed list
 };
+
+// --output of every command that has one: a value outside the list is refused, never ignored.
+inline const OptionSpec kOutput{"output", "FMT", "text (default) or json", false, {"text", "json"}};
 
 // What the parser found: flags and option values by name, then the positional arguments.
 class Args {

@@ -288,7 +288,7 @@ Command proxmox_command() {
                   {"max-in-flight", "N", "concurrent requests (default 16)"},
                   {"node", "NODE", "only guests on this node", true},
                   {"vmid", "N", "only this guest", true},
-                  {"output", "FMT", "text (default) or json"}},
+                  kOutput},
       .run = run_proxmox,
   };
 }

@@ -127,7 +127,7 @@ Command report_command() {
           .options = {{"html", "FILE", "write the report as a self-contained HTML page"},
                       {"input", "FILE", "a JSON report written by --report-file (default: the state directory)"},
                       {"policy", "NAME", "only this policy (repeatable)", true},
-                      {"output", "FMT", "text (default) or json, when not writing --html"}},
+                      {"output", "FMT", "text (default) or json, when not writing --html", false, {"text", "json"}}},
           .run = run_report};
 }
 

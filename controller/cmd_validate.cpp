@@ -155,7 +155,7 @@ Command validate_command() {
           "the files they name must exist and be readable, and every policy's guest.host must be a host\n"
           "of the inventory as `ansible-inventory --list` reads it (so dynamic inventories count).\n"
           "Each problem is printed as file:line:col: message. Exit status: 0 valid, 1 problems found.",
-      .options = {{"output", "FMT", "text (default) or json"}},
+      .options = {kOutput},
       .run = run_validate,
   };
 }

@@ -13,7 +13,6 @@
 
 namespace pw::cli {
 
-inline const OptionSpec kOutput{"output", "FMT", "text (default) or json"};
 inline const OptionSpec kPolicy{"policy", "NAME", "only this policy (repeatable)", true};
 inline const OptionSpec kReportFile{"report-file", "FILE", "also write the JSON report to FILE"};
 inline const OptionSpec kPrometheus{"prometheus", "FILE", "write a node_exporter textfile (atomically) to FILE"};

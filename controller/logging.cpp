@@ -4,7 +4,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
+#include <cstdlib>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 #include <string_view>
@@ -25,24 +29,58 @@ class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonEscapedMessage>(); }
 };
 
+// "<N>": the line's syslog priority for journald (sd-daemon.h SD_DEBUG .. SD_CRIT).
+class JournalPriority final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    int priority = 6;
+    switch (msg.level) {
+      case spdlog::level::trace:
+      case spdlog::level::debug: priority = 7; break;
+      case spdlog::level::info: priority = 6; break;
+      case spdlog::level::warn: priority = 4; break;
+      case spdlog::level::err: priority = 3; break;
+      case spdlog::level::critical: priority = 2; break;
+      default: break;
+    }
+    const char text[4] = {'<', static_cast<char>('0' + priority), '>', '\0'};
+    dest.append(text, text + 3);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JournalPriority>(); }
+};
+
 }  // namespace
 
-Status configure_logging(const std::string& level, const std::string& format) {
+bool stderr_is_journal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  if (stream == nullptr) return false;
+  struct stat st {};
+  if (fstat(STDERR_FILENO, &st) != 0) return false;
+  const std::string expected = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  return expected == stream;
+}
+
+Status configure_logging(const std::string& level, const std::string& format, bool color) {
   static constexpr std::array<std::string_view, 7> levels{"trace", "debug", "info", "warn", "error", "critical", "off"};
   auto lvl = spdlog::level::from_str(level);
   if (std::find(levels.begin(), levels.end(), level) == levels.end()) {
     return fail("unknown log level '" + level + "'" + did_you_mean(level, levels), "--log-level",
                 "use one of trace, debug, info, warn, error, critical, off");
   }
-  auto logger = spdlog::stderr_color_mt("pathwarden");
+  const bool journal = stderr_is_journal();
+  const bool colored = color && !journal && std::getenv("NO_COLOR") == nullptr;
+  auto logger = spdlog::stderr_color_mt("pathwarden", colored ? spdlog::color_mode::automatic : spdlog::color_mode::never);
   logger->set_level(lvl);
   if (format == "json") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
-    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(
-        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"%n","msg":%*})");
+    formatter->add_flag<JsonEscapedMessage>('*').add_flag<JournalPriority>('~').set_pattern(
+        std::string(journal ? "%~" : "") + R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"%n","msg":%*})");
     logger->set_formatter(std::move(formatter));
   } else if (format == "text") {
-    logger->set_pattern("%^%L%$ %H:%M:%S.%e %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    // journald stamps each line itself; the time is left out there.
+    formatter->add_flag<JournalPriority>('~').set_pattern(journal ? "%~%L %v" : "%^%L%$ %H:%M:%S.%e %v");
+    logger->set_formatter(std::move(formatter));
   } else {
     static constexpr std::array<std::string_view, 2> formats{"text", "json"};
     return fail("unknown log format '" + format + "'" + did_you_mean(format, formats), "--log-format",

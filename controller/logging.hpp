@@ -7,6 +7,13 @@ namespace pw::cli {
 
 // Logs go to stderr so that stdout stays for plans, reports and JSON output.
 // format is "text" or "json" (one JSON object per line, for journald/Loki and AWX).
-Status configure_logging(const std::string& level, const std::string& format);
+// When stderr is the journal's stream (systemd sets $JOURNAL_STREAM to its device:inode), each
+// line starts with its syslog priority, "<4>" for a warning (sd-daemon(3)), so that
+// `journalctl -p warning` filters them; colours are off then, with `color` false (--no-color) and
+// with $NO_COLOR set, and whenever stderr is not a terminal.
+Status configure_logging(const std::string& level, const std::string& format, bool color = true);
+
+// Whether stderr is the stream $JOURNAL_STREAM names.
+bool stderr_is_journal();
 
 }  // namespace pw::cli

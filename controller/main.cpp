@@ -39,7 +39,7 @@ void print_usage(const std::vector<Command>& commands) {
                "  --config FILE       controller settings (default: $PATHWARDEN_CONFIG or\n"
                "                      /etc/pathwarden/pathwarden.yaml)\n"
                "  --version           print the version\n\n"
-               "Run 'pathwarden COMMAND --help' for a command's options.\n";
+               "Run 'pathwarden help COMMAND' (or 'pathwarden COMMAND --help') for a command's options.\n";
 }
 
 int run(int argc, char** argv) {
@@ -78,6 +78,11 @@ int run(int argc, char** argv) {
           std::cout << "pathwarden " << PW_VERSION << "\n";
           return 0;
         }
+        if (arg == "help" && i + 1 < argc) {  // "pathwarden help CMD" = "pathwarden CMD --help"
+          command_name = argv[++i];
+          rest.emplace_back("--help");
+          continue;
+        }
         if (arg == "--help" || arg == "-h" || arg == "help") {
           print_usage(commands);
           return 0;
@@ -92,10 +97,6 @@ int run(int argc, char** argv) {
   }
   if (command_name.empty()) {
     print_usage(commands);
-    return 1;
-  }
-  if (auto st = pw::cli::configure_logging(globals.log_level, globals.log_format); !st) {
-    std::cerr << "pathwarden: " << st.error().to_string() << "\n";
     return 1;
   }
   const Command* command = nullptr;
@@ -117,6 +118,10 @@ int run(int argc, char** argv) {
   if (args->flag("help")) {
     std::cout << pw::cli::help_text(*command);
     return 0;
+  }
+  if (auto st = pw::cli::configure_logging(globals.log_level, globals.log_format, !args->flag("no-color")); !st) {
+    std::cerr << "pathwarden: " << st.error().to_string() << "\n";
+    return 1;
   }
   return command->run(*args, globals);
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `--output` refuses what it does not implement, `pathwarden help CMD` is CMD's help, and log lines
+# carry journald priorities when stderr is the journal's stream ($JOURNAL_STREAM = its dev:inode),
+# with no colour codes there, with --no-color or with $NO_COLOR.
+# Usage: output_and_logs_test.sh PATHWARDEN SOURCE_DIR
+set -uo pipefail
+pw=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $1"; shift; printf '%s\n' "$@" | head -5; ((failures++)); }
+ok() { echo "ok   $1"; }
+
+for cmd in validate plan status report; do
+  out=$("$pw" "$cmd" --output yaml "$src/policies" 2>&1); rc=$?
+  if [[ $rc == 1 ]] && grep -q "option '--output' is 'yaml' (use one of text, json)" <<<"$out"; then ok "output-yaml-$cmd"
+  else fail "output-yaml-$cmd: exit $rc" "$out"; fi
+done
+out=$("$pw" validate --output jsno "$src/policies" 2>&1)
+grep -q "is 'jsno', did you mean 'json'" <<<"$out" && ok output-did-you-mean || fail output-did-you-mean "$out"
+
+if diff <("$pw" help plan) <("$pw" plan --help) >/dev/null && "$pw" help plan | grep -q '^Usage: pathwarden plan'; then
+  ok help-command
+else
+  fail help-command "$("$pw" help plan 2>&1)"
+fi
+
+# A run that logs two warnings (TLS verification off) before it finds the API down (exit 6).
+cd "$tmp" || exit 1
+printf 'x\n' > token
+: > known_hosts
+printf '[guests]\nmedia-vm ansible_host=192.0.2.10\ndocker-vm ansible_host=192.0.2.11\n' > hosts.ini
+cat > pathwarden.yaml <<'YAML'
+apiVersion: pathwarden/v1
+kind: Controller
+spec:
+  proxmox:
+    url: https://127.0.0.1:1
+    token_id: pathwarden@pve!ci
+    token_secret_file: token
+    insecure_skip_verify: true
+    timeout: 5s
+  ansible: {inventory: hosts.ini, known_hosts_file: known_hosts}
+  state_dir: state
+YAML
+run_logging() {  # run_logging LOGFILE [ENV...]: plan, stderr appended to LOGFILE
+  local log=$1; shift
+  env "$@" "$pw" --config pathwarden.yaml plan "$src/policies" >/dev/null 2>>"$log"
+}
+: > journal.log
+run_logging journal.log JOURNAL_STREAM="$(stat -c '%d:%i' journal.log)"; rc=$?
+if [[ $rc == 6 ]] && grep -q '^<4>W TLS verification of https://127.0.0.1:1 is OFF' journal.log \
+   && ! grep -q $'\033' journal.log; then ok journald-priorities
+else fail "journald-priorities: exit $rc" "$(cat -A journal.log)"; fi
+
+# Another stream's dev:inode (a service whose stderr was redirected): no prefixes.
+: > other.log
+run_logging other.log JOURNAL_STREAM="$(stat -c '%d:%i' journal.log)"
+if grep -q '^W [0-9:.]* TLS verification' other.log && ! grep -q '^<' other.log; then ok journald-other-stream
+else fail journald-other-stream "$(cat -A other.log)"; fi
+
+# Colours: `script` gives stderr a terminal; NO_COLOR and --no-color take them away.
+if command -v script >/dev/null; then
+  script -qec "$pw --config pathwarden.yaml plan $src/policies" /dev/null > tty.log 2>&1
+  grep -q $'\033\\[' tty.log && ok tty-colours || fail tty-colours "$(cat -A tty.log | head -3)"
+  NO_COLOR=1 script -qec "$pw --config pathwarden.yaml plan $src/policies" /dev/null > nocolor.log 2>&1
+  ! grep -q $'\033\\[33m\|\033\\[31m\|\033\\[1;' nocolor.log && grep -q 'TLS verification' nocolor.log \
+    && ok no-color-env || fail no-color-env "$(cat -A nocolor.log | head -3)"
+  script -qec "$pw --config pathwarden.yaml plan --no-color $src/policies" /dev/null > flag.log 2>&1
+  ! grep -q $'\033\\[33m\|\033\\[31m\|\033\\[1;' flag.log && grep -q 'TLS verification' flag.log \
+    && ok no-color-flag || fail no-color-flag "$(cat -A flag.log | head -3)"
+fi
+
+echo "$failures failed"
+exit $((failures > 0))
