@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 #include <string_view>
@@ -49,7 +51,34 @@ class JournalPriority final : public spdlog::custom_flag_formatter {
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JournalPriority>(); }
 };
 
+std::mutex g_line_mutex;
+TerminalLine* g_line = nullptr;
+
+// The stderr sink with the status line moved out of the way of each log line.
+class LineAwareSink final : public spdlog::sinks::sink {
+ public:
+  explicit LineAwareSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    std::lock_guard lock(g_line_mutex);
+    if (g_line != nullptr) g_line->hide();
+    inner_->log(msg);
+    inner_->flush();
+    if (g_line != nullptr) g_line->restore();
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> f) override { inner_->set_formatter(std::move(f)); }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+};
+
 }  // namespace
+
+void set_terminal_line(TerminalLine* line) {
+  std::lock_guard lock(g_line_mutex);
+  g_line = line;
+}
 
 bool stderr_is_journal() {
   const char* stream = std::getenv("JOURNAL_STREAM");
@@ -69,7 +98,9 @@ Status configure_logging(const std::string& level, const std::string& format, bo
   }
   const bool journal = stderr_is_journal();
   const bool colored = color && !journal && std::getenv("NO_COLOR") == nullptr;
-  auto logger = spdlog::stderr_color_mt("pathwarden", colored ? spdlog::color_mode::automatic : spdlog::color_mode::never);
+  auto inner = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(colored ? spdlog::color_mode::automatic
+                                                                                 : spdlog::color_mode::never);
+  auto logger = std::make_shared<spdlog::logger>("pathwarden", std::make_shared<LineAwareSink>(std::move(inner)));
   logger->set_level(lvl);
   if (format == "json") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>();

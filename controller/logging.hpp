@@ -16,4 +16,15 @@ Status configure_logging(const std::string& level, const std::string& format, bo
 // Whether stderr is the stream $JOURNAL_STREAM names.
 bool stderr_is_journal();
 
+// A status line redrawn in place on stderr (progress.cpp). While one is registered, every log
+// line is written with it out of the way: hide() before (it clears the line and holds it still),
+// restore() after (it draws it again below the log line and lets it move), never interleaved.
+class TerminalLine {
+ public:
+  virtual ~TerminalLine() = default;
+  virtual void hide() = 0;
+  virtual void restore() = 0;
+};
+void set_terminal_line(TerminalLine* line);  // nullptr: none
+
 }  // namespace pw::cli

@@ -10,16 +10,19 @@
 #include <mutex>
 #include <thread>
 
+#include "logging.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::cli {
 namespace {
 
-// Redraws one status line four times a second until the next event replaces it.
-class ProgressLine {
+// Redraws one status line four times a second until the next event replaces it; log lines go
+// above it (TerminalLine, logging.hpp).
+class ProgressLine final : public TerminalLine {
  public:
-  ProgressLine() : ticker_([this] { tick(); }) {}
-  ~ProgressLine() {
+  ProgressLine() : ticker_([this] { tick(); }) { set_terminal_line(this); }
+  ~ProgressLine() override {
+    set_terminal_line(nullptr);
     {
       std::lock_guard lock(mu_);
       stop_ = true;
@@ -27,6 +30,16 @@ class ProgressLine {
     cv_.notify_all();
     ticker_.join();
     clear();
+  }
+
+  // Held from hide() to restore(): the ticker and show() wait meanwhile.
+  void hide() override {
+    mu_.lock();
+    if (active_) clear();
+  }
+  void restore() override {
+    if (active_) draw_locked();
+    mu_.unlock();
   }
 
   void show(const reconcile::ProgressEvent& e) {

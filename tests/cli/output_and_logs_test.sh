@@ -29,7 +29,8 @@ fi
 cd "$tmp" || exit 1
 printf 'x\n' > token
 : > known_hosts
-printf '[guests]\nmedia-vm ansible_host=192.0.2.10\ndocker-vm ansible_host=192.0.2.11\n' > hosts.ini
+# Guests on a closed loopback port: the run never sends anything off this machine.
+printf '[guests]\nmedia-vm ansible_host=127.0.0.1 ansible_port=1\ndocker-vm ansible_host=127.0.0.1 ansible_port=1\n' > hosts.ini
 cat > pathwarden.yaml <<'YAML'
 apiVersion: pathwarden/v1
 kind: Controller
