@@ -76,8 +76,7 @@ Result<Args> parse_args(const Command& command, const std::vector<std::string>& 
       std::string list;
       for (const auto& c : spec->choices) list += (list.empty() ? "" : ", ") + c;
       const std::vector<std::string_view> names(spec->choices.begin(), spec->choices.end());
-      return fail("option '--" + name + "' is '" + value + "'" + did_you_mean(value, names), {},
-                  "use one of " + list);
+      return fail("option '--" + name + "' is '" + value + "'" + did_you_mean(value, names), {}, "use one of " + list);
     }
     if (!spec->repeatable && args.value(name)) {
       return fail("option '--" + name + "' given twice");

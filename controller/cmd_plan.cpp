@@ -62,6 +62,9 @@ Command plan_command() {
           .options = {{"out", "FILE", "save the plan (JSON) for 'pathwarden apply'"},
                       {"emit-playbooks", "DIR", "write the playbooks the plan would run, for review"},
                       kPolicy,
+                      kSelector,
+                      kNode,
+                      kHost,
                       kOutput,
                       kNoColor},
           .run = run_plan};

@@ -13,7 +13,12 @@
 
 namespace pw::cli {
 
-inline const OptionSpec kPolicy{"policy", "NAME", "only this policy (repeatable)", true};
+inline const OptionSpec kPolicy{"policy", "NAME", "only this policy, or those a glob such as 'media-*' matches (repeatable)",
+                                true};
+inline const OptionSpec kSelector{"selector", "KEY=VALUE", "only policies with this metadata.labels entry (repeatable: all)",
+                                  true};
+inline const OptionSpec kNode{"node", "NODE", "only policies of VMs on this Proxmox node (repeatable)", true};
+inline const OptionSpec kHost{"host", "HOST", "only policies of this inventory host (repeatable)", true};
 inline const OptionSpec kReportFile{"report-file", "FILE", "also write the JSON report to FILE"};
 inline const OptionSpec kPrometheus{"prometheus", "FILE", "write a node_exporter textfile (atomically) to FILE"};
 inline const OptionSpec kNoColor{"no-color", "", "never colour the output"};

@@ -3,16 +3,15 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <boost/json/serialize.hpp>
-#include <boost/json/string.hpp>
 #include <string_view>
 
 #include "diagnostics/suggest.hpp"
@@ -24,8 +23,8 @@ namespace {
 class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-    const auto quoted = boost::json::serialize(
-        boost::json::string(std::string_view(msg.payload.data(), msg.payload.size())));
+    const auto quoted =
+        boost::json::serialize(boost::json::string(std::string_view(msg.payload.data(), msg.payload.size())));
     dest.append(quoted.data(), quoted.data() + quoted.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonEscapedMessage>(); }
@@ -38,12 +37,23 @@ class JournalPriority final : public spdlog::custom_flag_formatter {
     int priority = 6;
     switch (msg.level) {
       case spdlog::level::trace:
-      case spdlog::level::debug: priority = 7; break;
-      case spdlog::level::info: priority = 6; break;
-      case spdlog::level::warn: priority = 4; break;
-      case spdlog::level::err: priority = 3; break;
-      case spdlog::level::critical: priority = 2; break;
-      default: break;
+      case spdlog::level::debug:
+        priority = 7;
+        break;
+      case spdlog::level::info:
+        priority = 6;
+        break;
+      case spdlog::level::warn:
+        priority = 4;
+        break;
+      case spdlog::level::err:
+        priority = 3;
+        break;
+      case spdlog::level::critical:
+        priority = 2;
+        break;
+      default:
+        break;
     }
     const char text[4] = {'<', static_cast<char>('0' + priority), '>', '\0'};
     dest.append(text, text + 3);
@@ -99,7 +109,7 @@ Status configure_logging(const std::string& level, const std::string& format, bo
   const bool journal = stderr_is_journal();
   const bool colored = color && !journal && std::getenv("NO_COLOR") == nullptr;
   auto inner = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(colored ? spdlog::color_mode::automatic
-                                                                                 : spdlog::color_mode::never);
+                                                                             : spdlog::color_mode::never);
   auto logger = std::make_shared<spdlog::logger>("pathwarden", std::make_shared<LineAwareSink>(std::move(inner)));
   logger->set_level(lvl);
   if (format == "json") {

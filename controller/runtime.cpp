@@ -6,8 +6,9 @@
 #include <iostream>
 
 #include "ansible/child_process.hpp"
-#include "proxmox/client.hpp"
 #include "ansible/guest_port.hpp"
+#include "policy/selection.hpp"
+#include "proxmox/client.hpp"
 #include "settings/loader.hpp"
 #include "settings/proxmox_options.hpp"
 #include "settings_file.hpp"
@@ -52,12 +53,12 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     a.work_dir = rt->state->root() / "playbooks";
     // Host keys are always checked; the settings may name the known_hosts file to use.
     // Modules are piped over the task's SSH session instead of copied first (with become, a
-    // sudoers `requiretty` would refuse that: see policies/README.md, spec.ansible.become). Connections are shared within a run, as Ansible does by
-    // default (ControlPersist: one handshake per guest instead of one per task, which on a slow
-    // guest is most of a task's cost), with dead-peer detection: a guest whose link went away is
-    // given up after ServerAliveInterval × ServerAliveCountMax (15 s) instead of holding every
-    // later task on a dead shared connection until the run's time limit. The control sockets
-    // live in the private state directory; the runner closes their masters when it is done.
+    // sudoers `requiretty` would refuse that: see policies/README.md, spec.ansible.become). Connections are shared
+    // within a run, as Ansible does by default (ControlPersist: one handshake per guest instead of one per task, which
+    // on a slow guest is most of a task's cost), with dead-peer detection: a guest whose link went away is given up
+    // after ServerAliveInterval × ServerAliveCountMax (15 s) instead of holding every later task on a dead shared
+    // connection until the run's time limit. The control sockets live in the private state directory; the runner closes
+    // their masters when it is done.
     std::string ssh_args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
     if (!s.ansible.known_hosts_file.empty()) ssh_args += " -o UserKnownHostsFile=" + s.ansible.known_hosts_file;
     const auto control_dir = rt->state->root() / "ssh";
@@ -114,18 +115,10 @@ Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const G
     return fail(std::to_string(loaded.diagnostics.size()) + " problem(s) in the policies", inputs.front().string(),
                 "fix them (pathwarden validate lists them all)");
   }
-  auto wanted = args.values("policy");
-  if (wanted.empty()) return std::move(loaded.paths);  // not moved element by element: 10,000 policies weigh
-  std::vector<policy::StoragePath> out;
-  for (auto& p : loaded.paths) {
-    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), p.name) != wanted.end()) out.push_back(std::move(p));
-  }
-  for (const auto& name : wanted) {
-    if (std::none_of(out.begin(), out.end(), [&](const auto& p) { return p.name == name; })) {
-      return fail("no policy named '" + name + "'", inputs.front().string(), "pathwarden validate lists the policies");
-    }
-  }
-  return out;
+  policy::Selection selection{args.values("policy"), args.values("selector"), args.values("node"), args.values("host")};
+  auto selected = policy::select_policies(std::move(loaded.paths), selection);
+  if (!selected) return std::unexpected(selected.error().with_where(inputs.front().string()));
+  return selected;
 }
 
 std::optional<PolicyRevision> policy_revision(const std::filesystem::path& dir) {

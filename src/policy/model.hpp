@@ -132,6 +132,7 @@ class FieldPositions {
 
 struct StoragePath {
   std::string name;  // metadata.name, unique
+  std::map<std::string, std::string> labels;  // metadata.labels, for --selector
   GuestRef guest;
   NicSpec nic;
   MountSpec mount;

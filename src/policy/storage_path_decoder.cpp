@@ -93,6 +93,8 @@ class StoragePathDecoder {
         for (auto it = v->begin(); it != v->end(); ++it) {
           if (!it->first.IsScalar() || !it->second.IsScalar()) {
             d_.error(d_.pos(it->first), "'metadata.labels' entries must be name: string");
+          } else {
+            out_.labels[it->first.Scalar()] = it->second.Scalar();
           }
         }
       }

@@ -60,6 +60,17 @@ run_logging other.log JOURNAL_STREAM="$(stat -c '%d:%i' journal.log)"
 if grep -q '^W [0-9:.]* TLS verification' other.log && ! grep -q '^<' other.log; then ok journald-other-stream
 else fail journald-other-stream "$(cat -A other.log)"; fi
 
+# Selections that select nothing are refused before anything is asked of the cluster.
+for sel in "--policy movies-10h|no policy named 'movies-10h', did you mean 'movies-10g'" \
+           "--policy web-*|no policy matches 'web-\\*'" \
+           "--selector tier=db --node pve1|no policy is selected by --selector tier=db --node pve1"; do
+  args=${sel%%|*} want=${sel#*|}
+  # shellcheck disable=SC2086
+  out=$("$pw" --config pathwarden.yaml plan $args "$src/policies" 2>&1); rc=$?
+  if [[ $rc == 1 ]] && grep -q -- "$want" <<<"$out" && ! grep -q 'TLS' <<<"$out"; then ok "select: $args"
+  else fail "select: $args: exit $rc" "$out"; fi
+done
+
 # Colours: `script` gives stderr a terminal; NO_COLOR and --no-color take them away.
 if command -v script >/dev/null; then
   script -qec "$pw --config pathwarden.yaml plan $src/policies" /dev/null > tty.log 2>&1

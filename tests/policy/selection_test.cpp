@@ -1,0 +1,83 @@
+// Which policies a run takes: names and globs, labels, nodes, hosts; what matches nothing is an error.
+#include "policy/selection.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "policy/loader.hpp"
+
+using namespace pw::policy;
+
+namespace {
+
+StoragePath policy(std::string name, std::string node, std::string host,
+                   std::map<std::string, std::string> labels = {}) {
+  StoragePath p;
+  p.name = std::move(name);
+  p.guest.node = std::move(node);
+  p.guest.host = std::move(host);
+  p.labels = std::move(labels);
+  return p;
+}
+
+std::vector<StoragePath> fleet() {
+  return {policy("media-movies", "pve1", "media-vm", {{"site", "basement"}, {"tier", "bulk"}}),
+          policy("media-tv", "pve1", "media-vm", {{"site", "basement"}}),
+          policy("postgres-data", "pve2", "docker-vm", {{"site", "attic"}, {"tier", "db"}})};
+}
+
+std::vector<std::string> names(const pw::Result<std::vector<StoragePath>>& r) {
+  REQUIRE(r);
+  std::vector<std::string> out;
+  for (const auto& p : *r) out.push_back(p.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("no selection takes every policy") {
+  CHECK(names(select_policies(fleet(), {})).size() == 3);
+}
+
+TEST_CASE("names and globs; one kind is alternatives, kinds narrow each other") {
+  CHECK(names(select_policies(fleet(), {{"media-*"}, {}, {}, {}})) ==
+        std::vector<std::string>{"media-movies", "media-tv"});
+  CHECK(names(select_policies(fleet(), {{"media-tv", "postgres-data"}, {}, {}, {}})) ==
+        std::vector<std::string>{"media-tv", "postgres-data"});
+  CHECK(names(select_policies(fleet(), {{}, {"site=basement", "tier=bulk"}, {}, {}})) ==
+        std::vector<std::string>{"media-movies"});
+  CHECK(names(select_policies(fleet(), {{}, {}, {"pve2"}, {}})) == std::vector<std::string>{"postgres-data"});
+  CHECK(names(select_policies(fleet(), {{"media-*"}, {}, {}, {"media-vm", "docker-vm"}})) ==
+        std::vector<std::string>{"media-movies", "media-tv"});
+}
+
+TEST_CASE("what selects nothing is refused with what to do") {
+  auto typo = select_policies(fleet(), {{"postgres-dat"}, {}, {}, {}});
+  REQUIRE_FALSE(typo);
+  CHECK(typo.error().what == "no policy named 'postgres-dat', did you mean 'postgres-data'?");
+  auto glob = select_policies(fleet(), {{"web-*"}, {}, {}, {}});
+  REQUIRE_FALSE(glob);
+  CHECK(glob.error().what == "no policy matches 'web-*'");
+  auto none = select_policies(fleet(), {{"media-*"}, {}, {"pve2"}, {}});
+  REQUIRE_FALSE(none);
+  CHECK(none.error().what == "no policy is selected by --policy media-* --node pve2");
+  auto bad = select_policies(fleet(), {{}, {"site"}, {}, {}});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().what == "--selector 'site' is not key=value");
+}
+
+TEST_CASE("labels come from metadata.labels as written") {
+  auto r = load_text(R"(apiVersion: pathwarden/v1
+kind: StoragePath
+metadata: {name: m, labels: {site: basement, tier: "bulk"}}
+spec:
+  guest: {node: pve1, vmid: 101, host: media-vm}
+  nic: {device: net1}
+  mount: {server: 198.51.100.2, export: /x, path: /mnt/m}
+  verify: {probe_file: p}
+)",
+                     "m.yaml");
+  REQUIRE(r.ok());
+  REQUIRE(r.paths.size() == 1);
+  CHECK(r.paths[0].labels == std::map<std::string, std::string>{{"site", "basement"}, {"tier", "bulk"}});
+  CHECK(names(select_policies(std::move(r.paths), {{}, {"tier=bulk"}, {}, {}})) == std::vector<std::string>{"m"});
+}
