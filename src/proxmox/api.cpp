@@ -39,7 +39,7 @@ ApiResult<VmStatus> Api::reboot_and_wait(const VmRef& vm, const WaitOptions& wai
   auto task = wait_task(*upid, wait);
   if (!task) return std::unexpected(task.error());
 
-  bool listed = true;  // the task list answered (it may still hide other users' tasks)
+  bool listed = true;  // the last task listing answered (it may still hide other users' tasks)
   std::string list_error;
   auto check = [&]() -> ApiStatus {
     TaskQuery q;
@@ -51,6 +51,7 @@ ApiResult<VmStatus> Api::reboot_and_wait(const VmRef& vm, const WaitOptions& wai
       list_error = tasks.error().message;
       return {};  // the list only explains a failure; Proxmox's own state decides
     }
+    listed = true;  // the timeout's hint speaks of the last listing, not of one failure long ago
     for (const auto& t : *tasks) {
       if ((t.upid.type != "qmstart" && t.upid.type != "hastart") || t.running || t.succeeded()) continue;
       ApiError e;
