@@ -62,7 +62,7 @@ class AnsibleGuestPort final : public guest::GuestPort {
       : runner_(std::move(runner)), o_(std::move(options)) {}
 
   using guest::GuestPort::gather_facts;
-  PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts, const guest::NameLookups& names) override {
+  PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts, const guest::FactsRequests& names) override {
     PerHost<guest::GuestFacts> out;
     if (hosts.empty()) return out;
     auto run = run_phase("facts", facts_playbook(hosts, o_.playbook, names), hosts);
@@ -157,6 +157,7 @@ class AnsibleGuestPort final : public guest::GuestPort {
           po.run.error = (line.empty() ? "dd exited with status " + std::to_string(o.probe_rc) : line);
         }
       }
+      po.commit = o.commit;
       po.after = std::move(*facts->second);
       out.emplace(h, std::move(po));
     }

@@ -32,6 +32,22 @@ long long days_from_civil(long long y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<long long>(doe) - 719468;
 }
 
+// The Docker task runs with failed_when false: its exit code says what happened.
+Result<std::vector<guest::DockerVolume>> docker_volumes_of(const TaskOutcome& t, const std::string& host) {
+  const auto* rc = t.result.if_contains("rc");
+  const long long code = rc != nullptr && rc->is_int64() ? rc->as_int64() : -1;
+  if (code == 0) return guest::parse_docker_volume_inspect(string_at(t.result, "stdout"), host + ": docker volume inspect");
+  std::string why = string_at(t.result, "stderr");
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  if (why.empty()) why = t.message.empty() ? "exit " + std::to_string(code) : t.message;
+  const char* hint = code == 3 ? "install Docker there, or use another spec.mount.owner"
+                     : why.find("permission denied") != std::string::npos
+                         ? "Docker's socket is root's: set spec.ansible.become: true in the Controller settings, or add the SSH user "
+                           "to the docker group"
+                         : "check 'systemctl status docker' in the guest";
+  return fail("Docker did not list its volumes: " + why, host, hint);
+}
+
 Result<const TaskOutcome*> finished_task(const HostReport& host, const char* name) {
   if (host.outcome != HostOutcome::ok && host.outcome != HostOutcome::changed) {
     return fail(describe_outcome(host), host.host);
@@ -165,6 +181,10 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
         }
       }
     }
+    if (const auto* docker = host.task(task::docker_volumes); facts && docker != nullptr &&
+                                                                   docker->status != TaskResult::skipped) {
+      facts->docker = docker_volumes_of(*docker, name);
+    }
     out.emplace(name, std::move(facts));
   }
   return out;
@@ -213,6 +233,19 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Pl
     if (const auto* rc = (*probe)->result.if_contains("rc"); rc != nullptr && rc->is_int64())
       obs.probe_rc = static_cast<int>(rc->as_int64());
     obs.dd = guest::parse_dd_summary(obs.probe_stderr);
+    if (const auto* c = host.task(task::commit); c != nullptr && c->status != TaskResult::skipped) {
+      auto& run = obs.commit.emplace();
+      const auto stderr_text = string_at(c->result, "stderr");
+      const auto* rc = c->result.if_contains("rc");
+      const auto dd = guest::parse_dd_summary(stderr_text);
+      if (rc != nullptr && rc->is_int64() && rc->as_int64() == 0 && dd && dd->seconds > 0) {
+        run.cycles = static_cast<int>(dd->bytes / 8192);
+        run.seconds = dd->seconds;
+      } else {
+        const auto line = guest::dd_error_line(stderr_text);
+        run.error = line.empty() ? (c->message.empty() ? std::string("dd gave no summary") : c->message) : line;
+      }
+    }
     out.emplace(name, std::move(obs));
   }
   return out;

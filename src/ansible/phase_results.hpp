@@ -12,6 +12,7 @@
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
 #include "guest/facts.hpp"
+#include "guest/port.hpp"
 
 namespace pw::ansible {
 
@@ -29,6 +30,7 @@ struct ProbeObservation {
   std::optional<guest::DdSummary> dd;  // bytes dd reports it moved
   int probe_rc = 0;                    // dd's exit status (the task never fails the host)
   std::string probe_stderr;
+  std::optional<guest::CommitRun> commit;  // the commit-latency cycles, when asked for
 };
 
 std::map<std::string, Result<ProbeObservation>> probe_observations_from(const PlaybookRun& report);

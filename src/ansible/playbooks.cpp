@@ -232,7 +232,7 @@ Status validate_become(const Become& become) {
 }
 
 Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options,
-                                const guest::NameLookups& names_to_resolve) {
+                                const guest::FactsRequests& wanted) {
   if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
   std::vector<std::string> names;
   std::set<std::string> seen;
@@ -259,32 +259,53 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
   // Names (a NAS given by host name) are resolved by the guest, as mount.nfs there will: through
   // its own resolver (getent ahosts: getaddrinfo, nsswitch, /etc/hosts), never the controller's.
   json::object per_host;
+  bool resolving = false, docker = false;
   for (const auto& h : names) {
     std::vector<std::string> lookups;
-    if (auto it = names_to_resolve.find(h); it != names_to_resolve.end()) lookups = it->second;
+    bool docker_volumes = false;
+    if (auto it = wanted.find(h); it != wanted.end()) {
+      lookups = it->second.names;
+      docker_volumes = it->second.docker_volumes;
+    }
+    resolving = resolving || !lookups.empty();
+    docker = docker || docker_volumes;
     for (const auto& n : lookups) {
       if (n.empty() || n.size() > 253 || n.front() == '-' ||
           n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != std::string::npos) {
         return fail("'" + n + "' is not a host name to resolve", h);
       }
     }
-    per_host[h] = json::object{{"names", unsafe_list(lookups)}};
+    per_host[h] = json::object{{"names", unsafe_list(lookups)}, {"docker", docker_volumes}};
   }
-  const bool resolving = std::any_of(names_to_resolve.begin(), names_to_resolve.end(),
-                                     [](const auto& kv) { return !kv.second.empty(); });
-  if (!resolving) {
+  if (!resolving && !docker) {
     return finish("facts", names,
                   play("Gather guest facts for pathwarden", names, "", std::move(tasks), options, Privilege::ssh_user),
                   "");
   }
   // getent exits 2 for a name it cannot resolve: the planner's to report, not a failed guest.
-  tasks.push_back(make_task(task::resolve, "ansible.builtin.command",
-                            {{"argv", YamlList{"getent", "ahosts", "{{ item }}"}}},
-                            {{"loop", "{{ pathwarden_host.names }}"},
-                             {"changed_when", false},
-                             {"failed_when", false},
-                             {"register", "pathwarden_resolved"}},
-                            options));
+  if (resolving) {
+    tasks.push_back(make_task(task::resolve, "ansible.builtin.command",
+                              {{"argv", YamlList{"getent", "ahosts", "{{ item }}"}}},
+                              {{"loop", "{{ pathwarden_host.names }}"},
+                               {"changed_when", false},
+                               {"failed_when", false},
+                               {"register", "pathwarden_resolved"}},
+                              options));
+  }
+  // Docker's socket is root's (or the docker group's): become, as for the fstab write. Docker
+  // not answering is the policy's "could not observe", not a failed guest.
+  if (docker) {
+    if (options.become) {
+      if (auto st = validate_become(*options.become); !st) return std::unexpected(st.error());
+    }
+    tasks.push_back(make_task(task::docker_volumes, "ansible.builtin.command",
+                              {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::docker_volumes_script())}}}},
+                              {{"when", "pathwarden_host.docker"},
+                               {"changed_when", false},
+                               {"failed_when", false},
+                               {"register", "pathwarden_docker"}},
+                              options, Privilege::root));
+  }
   return finish("facts", names,
                 play("Gather guest facts for pathwarden", names, "facts.vars.json", std::move(tasks), options,
                      Privilege::ssh_user),
@@ -439,11 +460,20 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
                                        "oflag=direct", "conv=fsync"};
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(p.baseline.count()) / 1000.0);
-    per_host[p.host] = json::object{{"dd_argv", unsafe_list(argv)},
-                                    {"path", unsafe(p.path)},
-                                    {"remove_after", p.direction == ProbeDirection::write},
-                                    {"baseline", p.baseline.count() > 0},
-                                    {"baseline_argv", unsafe_list({"sleep", seconds})}};
+    json::object data{{"dd_argv", unsafe_list(argv)},
+                      {"path", unsafe(p.path)},
+                      {"remove_after", p.direction == ProbeDirection::write},
+                      {"baseline", p.baseline.count() > 0},
+                      {"baseline_argv", unsafe_list({"sleep", seconds})},
+                      {"commit", p.commit_cycles > 0}};
+    if (p.commit_cycles > 0) {
+      if (auto s = require_absolute(p.commit_path, "commit file", p.host); !s) return std::unexpected(s.error());
+      // conv=excl: a file of that name is never overwritten (dd refuses: "File exists").
+      data["commit_argv"] = unsafe_list({"dd", "if=/dev/zero", "of=" + p.commit_path, "bs=8192",
+                                         "count=" + std::to_string(p.commit_cycles), "oflag=dsync", "conv=excl"});
+      data["commit_path"] = unsafe(p.commit_path);
+    }
+    per_host[p.host] = std::move(data);
   }
   // Each read is one constant script (guest::counter_read_script): interface counters, ifindexes
   // and the NFS connections' byte counters from one instant.
@@ -468,6 +498,16 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
       make_task("Remove the probe file written", "ansible.builtin.file",
                 {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}},
                 {{"when", "pathwarden_host.remove_after"}}, options, Privilege::root),
+      // After the counters: the commit cycles' few bytes never mix into the probe's window.
+      make_task(task::commit, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.commit_argv }}"}},
+                {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_commit"},
+                 {"when", "pathwarden_host.commit"}},
+                options, Privilege::root),
+      // Only the file dd made: when dd refused because the name was taken, that file stays.
+      make_task("Remove the commit file written", "ansible.builtin.file",
+                {{"path", "{{ pathwarden_host.commit_path }}"}, {"state", "absent"}},
+                {{"when", "pathwarden_host.commit and 'File exists' not in pathwarden_commit.stderr"}}, options,
+                Privilege::root),
   };
   return finish("probe", *hosts,
                 play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks), options,

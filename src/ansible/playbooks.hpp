@@ -49,9 +49,10 @@ struct PlaybookOptions {
 // Checks a become user or method before it goes into a playbook (Ansible templates keywords).
 Status validate_become(const Become& become);
 
-// `names`: per guest, host names its resolver is asked for (getent ahosts), for GuestFacts::resolved.
+// `wanted`: per guest, host names its resolver is asked for (getent ahosts, GuestFacts::resolved)
+// and whether Docker's volumes are read (as root: GuestFacts::docker).
 Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options = {},
-                                const guest::NameLookups& names = {});
+                                const guest::FactsRequests& wanted = {});
 Result<Playbook> apply_playbook(std::span<const guest::FstabChange> changes, const PlaybookOptions& options = {});
 Result<Playbook> rollback_playbook(std::span<const guest::FstabRestore> restores, const PlaybookOptions& options = {});
 Result<Playbook> probe_playbook(std::span<const guest::ProbeRequest> probes, const PlaybookOptions& options = {});
@@ -63,6 +64,7 @@ inline constexpr const char* reach = "Reach the guest over SSH";
 inline constexpr const char* read_fstab = "Read the fstab byte for byte";
 inline constexpr const char* report = "Report mounts, transports, counters and interfaces";
 inline constexpr const char* resolve = "Resolve the NAS names as the guest does";
+inline constexpr const char* docker_volumes = "Read Docker's Compose volumes";
 inline constexpr const char* fstab_now = "Read the fstab as it is now";
 inline constexpr const char* refuse_changed = "Refuse to write when the fstab changed since it was observed";
 inline constexpr const char* write_fstab = "Write the new fstab";
@@ -74,6 +76,7 @@ inline constexpr const char* baseline_wait = "Wait out the baseline window";
 inline constexpr const char* counters_before = "Read the interface counters before the probe";
 inline constexpr const char* probe = "Move the probe bytes bypassing the page cache";
 inline constexpr const char* counters_after = "Read the interface counters after the probe";
+inline constexpr const char* commit = "Time 8 KiB O_DSYNC commits on the mount";
 inline constexpr const char* set_channels = "Set the combined queue count";
 }  // namespace task
 

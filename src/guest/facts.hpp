@@ -2,6 +2,7 @@
 // Everything pathwarden observes inside one guest, gathered by one script run per guest (the
 // facts playbook runs it on all guests at once) plus the fstab read byte for byte.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "guest/addresses.hpp"
 #include "guest/connections.hpp"
 #include "guest/counters.hpp"
+#include "guest/docker_volumes.hpp"
 #include "guest/fstab.hpp"
 #include "guest/interfaces.hpp"
 #include "guest/mounts.hpp"
@@ -35,6 +37,10 @@ struct GuestFacts {
   // gives, in getaddrinfo's order (mount.nfs mounts the first); a name that did not resolve maps
   // to none. Names not asked for are absent.
   std::map<std::string, std::vector<std::string>> resolved;
+  // Docker's Compose volumes, when a policy of this guest names one (absent: not asked); an
+  // error when Docker did not answer (not installed, daemon down, no permission): such a policy
+  // is then unobserved, never drifted.
+  std::optional<Result<std::vector<DockerVolume>>> docker;
 };
 
 // `getent ahosts NAME`'s output: its addresses, each once, in order.

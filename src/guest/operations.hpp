@@ -54,6 +54,10 @@ struct ProbeRequest {
   // Counters read this long before the probe's own "before" read, to learn background rates
   // (zero: no baseline).
   std::chrono::milliseconds baseline{0};
+  // The commit-latency figure after the probe (outside its counter window): this many 8 KiB
+  // O_DSYNC writes to commit_path, a new file (never an existing one), removed afterwards.
+  int commit_cycles = 0;
+  std::string commit_path{};
 };
 
 // Channels: `ethtool -L IF combined N` in the guest (virtio multiqueue after a Proxmox change).

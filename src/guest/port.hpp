@@ -5,6 +5,7 @@
 #include <chrono>
 #include <expected>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -33,6 +34,13 @@ using GuestResult = std::expected<T, GuestFailure>;
 template <class T>
 using PerHost = std::map<std::string, GuestResult<T>>;
 
+// The commit-latency cycles as the guest ran them (dd oflag=dsync bs=8k).
+struct CommitRun {
+  int cycles = 0;
+  double seconds = 0;                // dd's own time for all of them
+  std::optional<std::string> error;  // they could not run (dd's complaint)
+};
+
 // Four counter snapshots around one probe, then the guest's NFS state right after it.
 struct ProbeOutcome {
   verify::CounterSamples samples;
@@ -42,15 +50,20 @@ struct ProbeOutcome {
   std::vector<TcpConnection> connections_before;
   std::vector<TcpConnection> connections_after;
   GuestFacts after;  // mounts, connections, transports, interfaces after the probe
+  std::optional<CommitRun> commit;  // when the request asked for commit cycles
 };
 
-// Per guest, host names to resolve there with the guest's own resolver (GuestFacts::resolved).
-using NameLookups = std::map<std::string, std::vector<std::string>>;
+// What to gather in a guest beyond the facts every policy needs.
+struct FactsWanted {
+  std::vector<std::string> names;  // host names to resolve with the guest's own resolver (GuestFacts::resolved)
+  bool docker_volumes = false;     // Docker's Compose volumes (GuestFacts::docker), for owner: compose
+};
+using FactsRequests = std::map<std::string, FactsWanted>;
 
 class GuestPort {
  public:
   virtual ~GuestPort() = default;
-  virtual PerHost<GuestFacts> gather_facts(std::span<const std::string> hosts, const NameLookups& names) = 0;
+  virtual PerHost<GuestFacts> gather_facts(std::span<const std::string> hosts, const FactsRequests& names) = 0;
   PerHost<GuestFacts> gather_facts(std::span<const std::string> hosts) { return gather_facts(hosts, {}); }
   virtual PerHost<void> apply_fstab(std::span<const FstabChange> changes) = 0;
   virtual PerHost<void> restore_fstab(std::span<const FstabRestore> restores) = 0;

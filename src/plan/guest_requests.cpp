@@ -29,6 +29,10 @@ guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes) {
   r.bytes = bytes;
   r.direction = v.direction;
   r.baseline = std::max(std::chrono::milliseconds(v.baseline_ms), kMinBaseline);
+  if (v.commit_cycles > 0) {
+    r.commit_cycles = v.commit_cycles;
+    r.commit_path = v.probe_file + ".pathwarden-commit";
+  }
   return r;
 }
 

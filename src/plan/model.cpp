@@ -35,13 +35,14 @@ std::string_view to_string(PolicyState state) {
     case PolicyState::changes: return "changes";
     case PolicyState::precondition_failed: return "precondition-failed";
     case PolicyState::unobserved: return "unobserved";
+    case PolicyState::drift: return "drift";
   }
   return "unknown";
 }
 
 bool Plan::has_changes() const {
   for (const auto& p : policies) {
-    if (p.state == PolicyState::changes) return true;
+    if (p.state == PolicyState::changes || p.state == PolicyState::drift) return true;
   }
   return false;
 }
@@ -172,6 +173,8 @@ class Reader {
     return out;
   }
   const json::value* value(std::string_view key) { return find(key); }
+  // Fields added after format version 1 was first written: optional, absent in older plans.
+  bool has(std::string_view key) const { return obj_ != nullptr && obj_->contains(key); }
   proxmox::VmRef vm(std::string_view key) {
     proxmox::VmRef ref;
     if (const auto* v = find(key)) {
@@ -290,6 +293,8 @@ json::value step_to_json(const Step& step) {
       o["min_share"] = s.min_share;
       o["write"] = s.direction == verify::ProbeDirection::write;
       o["baseline_ms"] = s.baseline_ms;
+      if (s.commit_cycles > 0) o["commit_cycles"] = s.commit_cycles;
+      if (s.min_commit_rate) o["min_commit_rate"] = *s.min_commit_rate;
       o["rollback_on_inconclusive"] = s.rollback_on_inconclusive;
       o["verify_restored"] = s.verify_restored;
     }
@@ -357,6 +362,8 @@ Result<Step> step_from_json(const json::value& v) {
     s.min_share = r.number("min_share");
     s.direction = r.boolean("write") ? verify::ProbeDirection::write : verify::ProbeDirection::read;
     s.baseline_ms = r.int32("baseline_ms");
+    if (r.has("commit_cycles")) s.commit_cycles = r.int32("commit_cycles");
+    if (r.has("min_commit_rate")) s.min_commit_rate = r.number("min_commit_rate");
     s.rollback_on_inconclusive = r.boolean("rollback_on_inconclusive");
     s.verify_restored = r.boolean("verify_restored");
     step.action = s;
@@ -380,7 +387,8 @@ json::value to_json(const Plan& plan) {
                                     {"steps", std::move(steps)},
                                     {"blockers", strings_json(p.blockers)},
                                     {"warnings", strings_json(p.warnings)},
-                                    {"notes", strings_json(p.notes)}});
+                                    {"notes", strings_json(p.notes)},
+                                    {"remedy", strings_json(p.remedy)}});
   }
   return json::object{{"format", "pathwarden-plan"},
                       {"version", Plan::kFormatVersion},
@@ -420,10 +428,12 @@ Result<Plan> plan_from_json(const json::value& v) {
     else if (state == "changes") p.state = PolicyState::changes;
     else if (state == "precondition-failed") p.state = PolicyState::precondition_failed;
     else if (state == "unobserved") p.state = PolicyState::unobserved;
+    else if (state == "drift") p.state = PolicyState::drift;
     else if (pr.ok()) return fail("unknown policy state '" + state + "'", "plan file");
     p.blockers = pr.strings("blockers");
     p.warnings = pr.strings("warnings");
     p.notes = pr.strings("notes");
+    if (pr.has("remedy")) p.remedy = pr.strings("remedy");
     if (const auto* steps = pr.array("steps")) {
       for (const auto& s : *steps) {
         auto step = step_from_json(s);

@@ -87,6 +87,8 @@ struct VerifyPath {
   double min_share = 0.9;
   verify::ProbeDirection direction = verify::ProbeDirection::read;  // "write" in the plan file: tx
   int baseline_ms = 2000;
+  int commit_cycles = 0;                  // commit-latency figure after the probe (0: none)
+  std::optional<double> min_commit_rate;  // commits/s; below it the path is not proven
   bool rollback_on_inconclusive = true;
   bool verify_restored = true;
 };
@@ -114,6 +116,9 @@ enum class PolicyState {
   changes,              // steps to apply
   precondition_failed,  // cannot be planned safely; see `blockers`
   unobserved,           // the API or the guest did not answer: nothing is known, so nothing is planned
+  // The mount differs from the policy, but it is not pathwarden's (Docker, systemd or autofs
+  // makes it): nothing is planned, `remedy` says what the operator changes. Exit 3, as drift.
+  drift,
 };
 
 std::string_view to_string(PolicyState state);
@@ -128,6 +133,7 @@ struct PolicyPlan {
   std::vector<std::string> blockers;  // why nothing can be applied
   std::vector<std::string> warnings;  // e.g. the NFSv4.1 trunking risk
   std::vector<std::string> notes;     // what was observed and left alone
+  std::vector<std::string> remedy;    // drift: what to change by hand, in order
 };
 
 struct Plan {

@@ -9,6 +9,7 @@
 #include "guest/mounts.hpp"
 #include "guest/sha256.hpp"
 #include "plan/names.hpp"
+#include "plan/unowned_mount.hpp"
 #include "policy/option_notes.hpp"
 #include "proxmox/net_device.hpp"
 #include "verify/trunking_risk.hpp"
@@ -81,6 +82,63 @@ std::string where(const policy::StoragePath& p, std::string_view field) {
   return " (" + std::string(field) + " at " + p.position_of(field).to_string() + ")";
 }
 
+std::string percent(double share) { return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%"; }
+
+std::string verify_summary(const VerifyPath& v, const guest::InterfaceInfo& iface, const policy::StoragePath& p) {
+  return "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
+         (v.direction == verify::ProbeDirection::write ? "written to " : "read from ") + v.probe_file + " must cross " +
+         iface.name + " (" + p.nic.device + ") for at least " + percent(p.verify.min_share);
+}
+
+// A mount pathwarden does not own: compared, proven, and on drift the remedy; never written.
+// The NIC's steps (queues) stay: the NIC is pathwarden's either way.
+template <class Finish>
+PolicyPlan plan_unowned(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
+                        const net::MacAddress& mac, const proxmox::VmRef& vm, const guest::InterfaceInfo& iface,
+                        PolicyPlan& out, Finish finish) {
+  auto located = locate_unowned_mount(p, q, facts);
+  if (!located) {
+    out.blockers.push_back(located.error().to_string());
+    return finish();
+  }
+  policy::StoragePath at = q;  // the resolved policy, at the path its owner mounts it
+  at.mount.path = located->path;
+  const guest::MountInfo* live = mount_at(facts.mounts, located->path);
+  if (live != nullptr && live->fstype == "autofs") live = nullptr;  // the trigger, not yet the NFS mount
+  const std::string owner(policy::to_string(p.mount.owner));
+  if (!located->configured.empty()) out.notes.push_back(p.mount.display() + " is configured with " + located->configured);
+  std::vector<std::string> diffs = located->differences;
+  if (live != nullptr) {
+    const MountCheck check = check_mount(live, at);
+    if (!check.ok) diffs.push_back("mounted now: " + check.why);
+  }
+  if (!diffs.empty()) {
+    out.notes.insert(out.notes.begin(), p.mount.display() + " (" + owner + "'s mount, " + located->path +
+                                            ") differs from the policy: " + join(diffs, "; "));
+    if (!out.steps.empty()) out.notes.push_back("the NIC's planned changes wait until the mount is as the policy says");
+    out.steps.clear();
+    out.remedy = unowned_remedy(p, *located);
+    out.state = PolicyState::drift;
+    return finish();
+  }
+  if (live == nullptr) {
+    out.blockers.push_back(
+        p.mount.display() + " is not mounted now" +
+        (p.mount.owner == policy::MountOwner::compose
+             ? std::string(": Docker mounts a volume only while a container uses it; start the project (docker compose up -d)")
+             : p.mount.owner == policy::MountOwner::autofs ? std::string(": autofs mounts it on first access (ls " + located->path + ")")
+                                                             : std::string(": systemctl start " + systemd_mount_unit(located->path))) +
+        ", then run again");
+    return finish();
+  }
+  out.notes.push_back(p.mount.display() + " is mounted as the policy says (" + owner + "'s mount; pathwarden only verifies it)");
+  if (!out.steps.empty()) {
+    VerifyPath v = verify_path_of(at, p, mac, vm);
+    out.steps.push_back({v, false, verify_summary(v, iface, at)});
+  }
+  return finish();
+}
+
 }  // namespace
 
 bool network_hotplug_enabled(const proxmox::VmConfig& config) {
@@ -132,6 +190,9 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     if (observed.unobserved()) {
       out.state = PolicyState::unobserved;
       out.steps.clear();
+      out.remedy.clear();
+    } else if (out.state == PolicyState::drift) {
+      out.steps.clear();  // drift of a mount not pathwarden's: the remedy is the operator's
     } else if (!out.blockers.empty()) {
       out.state = PolicyState::precondition_failed;
       out.steps.clear();
@@ -274,6 +335,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
     out.notes.push_back(p.mount.server + " resolves in guest " + p.guest.host + " to " + q.mount.server +
                         " (the address mount.nfs uses there)");
   }
+  if (!p.mount.owned()) return plan_unowned(p, q, facts, mac, vm.config.ref, *iface, out, finish);
   guest::FstabFile fstab = facts.fstab;
   auto changed = fstab.set_entry(desired_fstab_entry(p), {p.name, p.mount.reason});
   if (!changed) {
@@ -310,6 +372,17 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
       if (live->nconnect() != want_nconnect) nconnect_differs = true;
     }
     if (!nconnect_differs) sharing.clear();
+    // A mount Docker or autofs made is theirs: pathwarden never unmounts it, so nconnect cannot
+    // change for the client they share.
+    for (const auto* m : sharing) {
+      const auto owner = other_owner_of(facts.mounts, *m);
+      if (owner.empty()) continue;
+      block(m->mount_point + " shares " + p.mount.path + "'s NFS client (same server address and NFS version), so " +
+            "nconnect changes only when both are mounted anew, but " + owner + " made it and pathwarden does not " +
+            "unmount what it does not own; stop what uses it first, or give this mount its own client (another "
+            "address of the NAS, or another NFS version)");
+    }
+    if (!out.blockers.empty()) return finish();
     for (const auto* m : sharing) c.activations.push_back(activation_as_is(*m, facts.fstab));
 
     for (const auto* m : sharing) c.inverse_activations.push_back(activation_as_is(*m, facts.fstab));
@@ -345,11 +418,7 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
 
   if (!out.steps.empty()) {
     VerifyPath v = verify_path_of(q, p, mac, vm.config.ref);
-    out.steps.push_back({v, false,
-                         "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
-                             (v.direction == verify::ProbeDirection::write ? "written to " : "read from ") + v.probe_file + " must cross " + iface->name +
-                             " (" + p.nic.device + ") for at least " +
-                             std::to_string(static_cast<int>(p.verify.min_share * 100 + 0.5)) + "%"});
+    out.steps.push_back({v, false, verify_summary(v, *iface, p)});
   }
   return finish();
 }
@@ -372,6 +441,8 @@ VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended
   v.min_share = p.verify.min_share;
   v.direction = p.verify.direction;
   v.baseline_ms = static_cast<int>(p.verify.baseline.count());
+  v.commit_cycles = p.verify.commit_cycles;
+  v.min_commit_rate = p.verify.min_commit_rate;
   v.rollback_on_inconclusive = p.rollback.on_inconclusive;
   v.verify_restored = p.rollback.verify_restored;
   return v;

@@ -63,7 +63,7 @@ std::string render_plan(const Plan& plan, const RenderOptions& options) {
         << ")";
   }
   out << "\n";
-  std::size_t changing = 0, blocked = 0, converged = 0;
+  std::size_t changing = 0, blocked = 0, converged = 0, drifted = 0;
   for (const auto& p : plan.policies) {
     out << "\n" << c.bold() << "policy " << p.policy << c.reset() << c.dim() << "  VM " << p.vm.vmid << " on "
         << p.vm.node << ", host " << p.host << ", " << p.source << c.reset() << "\n";
@@ -72,6 +72,7 @@ std::string render_plan(const Plan& plan, const RenderOptions& options) {
       case PolicyState::precondition_failed:
       case PolicyState::unobserved: ++blocked; break;
       case PolicyState::changes: ++changing; break;
+      case PolicyState::drift: ++drifted; out << "  " << c.yellow() << "≠ drift: not pathwarden's mount to change" << c.reset() << "\n"; break;
     }
     for (const auto& b : p.blockers) out << "  " << c.red() << "✗ cannot apply: " << b << c.reset() << "\n";
     for (const auto& w : p.warnings) out << "  " << c.yellow() << "! warning: " << w << c.reset() << "\n";
@@ -91,9 +92,13 @@ std::string render_plan(const Plan& plan, const RenderOptions& options) {
         }
       }
     }
+    n = 0;
+    for (const auto& r : p.remedy) out << "  " << c.yellow() << "→ remedy " << ++n << ": " << r << c.reset() << "\n";
     for (const auto& note : p.notes) out << "  " << c.dim() << "· " << note << c.reset() << "\n";
   }
-  out << "\n" << changing << " to change, " << blocked << " blocked, " << converged << " converged\n";
+  out << "\n" << changing << " to change, " << blocked << " blocked, " << converged << " converged";
+  if (drifted > 0) out << ", " << drifted << " drifted (remedy by hand)";
+  out << "\n";
   return out.str();
 }
 

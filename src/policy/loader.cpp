@@ -232,11 +232,13 @@ Diagnostics check_policy_set(std::span<const StoragePath> paths) {
       out.push_back({p.position_of("metadata.name"),
                      "policy name '" + p.name + "' is already used at " + at(*it->second, "metadata.name")});
     }
-    if (auto [it, fresh] = by_mount.emplace(std::pair{p.guest.vmid, p.mount.path}, &p); !fresh) {
-      out.push_back(
-          {p.position_of("spec.mount.path"), "mount path " + p.mount.path + " of VM " + std::to_string(p.guest.vmid) +
-                                                 " is already claimed by policy '" + it->second->name + "' at " +
-                                                 at(*it->second, "spec.mount.path") + "; one policy per guest mount"});
+    // A Compose volume is claimed by its name (its path is Docker's, known only at observation).
+    const char* mount_field = p.mount.compose ? "spec.mount.compose" : "spec.mount.path";
+    if (auto [it, fresh] = by_mount.emplace(std::pair{p.guest.vmid, p.mount.display()}, &p); !fresh) {
+      out.push_back({p.position_of(mount_field), (p.mount.compose ? "" : "mount path ") + p.mount.display() + " of VM " +
+                                                     std::to_string(p.guest.vmid) + " is already claimed by policy '" +
+                                                     it->second->name + "' at " + at(*it->second, mount_field) +
+                                                     "; one policy per guest mount"});
     }
     if (p.nic.queues) {
       auto [it, fresh] = by_nic.emplace(std::pair{p.guest.vmid, p.nic.device}, &p);

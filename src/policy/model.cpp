@@ -44,6 +44,14 @@ std::string MountSpec::options_string() const {
   return out;
 }
 
+std::string_view to_string(MountOwner owner) { return kMountOwners[static_cast<std::size_t>(owner)]; }
+
+std::string MountSpec::display() const {
+  if (!path.empty()) return path;
+  if (compose) return "Compose volume " + compose->docker_name();
+  return "(no path)";
+}
+
 namespace {
 
 // Field names are few and live for the process: every policy points at the same strings.

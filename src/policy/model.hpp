@@ -37,11 +37,31 @@ struct MountOption {
   friend bool operator==(const MountOption&, const MountOption&) = default;
 };
 
+// Who makes the mount. pathwarden writes fstab entries only for its own (fstab); a mount made by
+// Docker (a Compose volume's driver_opts), by a systemd .mount unit or by autofs is observed and
+// proven, and drift there is reported with the remedy, never written (README, "Docker Compose
+// volumes, autofs and systemd mounts").
+enum class MountOwner : std::uint8_t { fstab, compose, systemd, autofs };
+std::string_view to_string(MountOwner owner);  // as written in policies: "fstab", "compose", ...
+inline constexpr std::array<std::string_view, 4> kMountOwners{"fstab", "compose", "systemd", "autofs"};
+
+// A Compose project's named volume (`volumes: NAME: driver_opts: ...`). Docker names it
+// PROJECT_VOLUME unless the file sets `name:`; pathwarden finds it by Compose's own labels
+// (com.docker.compose.project / .volume), which hold either way.
+struct ComposeVolume {
+  std::string project;
+  std::string volume;
+  std::string docker_name() const { return project + "_" + volume; }
+  friend bool operator==(const ComposeVolume&, const ComposeVolume&) = default;
+};
+
 struct MountSpec {
+  MountOwner owner = MountOwner::fstab;
+  std::optional<ComposeVolume> compose;    // owner compose: which volume; its path is Docker's
   std::string server;                      // address (or name) the mount must use
   std::vector<std::string> nas_addresses;  // the same NAS's other addresses: trunking risk
   std::string export_path;                 // "/volume1/movies"
-  std::string path;                        // mount point in the guest
+  std::string path;                        // mount point in the guest (compose: found at observation)
   std::vector<MountOption> options;        // in the order written
   std::string reason;                      // why the options are what they are; goes into fstab
 
@@ -50,6 +70,9 @@ struct MountSpec {
   std::optional<int> nconnect() const;
   const MountOption* option(std::string_view name) const;
   std::string options_string() const;  // "vers=3,nconnect=8,_netdev"
+  bool owned() const { return owner == MountOwner::fstab; }  // pathwarden writes its fstab entry
+  // How reports name the mount: its path, or "Compose volume pg_pgdata" before it is observed.
+  std::string display() const;
 };
 
 using verify::ProbeDirection;  // one name from policy to verdict
@@ -61,6 +84,10 @@ struct VerifySpec {
   double min_share = 0.9;                      // share of probe bytes the intended NIC must carry
   ProbeDirection direction = ProbeDirection::read;
   std::chrono::milliseconds baseline{2000};  // window for learning background rates
+  // Commit-latency figure (like pg_test_fsync): this many 8 KiB O_DSYNC writes on the mount
+  // after the probe; 0 = none. A figure in the report, a verdict only with min_commit_rate.
+  int commit_cycles = 0;
+  std::optional<double> min_commit_rate;  // commits per second the path must reach
 };
 
 struct RestartSpec {

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one decoder class per section of one document kind (StoragePath),
+// sharing the decoder state and the cross-section checks; split, they would pass it all around.
 #include "policy/storage_path_decoder.hpp"
 
 #include <algorithm>
@@ -26,14 +28,28 @@ bool is_object_name(std::string_view s) {
 constexpr std::array<std::string_view, 6> kSpecKeys{"guest", "nic", "mount", "verify", "restart", "rollback"};
 constexpr std::array<std::string_view, 3> kGuestKeys{"node", "vmid", "host"};
 constexpr std::array<std::string_view, 2> kNicKeys{"device", "queues"};
-constexpr std::array<std::string_view, 6> kMountKeys{"server", "nas_addresses", "export", "path", "options", "reason"};
-constexpr std::array<std::string_view, 6> kVerifyKeys{"probe_file", "probe_bytes", "max_probe_bytes",
-                                                      "min_share",  "direction",   "baseline"};
+constexpr std::array<std::string_view, 8> kMountKeys{"owner",   "compose", "server",  "nas_addresses",
+                                                     "export",  "path",    "options", "reason"};
+constexpr std::array<std::string_view, 2> kComposeKeys{"project", "volume"};
+constexpr std::array<std::string_view, 8> kVerifyKeys{"probe_file", "probe_bytes",   "max_probe_bytes",
+                                                      "min_share",  "direction",     "baseline",
+                                                      "commit_cycles", "min_commit_rate"};
+// Commit-latency cycles: enough for a rate, bounded so a slow path cannot hold a run for long.
+constexpr int kDefaultCommitCycles = 256;
+constexpr int kMaxCommitCycles = 10'000;
 constexpr std::array<std::string_view, 2> kRestartKeys{"allowed", "window"};
 constexpr std::array<std::string_view, 2> kRollbackKeys{"on_inconclusive", "verify_restored"};
 // Mount points a policy must never take over.
 constexpr std::array<std::string_view, 14> kSystemPaths{"/",     "/bin",  "/boot", "/dev",  "/etc", "/lib", "/lib64",
                                                         "/proc", "/root", "/run",  "/sbin", "/sys", "/usr", "/var"};
+
+// Docker's local volumes live under DATA_ROOT/volumes/NAME/_data (data-root /var/lib/docker by
+// default, ~/.local/share/docker rootless): a mount there is Docker's.
+bool is_docker_volume_path(std::string_view p) {
+  if (p.starts_with("/var/lib/docker/")) return true;
+  const auto at = p.find("/docker/volumes/");
+  return at != std::string_view::npos && (p.ends_with("/_data") || p.find("/_data/") != std::string_view::npos);
+}
 
 class StoragePathDecoder {
  public:
@@ -62,6 +78,13 @@ class StoragePathDecoder {
 
   // Checks between fields of different sections, once all are read.
   void across_sections() {
+    const bool read_only = out_.mount.option("ro") != nullptr;
+    if (read_only && out_.verify.commit_cycles > 0) {
+      const auto at = out_.positions.find("spec.verify.commit_cycles");
+      const auto min_at = out_.positions.find("spec.verify.min_commit_rate");
+      d_.error(at ? *at : *min_at, "a commit-latency figure writes on the mount, but the mount is read-only ('ro' in "
+                                   "spec.mount.options); leave out commit_cycles and min_commit_rate");
+    }
     const auto direction = out_.positions.find("spec.verify.direction");
     if (out_.verify.direction == ProbeDirection::write && out_.mount.option("ro") && direction) {
       const auto options = out_.positions.find("spec.mount.options");
@@ -160,8 +183,62 @@ class StoragePathDecoder {
     }
   }
 
+  void owner(const Section& s) {
+    if (auto v = s.get("owner")) {
+      remember(s, "owner");
+      if (auto o = read_string(d_, *v, s.child("owner"))) {
+        auto it = std::find(kMountOwners.begin(), kMountOwners.end(), *o);
+        if (it == kMountOwners.end()) {
+          d_.error(d_.pos(*v), "'spec.mount.owner' is '" + *o +
+                                   "'; use fstab (pathwarden writes the entry), compose, systemd or autofs (pathwarden "
+                                   "only observes and proves)" + did_you_mean(*o, kMountOwners));
+        } else {
+          out_.mount.owner = static_cast<MountOwner>(it - kMountOwners.begin());
+        }
+      }
+    }
+    auto v = s.get("compose");
+    if (out_.mount.owner != MountOwner::compose) {
+      if (v) {
+        d_.error(s.value_pos("compose"), "'spec.mount.compose' names a Compose volume, but spec.mount.owner is " +
+                                             std::string(to_string(out_.mount.owner)) + "; add owner: compose");
+      }
+      return;
+    }
+    if (!v) {
+      d_.error(s.value_pos("owner"), "owner: compose needs 'spec.mount.compose: {project: NAME, volume: NAME}' "
+                                     "(the Compose project and the volume's key under 'volumes:')");
+      return;
+    }
+    remember(s, "compose");
+    Section c(d_, *v, "spec.mount.compose", kComposeKeys, s.value_pos("compose"));
+    if (!c.valid()) return;
+    ComposeVolume ref;
+    // Compose's own rules: project names are lower-case letters, digits, '-' and '_' starting
+    // with a letter or digit; volume keys also allow upper case and '.'.
+    auto name = [&](const char* key, std::string_view extra) -> std::optional<std::string> {
+      auto n = c.require(key);
+      if (!n) return std::nullopt;
+      auto text = read_string(d_, *n, c.child(key));
+      if (!text) return std::nullopt;
+      const std::string allowed = std::string("abcdefghijklmnopqrstuvwxyz0123456789_-").append(extra);
+      if (text->empty() || text->find_first_not_of(allowed) != std::string::npos ||
+          !std::isalnum(static_cast<unsigned char>(text->front()))) {
+        d_.error(d_.pos(*n), "'" + c.child(key) + "' is '" + *text + "', which is not a Compose " + key +
+                                 " name (letters, digits, '-' and '_', starting with a letter or digit" +
+                                 (extra.empty() ? std::string(", lower case: docker compose ls shows it") : ")") + ")");
+        return std::nullopt;
+      }
+      return text;
+    };
+    auto project = name("project", "");
+    auto volume = name("volume", "ABCDEFGHIJKLMNOPQRSTUVWXYZ.");
+    if (project && volume) out_.mount.compose = ComposeVolume{*project, *volume};
+  }
+
   void mount(const Section& s) {
     if (!s.valid()) return;
+    owner(s);
     if (auto v = s.require("server")) {
       remember(s, "server");
       if (auto a = read_address(d_, *v, s.child("server"))) out_.mount.server = *a;
@@ -192,11 +269,22 @@ class StoragePathDecoder {
       remember(s, "export");
       if (auto e = read_abs_path(d_, *v, s.child("export"))) out_.mount.export_path = *e;
     }
-    if (auto v = s.require("path")) {
+    if (out_.mount.owner == MountOwner::compose) {
+      if (s.get("path")) {
+        d_.error(s.value_pos("path"), "a Compose volume's path is Docker's (the Mountpoint 'docker volume inspect' "
+                                      "shows, where it mounts the share while a container uses it); leave out "
+                                      "spec.mount.path");
+      }
+    } else if (auto v = s.require("path")) {
       remember(s, "path");
       if (auto p = read_abs_path(d_, *v, s.child("path"))) {
         if (std::find(kSystemPaths.begin(), kSystemPaths.end(), *p) != kSystemPaths.end()) {
           d_.error(d_.pos(*v), "'spec.mount.path' is '" + *p + "', a system directory; mount the share elsewhere");
+        } else if (out_.mount.owner == MountOwner::fstab && is_docker_volume_path(*p)) {
+          d_.error(d_.pos(*v), "'spec.mount.path' is '" + *p +
+                                   "', a Docker volume's mount point: Docker mounts it itself from the volume's "
+                                   "driver_opts, and an fstab entry there would compete with Docker's mount; name the "
+                                   "volume instead: owner: compose, compose: {project: NAME, volume: NAME}");
         } else {
           out_.mount.path = *p;
         }
@@ -305,6 +393,24 @@ class StoragePathDecoder {
         else
           d_.error(d_.pos(*v),
                    "'spec.verify.direction' is '" + *dir + "'; use read or write" + did_you_mean(*dir, kDirs));
+      }
+    }
+    if (auto v = s.get("commit_cycles")) {
+      remember(s, "commit_cycles");
+      if (auto n = read_int(d_, *v, s.child("commit_cycles"), 1, kMaxCommitCycles)) {
+        out_.verify.commit_cycles = static_cast<int>(*n);
+      }
+    }
+    if (auto v = s.get("min_commit_rate")) {
+      remember(s, "min_commit_rate");
+      if (auto x = read_number(d_, *v, s.child("min_commit_rate"))) {
+        if (*x <= 0.0) {
+          d_.error(d_.pos(*v), "'spec.verify.min_commit_rate' is " + v->Scalar() +
+                                   "; give the commits per second the path must reach (e.g. 1000)");
+        } else {
+          out_.verify.min_commit_rate = *x;
+          if (out_.verify.commit_cycles == 0) out_.verify.commit_cycles = kDefaultCommitCycles;
+        }
       }
     }
     if (auto v = s.get("baseline")) {

@@ -4,6 +4,7 @@
 #include "proxmox/net_device.hpp"
 #include "plan/names.hpp"
 #include "plan/planner.hpp"
+#include "plan/unowned_mount.hpp"
 #include "reconcile/evidence.hpp"
 #include "reconcile/measure.hpp"
 #include "reconcile/observer.hpp"
@@ -46,6 +47,18 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       pr.errors.push_back(named.error().to_string());
       continue;
     }
+    if (!p.mount.owned()) {
+      // Docker's, systemd's or autofs's mount: proven where its owner mounts it.
+      auto located = plan::locate_unowned_mount(p, *named, *o.guest);
+      if (!located) {
+        pr.verdict = report::Verdict::precondition_failed;
+        pr.errors.push_back(located.error().to_string());
+        continue;
+      }
+      named->mount.path = located->path;
+      if (!located->configured.empty()) pr.notes.push_back(p.mount.display() + " is configured with " + located->configured);
+      for (const auto& d : located->differences) pr.warnings.push_back(p.mount.display() + " " + d + " (its owner's configuration; 'pathwarden check' gives the remedy)");
+    }
     const plan::VerifyPath v = plan::verify_path_of(*named, p, net::MacAddress(*spec->mac()), o.vm->config.ref);
     if (!probe) {
       auto r = verify::verify_path(audit_input(v, *o.guest));
@@ -69,7 +82,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       for (const auto& n : m.notes) pr.notes.push_back(n);
       for (const auto& e : m.errors) pr.errors.push_back(e);
       if (!m.result) continue;
-      pr.verification = verification_report(*m.result, *requests[k].path, m.bytes, m.probes);
+      pr.verification = verification_of(m, *requests[k].path);
       pr.verdict = verdict_of(m.result->verdict);
     }
   }

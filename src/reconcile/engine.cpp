@@ -123,8 +123,9 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     for (const auto& s : p.steps) pr.planned.push_back(s.summary);
     pr.warnings.insert(pr.warnings.end(), p.warnings.begin(), p.warnings.end());
     pr.notes.insert(pr.notes.end(), p.notes.begin(), p.notes.end());
-    if (p.state == plan::PolicyState::converged) {
-      pr.verdict = report::Verdict::converged;
+    pr.remedy = p.remedy;
+    if (p.state == plan::PolicyState::converged || p.state == plan::PolicyState::drift) {
+      pr.verdict = p.state == plan::PolicyState::drift ? report::Verdict::drift : report::Verdict::converged;
       continue;
     }
     if (p.state == plan::PolicyState::precondition_failed || p.state == plan::PolicyState::unobserved) {
@@ -212,8 +213,10 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
         pr.warnings = std::move(p.warnings);
         pr.notes = std::move(p.notes);
         pr.errors = std::move(p.blockers);
+        pr.remedy = std::move(p.remedy);
         pr.verdict = p.state == plan::PolicyState::converged    ? report::Verdict::converged
-                     : p.state == plan::PolicyState::changes    ? report::Verdict::drift
+                     : p.state == plan::PolicyState::changes || p.state == plan::PolicyState::drift
+                         ? report::Verdict::drift
                      : p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved
                                                                 : report::Verdict::precondition_failed;
       });

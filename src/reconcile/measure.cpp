@@ -78,7 +78,9 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (finished[i]) continue;
       const auto& v = *requests[i].path;
-      probes.push_back(plan::probe_request(v, out[i].bytes));
+      auto probe = plan::probe_request(v, out[i].bytes);
+      if (round > 0) probe.commit_cycles = 0;  // one figure per measurement, from the first probe
+      probes.push_back(std::move(probe));
       if (v.vm.vmid != 0 && v.nic && std::find(vms.begin(), vms.end(), v.vm) == vms.end()) vms.push_back(v.vm);
       ctx.progress(requests[i].policy, "probe", "probing " + v.probe_file, 0, out[i].bytes);
     }
@@ -103,6 +105,14 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
         finished[i] = true;
         continue;
       }
+      if (it->second->commit) {
+        const auto& c = *it->second->commit;
+        auto& f = m.commit.emplace();
+        f.cycles = c.cycles;
+        f.seconds = c.seconds;
+        f.error = c.error;
+        f.minimum = v.min_commit_rate;
+      }
       const auto& run = it->second->run;
       m.result = verify::verify_path(probe_input(v, *it->second, host_samples(v, taps_before, taps_after)));
       if (run.error) m.errors.push_back("probe: " + *run.error);
@@ -126,6 +136,18 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
       }
     }
   }
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto& m = out[i];
+    if (!m.result || !m.commit || !m.commit->below_minimum() || m.result->verdict != verify::Verdict::verified) continue;
+    m.result->verdict = verify::Verdict::inconclusive;
+    m.result->summary += "; but commits are too slow: " + m.commit->describe();
+  }
+  return out;
+}
+
+report::Verification verification_of(const Measured& m, const plan::VerifyPath& v) {
+  auto out = verification_report(*m.result, v, m.bytes, m.probes);
+  out.commit = m.commit;
   return out;
 }
 

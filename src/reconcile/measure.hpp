@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plan/model.hpp"
+#include "report/run_report.hpp"
 #include "reconcile/context.hpp"
 #include "verify/verifier.hpp"
 
@@ -26,9 +27,14 @@ struct Measured {
   int probes = 0;
   std::vector<std::string> notes;   // "probe grown: ...", "measured again: ..."
   std::vector<std::string> errors;  // a probe that could not run
+  std::optional<report::CommitFigure> commit;  // the commit-latency figure, when the policy asks
 };
 
-// One result per request, in order.
+// One result per request, in order. A path that is right but commits slower than the policy's
+// min_commit_rate comes back inconclusive: not proven to do what the policy wants.
 std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest> requests);
+
+// The report's verification of a measurement: verification_report plus the commit figure.
+report::Verification verification_of(const Measured& m, const plan::VerifyPath& v);
 
 }  // namespace pw::reconcile

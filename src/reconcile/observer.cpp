@@ -46,7 +46,7 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   std::map<proxmox::VmRef, std::size_t> vm_index;  // not a search per policy: 10,000 VMs stay cheap
   std::set<std::string_view> seen_hosts;
   std::vector<std::size_t> vm_of(policies.size());
-  guest::NameLookups names;  // a NAS given by name: resolved by each guest's own resolver
+  guest::FactsRequests names;  // a NAS given by name (resolved by the guest), Docker's volumes
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];
     proxmox::VmRef ref{p.guest.node, p.guest.vmid};
@@ -64,9 +64,10 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
     vm_of[i] = it->second;
     if (seen_hosts.insert(p.guest.host).second) hosts.push_back(p.guest.host);
     for (auto& name : plan::names_to_resolve(p)) {
-      auto& asked = names[p.guest.host];
+      auto& asked = names[p.guest.host].names;
       if (std::find(asked.begin(), asked.end(), name) == asked.end()) asked.push_back(std::move(name));
     }
+    if (p.mount.owner == policy::MountOwner::compose) names[p.guest.host].docker_volumes = true;
   }
   // One config read per VM (/pending holds the values in effect, the pending ones and the
   // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
@@ -115,6 +116,10 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
       o.guest_error = fi->second.error().error;
     } else {
       o.guest = *fi->second;
+      // Docker not answering is "could not observe" for a policy on a Compose volume, never drift.
+      if (p.mount.owner == policy::MountOwner::compose && o.guest->docker && !*o.guest->docker) {
+        o.guest_error = o.guest->docker->error();
+      }
     }
   }
   return out;

@@ -24,7 +24,7 @@ void ProbeLoop::run(const std::vector<PolicyRun*>& batch) {
     for (const auto& n : m.notes) w.report->notes.push_back(n);
     for (const auto& e : m.errors) w.report->errors.push_back(e);
     if (!m.result) continue;
-    w.report->verification = verification_report(*m.result, v, m.bytes, m.probes);
+    w.report->verification = verification_of(m, v);
     const auto verdict = m.result->verdict;
     // The verdict is on record before it decides anything: recover trusts a recorded "verified".
     w.done(boost::json::object{{"verdict", std::string(verify::to_string(verdict))}, {"summary", m.result->summary}});

@@ -210,6 +210,7 @@ class Page {
     items("Found restored", p.restored_checks, "");
     items("Warnings", p.warnings, "warning");
     items("Errors", p.errors, "error");
+    items("Remedy (pathwarden does not own this mount)", p.remedy, "warning");
     items("Notes", p.notes, "");
     out_ << "</section>\n";
   }
@@ -239,6 +240,10 @@ class Page {
     }
     out_ << "<ul class=\"figures\">";
     if (v.throughput) out_ << "<li>throughput <b>" << html_escape(human_rate(*v.throughput)) << "</b></li>";
+    if (v.commit) {
+      out_ << "<li" << (v.commit->below_minimum() ? " class=\"warning\"" : "") << ">commit latency <b>"
+           << html_escape(v.commit->describe()) << "</b></li>";
+    }
     if (v.intended_share) out_ << "<li>intended share <b>" << percent(*v.intended_share * 100) << "</b></li>";
     if (v.probe_bytes > 0) out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << verify::to_string(v.direction) << "</li>";
     if (v.probes > 0) out_ << "<li>measurements <b>" << v.probes << "</b></li>";

@@ -180,6 +180,19 @@ void read_verification(FieldReader& r, const json::object& o, const std::string&
   r.text(o, "carried_by", path, v.carried_by);
   r.text(o, "server_address", path, v.server_address);
   r.text(o, "server_name", path, v.server_name);
+  if (const auto* c = o.if_contains("commit"); c != nullptr && !c->is_null()) {
+    if (const auto* co = r.object(*c, path + ".commit")) {
+      auto& f = v.commit.emplace();
+      const std::string at = path + ".commit";
+      r.integer(*co, "cycles", at, f.cycles);
+      r.integer(*co, "block_bytes", at, f.block_bytes);
+      std::optional<double> seconds;
+      r.number(*co, "seconds", at, seconds);
+      f.seconds = seconds.value_or(0);
+      r.number(*co, "minimum", at, f.minimum);
+      r.text(*co, "error", at, f.error);
+    }
+  }
 }
 
 void read_policy(FieldReader& r, const json::object& o, const std::string& path, PolicyReport& p) {
@@ -200,6 +213,7 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.texts(o, "warnings", path, p.warnings);
   r.texts(o, "errors", path, p.errors);
   r.texts(o, "notes", path, p.notes);
+  if (o.contains("remedy")) r.texts(o, "remedy", path, p.remedy);
   if (p.policy.empty() && !r.error()) r.bad(path + ".policy", "missing: every policy entry names its policy");
 }
 

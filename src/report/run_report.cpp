@@ -140,6 +140,22 @@ std::string human_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+std::string CommitFigure::describe() const {
+  if (error) return "commit latency not measured: " + *error;
+  char buf[200];
+  const auto rate = per_second();
+  std::snprintf(buf, sizeof buf, "%d × %llu KiB O_DSYNC writes in %.2f s: %.0f commits/s (%.2f ms each)", cycles,
+                static_cast<unsigned long long>(block_bytes >> 10), seconds, rate.value_or(0),
+                cycles > 0 ? seconds * 1000 / cycles : 0.0);
+  std::string out = buf;
+  if (minimum) {
+    std::snprintf(buf, sizeof buf, "%.0f", *minimum);
+    out += below_minimum() ? std::string(", below the policy's minimum of ") + buf
+                           : std::string(", at least the policy's ") + buf;
+  }
+  return out;
+}
+
 std::string human_rate(double bps) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MB/s", bps / 1e6);
@@ -166,6 +182,16 @@ json::array signals_json(const std::vector<verify::SignalReading>& signals) {
                                {"state", verify::to_string(sig.state)},
                                {"detail", sig.detail}});
   return out;
+}
+
+json::value commit_json(const CommitFigure& c) {
+  return json::object{{"cycles", c.cycles},
+                      {"block_bytes", c.block_bytes},
+                      {"seconds", c.seconds},
+                      {"commits_per_second", opt(c.per_second())},
+                      {"minimum", opt(c.minimum)},
+                      {"below_minimum", c.below_minimum()},
+                      {"error", opt(c.error)}};
 }
 
 json::value verification_json(const Verification& v) {
@@ -195,7 +221,8 @@ json::value verification_json(const Verification& v) {
                       {"decided_by", v.decided_by ? json::value(verify::to_string(*v.decided_by)) : json::value(nullptr)},
                       {"carried_by", opt(v.carried_by)},
                       {"server_address", v.server_address},
-                      {"server_name", opt(v.server_name)}};
+                      {"server_name", opt(v.server_name)},
+                      {"commit", v.commit ? commit_json(*v.commit) : json::value(nullptr)}};
 }
 
 // Prometheus label values escape backslash, quote and newline.
@@ -232,7 +259,8 @@ json::value to_json(const RunReport& r) {
                                     {"restored_checks", strings(p.restored_checks)},
                                     {"warnings", strings(p.warnings)},
                                     {"errors", strings(p.errors)},
-                                    {"notes", strings(p.notes)}});
+                                    {"notes", strings(p.notes)},
+                                    {"remedy", strings(p.remedy)}});
   }
   return json::object{{"schema", "pathwarden-report/v1"},
                       {"run_id", r.run_id},
@@ -284,6 +312,7 @@ std::string render_text(const RunReport& r, bool colour) {
             << (i.intended ? "   intended" : "") << "\n";
       }
       if (v.throughput) out << "    throughput " << human_rate(*v.throughput) << "\n";
+      if (v.commit) out << "    " << (v.commit->below_minimum() ? paint(v.commit->describe(), "33") : v.commit->describe()) << "\n";
       if (v.exactly_old_number) out << "    " << paint("! " + *v.exactly_old_number, "33") << "\n";
       for (const auto& sig : v.signals) {
         const bool decided = v.decided_by && *v.decided_by == sig.signal;
@@ -300,6 +329,9 @@ std::string render_text(const RunReport& r, bool colour) {
     for (const auto& s : p.restored_checks) out << "  restored: " << s << "\n";
     for (const auto& s : p.warnings) out << "  " << paint("warning: " + s, "33") << "\n";
     for (const auto& s : p.errors) out << "  " << paint("error: " + s, "31") << "\n";
+    for (std::size_t i = 0; i < p.remedy.size(); ++i) {
+      out << "  " << paint("remedy " + std::to_string(i + 1) + ": " + p.remedy[i], "33") << "\n";
+    }
   }
   out << "\nexit code " << exit_code(r);
   if (r.journal_left) out << " (a journal needs 'pathwarden recover')";

@@ -72,6 +72,24 @@ struct InterfaceBytes {
   std::optional<std::uint64_t> speed_mbps;
 };
 
+// The commit-latency figure (like pg_test_fsync's open_datasync): `cycles` 8 KiB writes on the
+// mount, each with O_DSYNC, so each returns only once the NAS says the data is on stable storage
+// (the export's sync/async, or ZFS's sync property, decides how soon it says so).
+struct CommitFigure {
+  int cycles = 0;
+  std::uint64_t block_bytes = 8192;
+  double seconds = 0;
+  std::optional<double> minimum;     // the policy's min_commit_rate (commits per second)
+  std::optional<std::string> error;  // the cycles could not run: why (no figure)
+
+  std::optional<double> per_second() const {
+    if (error || seconds <= 0 || cycles <= 0) return std::nullopt;
+    return cycles / seconds;
+  }
+  bool below_minimum() const { return minimum && (!per_second() || *per_second() < *minimum); }
+  std::string describe() const;  // "256 × 8 KiB O_DSYNC writes in 0.41 s: 624 commits/s (1.60 ms each)"
+};
+
 struct Verification {
   Verdict verdict = Verdict::inconclusive;  // verified | wrong-path | inconclusive | precondition-failed
   std::string summary;
@@ -95,6 +113,7 @@ struct Verification {
   // gave when it gave one (resolved by the guest).
   std::string server_address;
   std::optional<std::string> server_name;
+  std::optional<CommitFigure> commit;  // when the policy asks for it (spec.verify.commit_cycles)
 
   // An interface's bytes in the probe's direction (rx for a read, tx for a write).
   std::uint64_t probe_bytes_of(const InterfaceBytes& i) const {
@@ -121,6 +140,8 @@ struct PolicyReport {
   std::vector<std::string> warnings;
   std::vector<std::string> errors;
   std::vector<std::string> notes;
+  // drift of a mount pathwarden does not own (Docker, systemd, autofs): what to change by hand.
+  std::vector<std::string> remedy;
 };
 
 struct RunReport {

@@ -278,7 +278,8 @@ TEST_CASE("become covers what needs root and nothing else, and is named only whe
   for (const auto& t : probe["tasks"]) {
     if (become_of(t)) as_root.insert(t["name"].as<std::string>());
   }
-  CHECK(as_root == std::set<std::string>{task::probe, "Remove the probe file written"});
+  CHECK(as_root == std::set<std::string>{task::probe, "Remove the probe file written", task::commit,
+                                         "Remove the commit file written"});
   // Without it the playbooks leave become to Ansible's own configuration.
   for (const auto& p : all_playbooks()) CHECK(p.yaml.find("become") == std::string::npos);
   // Ansible templates keywords: only plain names get in.
@@ -293,7 +294,7 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name a single ar
   const std::vector<std::string> hosts{"media-vm", "backup-vm"};
   auto plain = value_of(facts_playbook(hosts));
   CHECK(plain.vars_json.empty());  // no names: the facts playbook as before
-  auto p = value_of(facts_playbook(hosts, {}, {{"media-vm", {"truenas.lan"}}}));
+  auto p = value_of(facts_playbook(hosts, {}, {{"media-vm", {{"truenas.lan"}}}}));
   auto play = YAML::Load(p.yaml)[0];
   const auto tasks = play["tasks"];
   const auto resolve = tasks[tasks.size() - 1];
@@ -303,5 +304,5 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name a single ar
   auto vars = json::parse(p.vars_json);
   CHECK(unwrap(vars.at("pathwarden_hosts").at("media-vm").at("names").as_array().at(0)) == "truenas.lan");
   CHECK(vars.at("pathwarden_hosts").at("backup-vm").at("names").as_array().empty());
-  CHECK_FALSE(facts_playbook(hosts, {}, {{"media-vm", {"nas; reboot"}}}));
+  CHECK_FALSE(facts_playbook(hosts, {}, {{"media-vm", {{"nas; reboot"}}}}));
 }

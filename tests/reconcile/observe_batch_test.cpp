@@ -18,7 +18,7 @@ class FactsLog final : public guest::GuestPort {
 
   using GuestPort::gather_facts;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> h,
-                                                                            const guest::NameLookups& names) override {
+                                                                            const guest::FactsRequests& names) override {
     runs.emplace_back(h.begin(), h.end());
     return inner_.gather_facts(h, names);
   }

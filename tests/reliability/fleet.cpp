@@ -109,7 +109,7 @@ void PvesimBoundGuests::sync() {
 }
 
 std::map<std::string, guest::GuestResult<guest::GuestFacts>> PvesimBoundGuests::gather_facts(
-    std::span<const std::string> hosts, const guest::NameLookups& names) {
+    std::span<const std::string> hosts, const guest::FactsRequests& names) {
   sync();
   return sims_.gather_facts(hosts, names);
 }

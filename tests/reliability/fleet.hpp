@@ -52,7 +52,7 @@ class PvesimBoundGuests final : public guest::GuestPort {
 
   using guest::GuestPort::gather_facts;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts,
-                                                                            const guest::NameLookups& names) override;
+                                                                            const guest::FactsRequests& names) override;
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
   std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;

@@ -32,7 +32,7 @@ class InjectingGuests final : public guest::GuestPort {
  public:
   using guest::GuestPort::gather_facts;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts,
-                                                                            const guest::NameLookups& names) override {
+                                                                            const guest::FactsRequests& names) override {
     return around("gather_facts", [&] { return inner_.gather_facts(hosts, names); });
   }
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> c) override {

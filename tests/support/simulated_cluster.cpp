@@ -394,7 +394,7 @@ verify::CounterSnapshot SimulatedGuests::snapshot(const Guest& g, std::int64_t t
 }
 
 std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::gather_facts(
-    std::span<const std::string> hosts, const guest::NameLookups& names) {
+    std::span<const std::string> hosts, const guest::FactsRequests& names) {
   ++runs;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> out;
   for (const auto& h : hosts) {
@@ -404,10 +404,13 @@ std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::ga
     } else {
       auto facts = facts_of(h, it->second);
       if (auto asked = names.find(h); asked != names.end()) {
-        for (const auto& n : asked->second) {
+        for (const auto& n : asked->second.names) {
           auto known = it->second.hosts_file.find(n);
           facts.resolved[n] = known == it->second.hosts_file.end() ? std::vector<std::string>{} : known->second;
         }
+      }
+      if (auto asked = names.find(h); asked != names.end() && asked->second.docker_volumes) {
+        facts.docker = it->second.docker_volumes;
       }
       out.emplace(h, std::move(facts));
     }

@@ -116,6 +116,8 @@ class SimulatedGuests final : public guest::GuestPort {
     bool reachable = true;
     bool fail_mounts = false;
     std::uint64_t background_rx_per_probe = 0;  // noise on the first NIC
+    // What `docker volume inspect` gives there (or Docker's error), when a policy asks.
+    Result<std::vector<guest::DockerVolume>> docker_volumes = std::vector<guest::DockerVolume>{};
   };
   std::map<std::string, Guest> guests;
   int runs = 0;                                        // "ansible-playbook processes"
@@ -130,7 +132,7 @@ class SimulatedGuests final : public guest::GuestPort {
 
   using guest::GuestPort::gather_facts;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts,
-                                                                            const guest::NameLookups& names) override;
+                                                                            const guest::FactsRequests& names) override;
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
   std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;

@@ -6,16 +6,27 @@ mirror builds a new set; a missing set is rebuilt. Layout of CACHE_ROOT/<key>/:
   vmlinuz, initrd-boot.img (guest: storage drivers, then systemd from the disk),
   initrd-nas.img (the knfsd NAS, whole system in RAM), guest-root.img (raw ext4, debootstrap),
   ssh/id_ed25519{,.pub} (lab key), ssh/guest_host_ed25519.pub (pinned host key), manifest.json.
+
+Docker in the guest (the Compose scenarios, shared/seeds/002): Debian's docker.io and
+docker-compose (Compose v1, `docker-compose`), the overlay module for the overlay2 storage driver,
+and /etc/docker/daemon.json with no iptables, no ip6tables and no default bridge (no docker0: an
+idle lab link must move 0 bytes). apparmor: Debian's kernel has AppArmor on, and dockerd starts
+no container without loading its docker-default profile with apparmor_parser. docker.service,
+containerd.service and apparmor.service are disabled: the first `docker` command starts dockerd
+through docker.socket (docker.service Wants= containerd), so an unused Docker costs no boot time. COMPOSE_IMAGE_TAR is a busybox root file system (busybox-static's
+binary and its applet links) for `docker import`: nothing is ever pulled from a registry.
 """
 import fcntl
 import glob
 import hashlib
+import io
 import json
 import os
 import re
 import secrets
 import shutil
 import subprocess
+import tarfile
 import time
 
 from ..paths import LAB as LAB_DIR
@@ -24,15 +35,20 @@ from .common import LabError, log, output, run
 
 SUITE = "bookworm"
 GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",
-                  "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping", "sudo")
+                  "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping", "sudo",
+                  "docker.io", "docker-compose", "apparmor")
 # The unprivileged operator account (the lab's key may log in as it too) and the sudoers entry
 # policies/README.md documents for spec.ansible.become.
 OPERATOR = topo.GUEST_OPERATOR
 # inet_diag/tcp_diag: `ss -tin` shows tcp_info (bytes_received, bytes_acked) only through
 # sock_diag, as on any Debian guest; without them it falls back to /proc/net/tcp, which has no
 # byte counters. bridge/8021q: the verification tests stack a bridge or VLAN on a NIC.
+# overlay: dockerd's overlay2 storage driver. Nothing else Docker needs is a module in Debian's
+# kernel with daemon.json below (namespaces, cgroups, seccomp are built in; veth, br_netfilter,
+# nf_nat, iptables matches are only for networks and iptables, which the lab's dockerd has not).
 GUEST_MODULES = ("virtio_pci", "virtio_blk", "virtio_net", "ext4", "nfs", "nfsv3", "nfsv4",
-                 "button", "evdev", "virtio_rng", "inet_diag", "tcp_diag", "bridge", "8021q")
+                 "button", "evdev", "virtio_rng", "inet_diag", "tcp_diag", "bridge", "8021q",
+                 "overlay")
 BOOT_MODULES = ("virtio_pci", "virtio_blk", "ext4")
 NAS_MODULES = ("virtio_pci", "virtio_net", "nfsd")
 NAS_TOOLS = ("/usr/sbin/rpc.nfsd", "/usr/sbin/rpc.mountd", "/usr/sbin/exportfs")
@@ -128,7 +144,8 @@ def _kernel_package() -> str:
 def package_pins() -> dict:
     _ensure_apt_lists()
     kernel = _kernel_package()
-    return {pkg: _package_version(pkg) for pkg in (kernel, "nfs-kernel-server", "busybox-static")} | \
+    return {pkg: _package_version(pkg) for pkg in (kernel, "nfs-kernel-server", "busybox-static",
+                                                   "docker.io", "docker-compose", "apparmor")} | \
         {"_kernel": kernel}
 
 
@@ -160,6 +177,10 @@ def _guest_files() -> dict:
         # Scenario routes (proto static) must survive a NIC being re-plugged.
         "/etc/systemd/networkd.conf.d/pwlab.conf":
             "[Network]\nManageForeignRoutes=no\nManageForeignRoutingPolicyRules=no\n",
+        # dockerd that stays off the lab's links: no docker0 (containers use network_mode none),
+        # no iptables/ip6tables rules (nothing NATed or filtered on the guest's links).
+        "/etc/docker/daemon.json": json.dumps({"iptables": False, "ip6tables": False, "bridge": "none",
+                                               "storage-driver": "overlay2"}, indent=2) + "\n",
     }
     for name, mac in topo.GUEST_MACS.items():
         files[f"/etc/systemd/network/10-{name}.link"] = \
@@ -323,6 +344,16 @@ def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) 
          "apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "e2scrub_reap.service",
          "fstrim.timer",
          "getty@tty1.service"], what="mask units")
+    # debootstrap leaves every .deb it installed (≈ 120 MB with Docker) in apt's cache.
+    for deb in glob.glob(os.path.join(root, "var/cache/apt/archives/*.deb")):
+        os.unlink(deb)
+    # Docker only when used: docker.socket (enabled) starts docker.service, which Wants= containerd.
+    # Debian's kernel has AppArmor on: dockerd refuses to start a container unless it can load its
+    # docker-default profile with apparmor_parser (package apparmor, which docker.io recommends).
+    # apparmor.service would compile the package's profiles at every boot (a fresh overlay each
+    # `lab up`); dockerd loads the one profile it needs itself.
+    run(["chroot", root, "systemctl", "disable", "docker.service", "containerd.service", "apparmor.service"],
+        what="disable docker/containerd/apparmor")
     # Modules the guest loads itself (udev, mount.nfs): the closure of GUEST_MODULES.
     mods_root = os.path.join(root, "usr/lib/modules", kver)
     _copy_modules(kernel_root, _module_closure(kernel_root, kver, GUEST_MODULES), os.path.join(root, "usr"))
@@ -350,6 +381,42 @@ def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) 
     os.chmod(os.path.join(home, "authorized_keys"), 0o600)
     for path in (home, os.path.join(home, "authorized_keys")):
         os.chown(path, 1000, 1000)
+
+
+def _busybox_rootfs(dl: str, work: str, root: str) -> None:
+    """COMPOSE_IMAGE_TAR in the guest root: busybox-static's binary and a link per applet, for
+    `docker import` (a root file system tarball: no registry, no Dockerfile)."""
+    pkg = os.path.join(work, "busybox-rootfs-pkg")
+    run(["dpkg", "-x", _deb(dl, "busybox-static"), pkg])
+    busybox = os.path.join(pkg, "bin", "busybox")
+    applets = sorted(set(output([busybox, "--list"], what="busybox --list").split()) - {"busybox"})
+    for needed in ("sh", "sleep", "cat", "ls", "dd", "sync"):
+        if needed not in applets:
+            raise LabError(f"busybox-static has no applet {needed}")
+    tar_path = os.path.join(root, topo.COMPOSE_IMAGE_TAR.lstrip("/"))
+    os.makedirs(os.path.dirname(tar_path), exist_ok=True)
+
+    def entry(name, kind=tarfile.DIRTYPE, mode=0o755, data=None, link=""):
+        info = tarfile.TarInfo(name)
+        info.type, info.mode, info.mtime, info.linkname = kind, mode, 0, link
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        if data is not None:
+            info.size = len(data)
+        return info
+    with tarfile.open(tar_path, "w", format=tarfile.GNU_FORMAT) as tar:
+        for d in ("bin", "dev", "etc", "proc", "root", "sys", "var", "var/lib"):
+            tar.addfile(entry(d))
+        tar.addfile(entry("tmp", mode=0o1777))
+        with open(busybox, "rb") as f:
+            data = f.read()
+        tar.addfile(entry("bin/busybox", tarfile.REGTYPE, data=data), io.BytesIO(data))
+        for applet in applets:
+            tar.addfile(entry(f"bin/{applet}", tarfile.SYMTYPE, mode=0o777, link="busybox"))
+        for name, text in (("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"),
+                           ("etc/group", "root:x:0:\n")):
+            raw = text.encode()
+            tar.addfile(entry(name, tarfile.REGTYPE, mode=0o644, data=raw), io.BytesIO(raw))
 
 
 def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
@@ -393,6 +460,7 @@ def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
 
         t2 = time.monotonic()
         _configure_guest_root(root, kernel_root, kver, os.path.join(out, "ssh"))
+        _busybox_rootfs(dl, work, root)
         _initramfs(kernel_root, kver, dl, work, "initrd-boot", "boot-init", BOOT_MODULES)
         _initramfs(kernel_root, kver, dl, work, "initrd-nas", "nas-init", NAS_MODULES,
                    _nas_payload(root, dl, work))
@@ -400,9 +468,11 @@ def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
         run(["truncate", "-s", GUEST_DISK_SIZE, img])
         run(["mkfs.ext4", "-q", "-F", "-L", "pwlab-root", "-d", root, img], what="mkfs.ext4 -d")
         timings["images_s"] = round(time.monotonic() - t2, 1)
+        root_mib = int(output(["du", "-sxm", root], what="du guest root").split()[0])
         timings["total_s"] = round(time.monotonic() - t0, 1)
         manifest = {"key": key, "kernel_release": kver, "packages": pins, "mirror": mirror,
-                    "suite": SUITE, "guest_packages": list(GUEST_PACKAGES),
+                    "suite": SUITE, "guest_packages": list(GUEST_PACKAGES), "guest_root_mib": root_mib,
+                    "guest_disk_size": GUEST_DISK_SIZE,
                     "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "timings": timings}
         with open(os.path.join(out, "manifest.json"), "w") as f:
             json.dump(manifest, f, indent=2)

@@ -1,4 +1,11 @@
-"""Bringing the lab up and down, and talking to its guest."""
+"""Bringing the lab up and down, and talking to its guest.
+
+Guest().helper(COMMAND, ARGS...) runs tests/lab/guest/pwlab_guest.py in the guest (commands:
+counters, read, apply, reset, set-mount, compose-file; see that file) and returns its JSON.
+Guest().compose_file(O, DEVICE=None) rewrites only the lab Compose file's volume `o:` (and
+`device:`), as `lab compose-file` does; the caller then runs docker-compose itself, as an
+operator would (`cd /srv/pg && docker-compose down && docker volume rm pg_pgdata && ...`).
+"""
 import fcntl
 import glob
 import json
@@ -196,6 +203,10 @@ class Guest:
             raise LabError(f"guest helper {args[0]}: {doc['error']}")
         return doc
 
+    def compose_file(self, options: str, device: str = None) -> dict:
+        """Rewrites the lab Compose file's volume `o:` (and `device:`); runs no docker command."""
+        return self.helper("compose-file", options, *([device] if device is not None else []))
+
     def reachable(self) -> bool:
         try:
             return self.run("true", check=False, timeout=20).returncode == 0
@@ -228,7 +239,8 @@ def _write_state(state: dict) -> None:
 def nas_config(imgs: images.ImageSet) -> dict:
     links = " ".join(f"pwnas.link={link['name']},{topo.NAS_MACS[link['name']]},{link['nas']}/{link['prefix']}"
                      for link in topo.LINKS)
-    exports = " ".join(f"pwnas.export={e}" for e in topo.NAS_EXPORTS)
+    exports = " ".join([f"pwnas.export={e}" for e in topo.NAS_EXPORTS] +
+                       [f"pwnas.roexport={d}:{src}" for d, src in topo.NAS_RO_EXPORTS.items()])
     append = (f"console=ttyS0 ipv6.disable=1 panic=-1 loglevel=4 {links} {exports} "
               f"pwnas.probe_mib={topo.PROBE_BYTES // (1024 * 1024)}")
     return {"name": topo.NAS_HOSTNAME, "machine": "q35", "memory": "640", "cores": "1",

@@ -63,9 +63,32 @@ def guest_vm_config() -> dict:
 NAS_VMID = 900
 NAS_HOSTNAME = "pwlab-nas"
 NAS_MACS = {"link1": "BC:24:11:A9:00:01", "link2": "BC:24:11:A9:00:02"}
-NAS_EXPORTS = ("/volume1/movies", "/volume1/backup")
+MOVIES_EXPORT = "/volume1/movies"
+BACKUP_EXPORT = "/volume1/backup"
+# The field report's Compose volume (shared/seeds/002): a share of its own for the database
+# volume, and a read-only export of the same data for the backup VM (TrueNAS: a second share of
+# the same dataset; the lab NAS: a bind mount of the directory, exported `ro`).
+COMPOSE_EXPORT = "/volume1/docker/pg14"
+BACKUP_RO_EXPORT = "/volume1/pg14-ro"
+# Every rw export is a tmpfs of its own with the probe files; each ro export is a bind mount of
+# a rw export (target -> source).
+NAS_EXPORTS = (MOVIES_EXPORT, BACKUP_EXPORT, COMPOSE_EXPORT)
+NAS_RO_EXPORTS = {BACKUP_RO_EXPORT: COMPOSE_EXPORT}
 PROBE_FILE = "probe-64m"
 PROBE_BYTES = 64 * 1024 * 1024
+
+
+# The Compose project in the guest (scenarios compose-*): Docker's local volume driver mounts the
+# NFS export itself (mount(2) with the driver_opts), at the volume's Mountpoint.
+COMPOSE_DIR = "/srv/pg"
+COMPOSE_PROJECT = "pg"           # = the directory's name, as `cd /srv/pg && docker-compose ...` uses
+COMPOSE_SERVICE = "db"
+COMPOSE_VOLUME = "pgdata"
+COMPOSE_IMAGE = "pwlab/busybox:1"  # `docker import` of the guest's busybox tarball: never pulled
+COMPOSE_IMAGE_TAR = "/usr/local/share/pwlab/busybox-rootfs.tar"
+COMPOSE_TARGET = "/var/lib/postgresql/data"
+COMPOSE_VOLUME_NAME = f"{COMPOSE_PROJECT}_{COMPOSE_VOLUME}"
+COMPOSE_MOUNTPOINT = f"/var/lib/docker/volumes/{COMPOSE_VOLUME_NAME}/_data"
 
 
 def run_path(*parts: str) -> str:

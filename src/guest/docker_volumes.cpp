@@ -1,0 +1,74 @@
+#include "guest/docker_volumes.hpp"
+
+#include <boost/json.hpp>
+
+namespace pw::guest {
+namespace json = boost::json;
+
+const std::string* DockerVolume::option(std::string_view key) const {
+  auto it = options.find(std::string(key));
+  return it == options.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+std::string string_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::map<std::string, std::string> string_map(const json::object& o, std::string_view key) {
+  std::map<std::string, std::string> out;
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || !v->is_object()) return out;  // Docker prints null for "no options"
+  for (const auto& [k, x] : v->as_object()) {
+    if (x.is_string()) out.emplace(std::string(k), std::string(x.as_string()));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<DockerVolume>> parse_docker_volume_inspect(std::string_view text, std::string_view where) {
+  boost::system::error_code ec;
+  auto value = json::parse(text, ec);
+  if (ec || !value.is_array()) {
+    return fail("'docker volume inspect' printed no JSON array" + (ec ? ": " + ec.message() : std::string()),
+                std::string(where), "run it by hand in the guest to see what Docker says");
+  }
+  std::vector<DockerVolume> out;
+  for (const auto& item : value.as_array()) {
+    if (!item.is_object()) continue;
+    const auto& o = item.as_object();
+    DockerVolume v;
+    v.name = string_of(o, "Name");
+    v.driver = string_of(o, "Driver");
+    v.mountpoint = string_of(o, "Mountpoint");
+    v.options = string_map(o, "Options");
+    const auto labels = string_map(o, "Labels");
+    if (auto it = labels.find("com.docker.compose.project"); it != labels.end()) v.compose_project = it->second;
+    if (auto it = labels.find("com.docker.compose.volume"); it != labels.end()) v.compose_volume = it->second;
+    if (v.name.empty()) return fail("a volume without a Name in 'docker volume inspect'", std::string(where));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+const DockerVolume* find_compose_volume(const std::vector<DockerVolume>& volumes, std::string_view project,
+                                        std::string_view volume) {
+  for (const auto& v : volumes) {
+    if (v.compose_project == project && v.compose_volume == volume) return &v;
+  }
+  return nullptr;
+}
+
+std::string_view docker_volumes_script() {
+  // Volume names are [a-zA-Z0-9][a-zA-Z0-9_.-]*: word splitting of the list is safe.
+  return R"sh(set -u
+command -v docker >/dev/null 2>&1 || { echo "no docker command in the guest" >&2; exit 3; }
+ids=$(docker volume ls -q --filter label=com.docker.compose.project) || exit 4
+if [ -z "$ids" ]; then echo '[]'; else docker volume inspect $ids; fi
+)sh";
+}
+
+}  // namespace pw::guest

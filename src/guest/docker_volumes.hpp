@@ -1,0 +1,36 @@
+#pragma once
+// Docker's view of its volumes (`docker volume inspect`): for a Compose NFS volume, the options
+// its driver_opts gave (type, o, device) and where Docker mounts it. The mount itself is in
+// /proc/mounts only while a container uses the volume (Docker's local driver mounts on first
+// use and unmounts after the last).
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::guest {
+
+struct DockerVolume {
+  std::string name;        // "pg_pgdata"
+  std::string driver;      // "local"
+  std::string mountpoint;  // "/var/lib/docker/volumes/pg_pgdata/_data"
+  std::map<std::string, std::string> options;  // driver_opts as Docker keeps them: type, o, device
+  std::string compose_project;  // label com.docker.compose.project
+  std::string compose_volume;   // label com.docker.compose.volume
+
+  const std::string* option(std::string_view key) const;
+};
+
+// The JSON array `docker volume inspect NAME...` prints.
+Result<std::vector<DockerVolume>> parse_docker_volume_inspect(std::string_view json, std::string_view where);
+
+const DockerVolume* find_compose_volume(const std::vector<DockerVolume>& volumes, std::string_view project,
+                                        std::string_view volume);
+
+// The shell script the facts playbook runs (as root) where a policy names a Compose volume:
+// every volume Compose made, inspected. Exit 3: no docker command; other failures: docker's own.
+std::string_view docker_volumes_script();
+
+}  // namespace pw::guest
