@@ -84,8 +84,7 @@ std::vector<std::string> compose_differences(const guest::DockerVolume& v, const
 }  // namespace
 
 std::string other_owner_of(const std::vector<guest::MountInfo>& mounts, const guest::MountInfo& m) {
-  const std::string_view p = m.mount_point;
-  if (p.starts_with("/var/lib/docker/") || p.find("/docker/volumes/") != std::string_view::npos) return "Docker";
+  if (policy::is_docker_volume_path(m.mount_point)) return "Docker";
   for (const auto& other : mounts) {
     if (other.mount_point == m.mount_point && other.fstype == "autofs") return "autofs";
   }

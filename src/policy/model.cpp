@@ -46,6 +46,12 @@ std::string MountSpec::options_string() const {
 
 std::string_view to_string(MountOwner owner) { return kMountOwners[static_cast<std::size_t>(owner)]; }
 
+bool is_docker_volume_path(std::string_view p) {
+  if (p.starts_with("/var/lib/docker/")) return true;
+  return p.find("/docker/volumes/") != std::string_view::npos &&
+         (p.ends_with("/_data") || p.find("/_data/") != std::string_view::npos);
+}
+
 std::string MountSpec::display() const {
   if (!path.empty()) return path;
   if (compose) return "Compose volume " + compose->docker_name();

@@ -45,6 +45,10 @@ enum class MountOwner : std::uint8_t { fstab, compose, systemd, autofs };
 std::string_view to_string(MountOwner owner);  // as written in policies: "fstab", "compose", ...
 inline constexpr std::array<std::string_view, 4> kMountOwners{"fstab", "compose", "systemd", "autofs"};
 
+// Docker's local volumes live under DATA_ROOT/volumes/NAME/_data (data-root /var/lib/docker by
+// default, ~/.local/share/docker rootless): a mount there is Docker's.
+bool is_docker_volume_path(std::string_view path);
+
 // A Compose project's named volume (`volumes: NAME: driver_opts: ...`). Docker names it
 // PROJECT_VOLUME unless the file sets `name:`; pathwarden finds it by Compose's own labels
 // (com.docker.compose.project / .volume), which hold either way.

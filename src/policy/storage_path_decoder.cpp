@@ -43,14 +43,6 @@ constexpr std::array<std::string_view, 2> kRollbackKeys{"on_inconclusive", "veri
 constexpr std::array<std::string_view, 14> kSystemPaths{"/",     "/bin",  "/boot", "/dev",  "/etc", "/lib", "/lib64",
                                                         "/proc", "/root", "/run",  "/sbin", "/sys", "/usr", "/var"};
 
-// Docker's local volumes live under DATA_ROOT/volumes/NAME/_data (data-root /var/lib/docker by
-// default, ~/.local/share/docker rootless): a mount there is Docker's.
-bool is_docker_volume_path(std::string_view p) {
-  if (p.starts_with("/var/lib/docker/")) return true;
-  const auto at = p.find("/docker/volumes/");
-  return at != std::string_view::npos && (p.ends_with("/_data") || p.find("/_data/") != std::string_view::npos);
-}
-
 class StoragePathDecoder {
  public:
   StoragePathDecoder(Decoder& d, StoragePath& out) : d_(d), out_(out) {}
