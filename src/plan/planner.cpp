@@ -371,7 +371,10 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
       sharing.push_back(live);
       if (live->nconnect() != want_nconnect) nconnect_differs = true;
     }
-    if (!nconnect_differs) sharing.clear();
+    // A policy that does not name nconnect takes the client as it is: its mount joins it, and
+    // re-making the others would only change their nconnect (or, for a mount Docker or autofs
+    // made, block the policy) for nothing the policy asked.
+    if (!nconnect_differs || !p.mount.nconnect()) sharing.clear();
     // A mount Docker or autofs made is theirs: pathwarden never unmounts it, so nconnect cannot
     // change for the client they share.
     for (const auto* m : sharing) {

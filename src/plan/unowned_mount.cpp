@@ -86,7 +86,14 @@ std::vector<std::string> compose_differences(const guest::DockerVolume& v, const
 std::string other_owner_of(const std::vector<guest::MountInfo>& mounts, const guest::MountInfo& m) {
   if (policy::is_docker_volume_path(m.mount_point)) return "Docker";
   for (const auto& other : mounts) {
-    if (other.mount_point == m.mount_point && other.fstype == "autofs") return "autofs";
+    if (other.fstype != "autofs") continue;
+    // A direct map's trigger sits at the mount point itself; an indirect map's (auto.master
+    // "/mnt/nas /etc/auto.nas", the usual kind) at the directory its keys are mounted under.
+    const auto& at = other.mount_point;
+    if (m.mount_point == at || (m.mount_point.starts_with(at) && m.mount_point.size() > at.size() &&
+                                (at.ends_with('/') || m.mount_point[at.size()] == '/'))) {
+      return "autofs";
+    }
   }
   return {};
 }
@@ -97,11 +104,23 @@ std::string compose_o_option(const policy::StoragePath& written) {
   return join(parts, ",");
 }
 
-std::string systemd_mount_unit(std::string_view path) {
-  // systemd-escape --path: trim slashes, '/' → '-', anything but [A-Za-z0-9:_.] (and a leading
-  // '.') as \xNN; the root is "-".
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+std::string systemd_mount_unit(std::string_view raw) {
+  // systemd-escape --path: the path simplified first (repeated slashes as one, "." components
+  // dropped, as path_simplify does: "/mnt//a" and "/mnt/./a" are both mnt-a.mount), then
+  // leading and trailing slashes trimmed, '/' → '-', anything but [A-Za-z0-9:_.] (and a
+  // leading '.') as \xNN; the root is "-".
+  std::string simplified;
+  for (std::size_t i = 0; i < raw.size();) {
+    const auto slash = raw.find('/', i);
+    const auto part = raw.substr(i, slash == std::string_view::npos ? std::string_view::npos : slash - i);
+    if (!part.empty() && part != ".") {
+      if (!simplified.empty()) simplified += '/';
+      simplified += part;
+    }
+    if (slash == std::string_view::npos) break;
+    i = slash + 1;
+  }
+  const std::string_view path = simplified;
   if (path.empty()) return "-.mount";
   std::string out;
   for (std::size_t i = 0; i < path.size(); ++i) {
@@ -139,6 +158,7 @@ Result<UnownedMount> locate_unowned_mount(const policy::StoragePath& written, co
                     "check the project name ('docker compose ls') and the key under 'volumes:' in its Compose file");
       }
       out.path = v->mountpoint;
+      out.volume_name = v->name;
       const auto* o = v->option("o");
       const auto* device = v->option("device");
       out.configured = "driver_opts o: " + (o ? *o : std::string("(none)")) +
@@ -171,11 +191,17 @@ std::vector<std::string> unowned_remedy(const policy::StoragePath& written, cons
       out.push_back("in project " + ref.project + "'s Compose file, under volumes: " + ref.volume +
                     ": set driver: local and driver_opts: {type: nfs, o: \"" + compose_o_option(written) +
                     "\", device: \":" + written.mount.export_path + "\"}");
-      out.push_back("in the project's directory: docker compose down && docker volume rm " + ref.docker_name() +
+      // Docker's own name: a Compose file's `name:` makes it other than PROJECT_VOLUME, and
+      // `docker volume rm pg_pgdata` would then remove nothing (or another volume).
+      const std::string docker_name = mount.volume_name.empty() ? ref.docker_name() : mount.volume_name;
+      // Compose v1's refusal in its own words (measured in the lab, tests/lab/README.md).
+      out.push_back("in the project's directory: docker compose down && docker volume rm " + docker_name +
                     " && docker compose up -d (Compose v1: docker-compose). Compose keeps an existing volume with "
-                    "its old options (v1 refuses to start: 'Configuration for volume " + ref.volume +
-                    " specified in the Compose file changed'), so the volume is removed: that drops Docker's record "
-                    "and its empty mount point, the data stays on the NAS");
+                    "its old options (v1 refuses to start: 'Configuration for volume " +
+                    ref.volume +
+                    " specifies \"o\" driver_opt ..., but a volume with the same name uses a different \"o\" "
+                    "driver_opt'), so the volume is removed: that drops Docker's record and its empty mount point, "
+                    "the data stays on the NAS");
       break;
     }
     case policy::MountOwner::systemd: {

@@ -14,6 +14,9 @@ namespace pw::plan {
 
 struct UnownedMount {
   std::string path;  // where the owner mounts it (compose: Docker's Mountpoint)
+  // compose: Docker's name of the volume, for the remedy's `docker volume rm`: PROJECT_VOLUME
+  // unless the Compose file sets `name:` (the volume is found by its labels either way).
+  std::string volume_name;
   // How the owner configured it, where pathwarden can read that (a Compose volume's
   // driver_opts), and each way it differs from the policy.
   std::string configured;
@@ -32,7 +35,8 @@ std::string compose_o_option(const policy::StoragePath& written);
 std::string systemd_mount_unit(std::string_view path);
 
 // Who else made a mount, when /proc/mounts tells: "Docker" (under a Docker volume directory),
-// "autofs" (an autofs trigger at the same path); empty when it does not tell.
+// "autofs" (an autofs trigger at the same path, a direct map's, or at a directory above it, an
+// indirect map's); empty when it does not tell.
 std::string other_owner_of(const std::vector<guest::MountInfo>& mounts, const guest::MountInfo& m);
 
 // What the operator changes, in order, so that the owner mounts what the policy says.

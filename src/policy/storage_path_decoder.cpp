@@ -216,9 +216,12 @@ class StoragePathDecoder {
       const std::string allowed = std::string("abcdefghijklmnopqrstuvwxyz0123456789_-").append(extra);
       if (text->empty() || text->find_first_not_of(allowed) != std::string::npos ||
           !std::isalnum(static_cast<unsigned char>(text->front()))) {
+        // One closing parenthesis for either name; a volume key's '.' is named where it is allowed.
+        const bool project_name = extra.empty();
         d_.error(d_.pos(*n), "'" + c.child(key) + "' is '" + *text + "', which is not a Compose " + key +
-                                 " name (letters, digits, '-' and '_', starting with a letter or digit" +
-                                 (extra.empty() ? std::string(", lower case: docker compose ls shows it") : ")") + ")");
+                                 " name (letters, digits, " + (project_name ? "'-' and '_'" : "'-', '_' and '.'") +
+                                 ", starting with a letter or digit" +
+                                 (project_name ? ", lower case: docker compose ls shows it" : "") + ")");
         return std::nullopt;
       }
       return text;

@@ -26,6 +26,40 @@ inline policy::StoragePath movies_policy(std::string options = "[vers=3, nconnec
   return r.paths.front();
 }
 
+// A policy whose mount pathwarden does not own (spec.mount.owner compose, systemd or autofs) on
+// the seed's guest: compose names the lab's volume pg/pgdata, the others mount at /mnt/pg. NIC
+// queues only when asked for (then the NIC has steps of its own).
+inline policy::StoragePath unowned_policy(const std::string& owner, const std::string& options = "[rw, nfsvers=4.2]",
+                                          const std::string& server = "198.51.100.2", bool queues = false) {
+  const std::string text =
+      "apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: pg}\nspec:\n"
+      "  guest: {node: pve1, vmid: 101, host: media-vm}\n  nic: {device: net1" +
+      std::string(queues ? ", queues: 8" : "") + "}\n  mount:\n    owner: " + owner + "\n" +
+      (owner == "compose" ? "    compose: {project: pg, volume: pgdata}\n" : "    path: /mnt/pg\n") +
+      "    server: " + server + "\n    export: /volume1/docker/pg14\n    options: " + options +
+      "\n  verify: {probe_file: probe.bin, probe_bytes: 64MiB}\n  restart: {allowed: true}\n";
+  auto r = policy::load_text(text, "pg.yaml");
+  if (!r.ok() || r.paths.size() != 1)
+    throw std::runtime_error("fixture policy invalid: " + r.diagnostics.at(0).to_string());
+  return r.paths.front();
+}
+
+// An autofs trigger (what /proc/mounts shows for a map's mount point before, and under, the NFS mount).
+inline guest::MountInfo autofs_trigger(std::string mount_point, std::string map = "/etc/auto.nas") {
+  guest::MountInfo m;
+  m.device = std::move(map);
+  m.mount_point = std::move(mount_point);
+  m.fstype = "autofs";
+  return m;
+}
+
+// The kinds of a plan's steps, in order ("set-nic", "change-fstab", ...).
+inline std::vector<std::string> kinds(const PolicyPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& s : p.steps) out.emplace_back(to_string(s.kind()));
+  return out;
+}
+
 inline guest::InterfaceInfo interface(std::string name, std::string mac, int combined_now, int combined_max) {
   guest::InterfaceInfo i;
   i.name = std::move(name);

@@ -23,12 +23,6 @@ const T* find_step(const PolicyPlan& p) {
   return nullptr;
 }
 
-std::vector<std::string> kinds(const PolicyPlan& p) {
-  std::vector<std::string> out;
-  for (const auto& s : p.steps) out.emplace_back(to_string(s.kind()));
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("the seed's fix plans queues, restart-free hot-plug, channels, fstab and verification in order") {
