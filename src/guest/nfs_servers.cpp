@@ -23,7 +23,9 @@ Result<std::vector<NfsServer>> parse_nfs_servers(std::string_view text, std::str
     auto f = fields_of(line);
     if (f.empty() || f[0] == "NV") continue;
     const std::string at = std::string(where) + ":" + std::to_string(line_no);
-    if (f.size() < 5) return fail("expected 'NV SERVER PORT USE HOSTNAME' columns", at + ":1");
+    // The kernel prints the client's hostname as given at mount time, or nothing: a mount(2)
+    // with addr= and a device of ":/export" (Docker's local volume driver) has none.
+    if (f.size() < 4) return fail("expected 'NV SERVER PORT USE HOSTNAME' columns", at + ":1");
     NfsServer s;
     s.version = std::string(f[0]);
     s.address_hex = std::string(f[1]);
@@ -39,7 +41,7 @@ Result<std::vector<NfsServer>> parse_nfs_servers(std::string_view text, std::str
     if (*port > 0xffff || *use < 0) return fail("port or use count is out of range", at);
     s.port = static_cast<int>(*port);
     s.use_count = *use;
-    s.hostname = std::string(f[4]);
+    if (f.size() > 4) s.hostname = std::string(f[4]);
     out.push_back(std::move(s));
   }
   return out;

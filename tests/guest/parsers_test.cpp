@@ -241,6 +241,15 @@ TEST_CASE("/proc/fs/nfsfs/servers: hex address and port") {
   auto trunk = value_of(parse_nfs_servers(sample("lab-kernel-nfs/knfsd-v42trunk_exp2.nfs_servers")));
   REQUIRE(trunk.size() == 1);  // both mounts share one client
   CHECK(trunk[0].use_count == 2);
+  // A mount Docker's local driver made (addr= and device ":/export", no host name): the
+  // kernel's HOSTNAME column is empty (captured in the lab's Compose scenario).
+  auto docker = value_of(parse_nfs_servers(sample("lab-kernel-nfs/docker-compose-volume.nfs_servers")));
+  REQUIRE(docker.size() == 1);
+  CHECK(docker[0].address == "198.51.100.2");
+  CHECK(docker[0].port == 2049);
+  CHECK(docker[0].use_count == 1);
+  CHECK(docker[0].hostname.empty());
+  CHECK_FALSE(parse_nfs_servers("NV SERVER   PORT USE HOSTNAME\nv4 c6336402  801\n", "servers"));
 }
 
 TEST_CASE("interface report: MAC, speed, queues and channels") {
