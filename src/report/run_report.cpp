@@ -140,18 +140,28 @@ std::string human_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+namespace {
+
+// A rate as people write it: whole above 10, else two significant digits. min_commit_rate may be
+// below 1 (a slow archive), and "%.0f" would print 0.5 as "0": "below the policy's minimum of 0".
+std::string rate_text(double rate) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, rate >= 10 ? "%.0f" : "%.2g", rate);
+  return buf;
+}
+
+}  // namespace
+
 std::string CommitFigure::describe() const {
   if (error) return "commit latency not measured: " + *error;
   char buf[200];
   const auto rate = per_second();
-  std::snprintf(buf, sizeof buf, "%d × %llu KiB O_DSYNC writes in %.2f s: %.0f commits/s (%.2f ms each)", cycles,
-                static_cast<unsigned long long>(block_bytes >> 10), seconds, rate.value_or(0),
+  std::snprintf(buf, sizeof buf, "%d × %llu KiB O_DSYNC writes in %.2f s: %s commits/s (%.2f ms each)", cycles,
+                static_cast<unsigned long long>(block_bytes >> 10), seconds, rate_text(rate.value_or(0)).c_str(),
                 cycles > 0 ? seconds * 1000 / cycles : 0.0);
   std::string out = buf;
   if (minimum) {
-    std::snprintf(buf, sizeof buf, "%.0f", *minimum);
-    out += below_minimum() ? std::string(", below the policy's minimum of ") + buf
-                           : std::string(", at least the policy's ") + buf;
+    out += (below_minimum() ? ", below the policy's minimum of " : ", at least the policy's ") + rate_text(*minimum);
   }
   return out;
 }

@@ -30,6 +30,16 @@ PlaybookRun replay(const std::string& dir, const std::string& phase, std::vector
 
 const std::vector<std::string> kGuests{"guest1", "guest2", "guest3"};
 
+// What `read` makes of `report` with `t` added to `host`'s tasks; the report is left as it was.
+template <class Read>
+auto with_task(PlaybookRun& report, const std::string& host, TaskOutcome t, Read read) {
+  auto& tasks = report.hosts.at(host).tasks;
+  tasks.push_back(std::move(t));
+  auto out = read(report);
+  tasks.pop_back();
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("a recorded facts run gives every guest's facts") {
@@ -204,4 +214,117 @@ TEST_CASE("a failure for want of root says what to set") {
   // With become on, a permission error is not about become (an export's root squash, say).
   CHECK(privilege_hint("failed in 'Write the new fstab': Permission denied", true).empty());
   CHECK(privilege_hint("failed in 'Write the new fstab': No space left on device", false).empty());
+}
+
+TEST_CASE("the facts run's Docker task: the volumes, or why Docker did not list them") {
+  auto report = replay("facts", "facts", kGuests);
+  auto docker = [](long long rc, std::string out, std::string err) {
+    return TaskOutcome{task::docker_volumes,
+                       TaskResult::ok,
+                       {},
+                       boost::json::object{{"rc", rc}, {"stdout", std::move(out)}, {"stderr", std::move(err)}}};
+  };
+  auto& g1 = report.hosts.at("guest1").tasks;
+  g1.push_back(docker(0,
+                      R"([{"Driver": "local", "Labels": {"com.docker.compose.project": "pg",
+                      "com.docker.compose.volume": "pgdata"}, "Mountpoint": "/var/lib/docker/volumes/pg_pgdata/_data",
+                      "Name": "pg_pgdata", "Options": {"type": "nfs", "o": "addr=198.51.100.2", "device": ":/e"}}])",
+                      ""));
+  report.hosts.at("guest2").tasks.push_back(docker(3, "", "no docker command in the guest\n"));
+  auto facts = guest_facts_from(report);
+  REQUIRE(facts.at("guest1"));
+  REQUIRE(facts.at("guest1")->docker.has_value());
+  REQUIRE(*facts.at("guest1")->docker);
+  CHECK((*facts.at("guest1")->docker)->at(0).mountpoint == "/var/lib/docker/volumes/pg_pgdata/_data");
+  CHECK(pw::guest::find_compose_volume(**facts.at("guest1")->docker, "pg", "pgdata") != nullptr);
+  // Exit 3: no docker command. The guest's facts stand; only Docker's part is the error.
+  REQUIRE(facts.at("guest2"));
+  REQUIRE(facts.at("guest2")->docker.has_value());
+  REQUIRE_FALSE(*facts.at("guest2")->docker);
+  const auto& none = facts.at("guest2")->docker->error();
+  CHECK(none.to_string() ==
+        "guest2: Docker did not list its volumes: no docker command in the guest (install Docker there, or use "
+        "another spec.mount.owner)");
+  CHECK_FALSE(facts.at("guest3")->docker.has_value());  // not asked: absent, not empty
+
+  SECTION("other failures: Docker's own words, the hint by what it says") {
+    auto error_of = [&](TaskOutcome t) {
+      auto f = with_task(report, "guest3", std::move(t), guest_facts_from);
+      REQUIRE(f.at("guest3"));
+      REQUIRE(f.at("guest3")->docker.has_value());
+      REQUIRE_FALSE(*f.at("guest3")->docker);
+      return f.at("guest3")->docker->error();
+    };
+    auto denied =
+        error_of(docker(4, "",
+                        "Got permission denied while trying to connect to the Docker daemon socket at "
+                        "unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2Fdocker.sock/v1.41/volumes\": "
+                        "dial unix /var/run/docker.sock: connect: permission denied\n"));
+    CHECK_THAT(denied.what, Catch::StartsWith("Docker did not list its volumes: Got permission denied"));
+    CHECK_THAT(denied.hint, Catch::StartsWith("Docker's socket is root's: set spec.ansible.become: true"));
+    auto down = error_of(docker(4, "",
+                                "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the "
+                                "docker daemon running?\n"));
+    CHECK(down.what ==
+          "Docker did not list its volumes: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is "
+          "the docker daemon running?");
+    CHECK(down.hint == "check 'systemctl status docker' in the guest");
+    auto silent = error_of(docker(4, "", ""));
+    CHECK(silent.what == "Docker did not list its volumes: exit 4");
+    auto garbage = error_of(docker(0, "[{\"Name\": ", ""));
+    CHECK_THAT(garbage.what, Catch::StartsWith("'docker volume inspect' printed no JSON array"));
+    CHECK(garbage.where == "guest3: docker volume inspect");
+    TaskOutcome skipped = docker(0, "", "");
+    skipped.status = TaskResult::skipped;
+    CHECK_FALSE(with_task(report, "guest3", skipped, guest_facts_from).at("guest3")->docker.has_value());
+  }
+}
+
+TEST_CASE("the probe run's commit cycles: dd oflag=dsync's summary as a figure, or dd's complaint") {
+  auto report = replay("probe", "probe", kGuests);
+  auto commit = [](long long rc, std::string err, std::string msg = {}) {
+    return TaskOutcome{task::commit, TaskResult::ok, std::move(msg),
+                       boost::json::object{{"rc", rc}, {"stdout", ""}, {"stderr", std::move(err)}}};
+  };
+  auto run_of = [&](TaskOutcome t) {
+    auto obs = with_task(report, "guest1", std::move(t), probe_observations_from);
+    REQUIRE(obs.at("guest1"));
+    return obs.at("guest1")->commit;
+  };
+  CHECK(run_of(commit(0, "")).has_value());  // a task that ran always gives a run, a figure or why not
+  // GNU coreutils dd.
+  auto gnu = run_of(commit(0,
+                           "256+0 records in\n256+0 records out\n2097152 bytes (2.1 MB, 2.0 MiB) copied, 0.41 s, "
+                           "5.1 MB/s\n"));
+  REQUIRE(gnu);
+  CHECK(gnu->cycles == 256);
+  CHECK(gnu->seconds == Approx(0.41));
+  CHECK_FALSE(gnu->error);
+  // busybox dd.
+  auto busybox = run_of(commit(0,
+                               "100+0 records in\n100+0 records out\n819200 bytes (800.0KB) copied, 2.500000 "
+                               "seconds, 320.0KB/s\n"));
+  REQUIRE(busybox);
+  CHECK(busybox->cycles == 100);
+  CHECK(busybox->seconds == Approx(2.5));
+  // dd refused: the commit file's name was taken (conv=excl).
+  auto taken = run_of(commit(1, "dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists\n"));
+  REQUIRE(taken);
+  CHECK(taken->error == "dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists");
+  // Stopped part way (a read-only export): the complaint, not a figure from the partial summary.
+  auto rofs = run_of(commit(1,
+                            "dd: error writing '/mnt/movies/probe.bin.pathwarden-commit': Read-only file system\n"
+                            "1+0 records in\n0+0 records out\n0 bytes copied, 0.01 s, 0.0 kB/s\n"));
+  REQUIRE(rofs);
+  CHECK(rofs->error == "dd: error writing '/mnt/movies/probe.bin.pathwarden-commit': Read-only file system");
+  CHECK(rofs->cycles == 0);
+  auto no_summary = run_of(commit(0, ""));
+  REQUIRE(no_summary);
+  CHECK(no_summary->error == "dd gave no summary");
+  auto killed = run_of(commit(-9, "", "non-zero return code"));
+  CHECK(killed->error == "non-zero return code");
+  TaskOutcome skipped = commit(0, "");
+  skipped.status = TaskResult::skipped;
+  CHECK_FALSE(run_of(skipped));
+  CHECK_FALSE(probe_observations_from(report).at("guest1")->commit);  // not asked for: none
 }

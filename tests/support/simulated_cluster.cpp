@@ -531,6 +531,8 @@ std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> SimulatedGuests::
     o.samples.after_probe = snapshot(g, 4);
     o.run = {p.bytes, p.direction, std::chrono::seconds(2)};
     o.after = facts_of(p.host, g);
+    if (p.commit_cycles > 0)
+      o.commit = g.commit.value_or(guest::CommitRun{p.commit_cycles, p.commit_cycles * 0.001, {}});
     out.emplace(p.host, std::move(o));
   }
   return out;

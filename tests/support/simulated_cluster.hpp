@@ -118,6 +118,8 @@ class SimulatedGuests final : public guest::GuestPort {
     std::uint64_t background_rx_per_probe = 0;  // noise on the first NIC
     // What `docker volume inspect` gives there (or Docker's error), when a policy asks.
     Result<std::vector<guest::DockerVolume>> docker_volumes = std::vector<guest::DockerVolume>{};
+    // What a probe's commit cycles give there, when asked for (unset: 1 ms per commit).
+    std::optional<guest::CommitRun> commit;
   };
   std::map<std::string, Guest> guests;
   int runs = 0;                                        // "ansible-playbook processes"
