@@ -48,7 +48,24 @@ void check_policy(const policy::StoragePath& p) {
   PW_FUZZ_CHECK(p.nic.device.starts_with("net"), who);
   PW_FUZZ_CHECK(!p.nic.queues || (*p.nic.queues >= 1 && *p.nic.queues <= 64), who);
   PW_FUZZ_CHECK(!p.mount.server.empty(), who);
-  PW_FUZZ_CHECK(p.mount.path.starts_with('/') && p.mount.export_path.starts_with('/'), who);
+  PW_FUZZ_CHECK(p.mount.export_path.starts_with('/'), who);
+  // A Compose volume's path is Docker's: the policy names the volume, never a path. Every other
+  // owner names its mount point, and an fstab policy never one of Docker's volumes.
+  if (p.mount.owner == policy::MountOwner::compose) {
+    PW_FUZZ_CHECK(p.mount.path.empty() && p.mount.compose && !p.mount.compose->project.empty() &&
+                      !p.mount.compose->volume.empty(),
+                  who + " compose");
+  } else {
+    PW_FUZZ_CHECK(p.mount.path.starts_with('/') && !p.mount.compose, who);
+  }
+  PW_FUZZ_CHECK(!p.mount.owned() || !policy::is_docker_volume_path(p.mount.path), who + " fstab on a Docker volume");
+  // Nothing that writes is accepted on a read-only mount.
+  const bool read_only = p.mount.option("ro") != nullptr;
+  PW_FUZZ_CHECK(!read_only || (p.verify.direction == policy::ProbeDirection::read && p.verify.commit_cycles == 0),
+                who + " writes on a read-only mount");
+  PW_FUZZ_CHECK(p.verify.commit_cycles >= 0 && p.verify.commit_cycles <= 10'000, who + " commit_cycles");
+  PW_FUZZ_CHECK(!p.verify.min_commit_rate || (*p.verify.min_commit_rate > 0 && p.verify.commit_cycles > 0),
+                who + " min_commit_rate");
   PW_FUZZ_CHECK(one_printable_line(p.mount.reason), who + " reason");
   for (const auto& o : p.mount.options) {
     PW_FUZZ_CHECK(!o.name.empty() && o.to_string().find(',') == std::string::npos, who + " option " + o.to_string());
@@ -67,7 +84,8 @@ void check_policy(const policy::StoragePath& p) {
   }
 
   // What the policy writes into a guest's fstab is exactly one entry plus its owner comment, and
-  // reads back as what the policy says.
+  // reads back as what the policy says. A mount of another owner is never written.
+  if (!p.mount.owned()) return;
   const auto spec = plan::desired_fstab_entry(p);
   auto valid = guest::validate_entry_spec(spec);
   PW_FUZZ_CHECK(valid.has_value(), who + ": " + (valid ? "" : valid.error().to_string()));

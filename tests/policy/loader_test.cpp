@@ -45,7 +45,7 @@ TEST_CASE("the shipped policies are valid and mean what the seeds say") {
   auto r = load_paths(inputs);
   INFO(render(r.diagnostics));
   REQUIRE(r.ok());
-  REQUIRE(r.paths.size() == 2);
+  REQUIRE(r.paths.size() == 3);
   auto movies = std::find_if(r.paths.begin(), r.paths.end(), [](const auto& p) { return p.name == "movies-10g"; });
   REQUIRE(movies != r.paths.end());
   CHECK(movies->guest.vmid == 101);
@@ -59,13 +59,44 @@ TEST_CASE("the shipped policies are valid and mean what the seeds say") {
   CHECK(movies->verify.probe_bytes == 64ull << 20);
   CHECK(movies->verify.max_probe_bytes == 256ull << 20);
   CHECK(movies->restart.allowed);
+  CHECK(movies->mount.owned());
+
+  // Seed 002: the Postgres volume is Docker's (a Compose NFS volume): observed and proven, never
+  // written, with a write probe and a commit-latency figure; the seed's client `async` left out.
   auto pg = std::find_if(r.paths.begin(), r.paths.end(), [](const auto& p) { return p.name == "postgres-data"; });
   REQUIRE(pg != r.paths.end());
+  CHECK(pg->mount.owner == MountOwner::compose);
+  CHECK_FALSE(pg->mount.owned());
+  REQUIRE(pg->mount.compose.has_value());
+  CHECK(pg->mount.compose->project == "pg");
+  CHECK(pg->mount.compose->volume == "pgdata");
+  CHECK(pg->mount.compose->docker_name() == "pg_pgdata");
+  CHECK(pg->mount.path.empty());
+  CHECK(pg->mount.server == "198.51.100.5");
+  CHECK(pg->mount.export_path == "/mnt/pool/docker/pg14");
   CHECK(pg->mount.nfs_version() == "4.2");
   CHECK(pg->mount.nconnect() == 4);
+  CHECK(pg->mount.option("async") == nullptr);
+  CHECK(pg->verify.direction == ProbeDirection::write);
+  CHECK(pg->verify.commit_cycles == 1000);
+  CHECK_FALSE(pg->verify.min_commit_rate.has_value());
   CHECK_FALSE(pg->nic.queues.has_value());
   CHECK_FALSE(pg->restart.allowed);
   CHECK(pg->verify.min_share == Approx(0.9));
+
+  // The backup VM's read-only mount of the same dataset is pathwarden's (fstab), on NFSv4.2
+  // without the seed's nolock (no effect on NFSv4), read-probed.
+  auto backup = std::find_if(r.paths.begin(), r.paths.end(), [](const auto& p) { return p.name == "postgres-backup"; });
+  REQUIRE(backup != r.paths.end());
+  CHECK(backup->mount.owned());
+  CHECK(backup->guest.host != pg->guest.host);
+  CHECK(backup->guest.vmid != pg->guest.vmid);
+  CHECK(backup->mount.server == pg->mount.server);
+  CHECK(backup->mount.option("ro") != nullptr);
+  CHECK(backup->mount.option("nolock") == nullptr);
+  CHECK(backup->mount.nfs_version() == "4.2");
+  CHECK(backup->verify.direction == ProbeDirection::read);
+  CHECK(backup->verify.commit_cycles == 0);
 }
 
 TEST_CASE("every file of the bad corpus reports exactly its expected problems") {

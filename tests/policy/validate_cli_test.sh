@@ -18,7 +18,7 @@ check() {  # check NAME EXPECTED_RC GREP_PATTERN -- args...
   echo "ok   $name"
 }
 
-check shipped-policies 0 '^ok: 2 storage path policies$' -- "$src/policies"
+check shipped-policies 0 '^ok: 3 storage path policies$' -- "$src/policies"
 for f in "$src"/tests/policy/bad/*.yaml "$src"/tests/policy/bad/duplicate-claims; do
   check "bad:$(basename "$f")" 1 '^[^ ]+:[0-9]+:[0-9]+: ' -- "$f"
 done
@@ -66,7 +66,7 @@ spec:
 YAML
 printf 'secret\n' > "$tmp/site/conf/token"
 : > "$tmp/site/conf/known_hosts"
-printf '[guests]\nmedia-vm ansible_host=192.0.2.10\ndocker-vm ansible_host=192.0.2.11\n' > "$tmp/site/conf/hosts.ini"
+printf '[guests]\nmedia-vm ansible_host=192.0.2.10\ndocker-vm ansible_host=192.0.2.11\nbackup-vm ansible_host=192.0.2.12\n' > "$tmp/site/conf/hosts.ini"
 ground() {  # ground NAME EXPECTED_RC GREP_PATTERN: validate with the relative settings file, from $tmp
   local name=$1 want=$2 pattern=$3 out rc
   out=$(cd "$tmp" && "$pw" --config site/conf/pathwarden.yaml validate 2>&1); rc=$?
@@ -75,13 +75,13 @@ ground() {  # ground NAME EXPECTED_RC GREP_PATTERN: validate with the relative s
   fi
   echo "ok   ground-$name"
 }
-ground relative-paths 0 '^ok: 2 storage path policies$'
-printf '[guests]\nmedia-vm\ndocker-vm1\n' > "$tmp/site/conf/hosts.ini"
-ground host-not-in-inventory 1 "pol/postgres-data.yaml:12:[0-9]+: spec.guest.host 'docker-vm' is not a host of the inventory $tmp/site/conf/hosts.ini, did you mean 'docker-vm1'\\?"
-printf '#!/bin/sh\necho "{\\"guests\\": {\\"hosts\\": [\\"media-vm\\", \\"docker-vm\\"]}, \\"_meta\\": {\\"hostvars\\": {}}}"\n' > "$tmp/site/conf/inv.sh"
+ground relative-paths 0 '^ok: 3 storage path policies$'
+printf '[guests]\nmedia-vm\ndocker-vm1\nbackup-vm\n' > "$tmp/site/conf/hosts.ini"
+ground host-not-in-inventory 1 "pol/postgres-data.yaml:28:40: spec.guest.host 'docker-vm' is not a host of the inventory $tmp/site/conf/hosts.ini, did you mean 'docker-vm1'\\?"
+printf '#!/bin/sh\necho "{\\"guests\\": {\\"hosts\\": [\\"media-vm\\", \\"docker-vm\\", \\"backup-vm\\"]}, \\"_meta\\": {\\"hostvars\\": {}}}"\n' > "$tmp/site/conf/inv.sh"
 chmod +x "$tmp/site/conf/inv.sh"
 sed -i 's/hosts.ini/inv.sh/' "$tmp/site/conf/pathwarden.yaml"
-ground dynamic-inventory 0 '^ok: 2 storage path policies$'
+ground dynamic-inventory 0 '^ok: 3 storage path policies$'
 rm "$tmp/site/conf/token"
 ground missing-token-file 1 "spec.proxmox.token_secret_file: $tmp/site/conf/token does not exist"
 
