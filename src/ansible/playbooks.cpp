@@ -456,8 +456,10 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
     std::vector<std::string> argv =
         p.direction == ProbeDirection::read
             ? std::vector<std::string>{"dd", "if=" + p.path, "of=/dev/null", bs, "count=" + count, "iflag=direct"}
-            : std::vector<std::string>{"dd",           "if=/dev/zero", "of=" + p.path, bs, "count=" + count,
-                                       "oflag=direct", "conv=fsync"};
+            // conv=excl: a write probe makes a new file and never overwrites one that is there
+            // (dd refuses: "File exists"), so removing it afterwards removes only its own bytes.
+            : std::vector<std::string>{"dd",           "if=/dev/zero",    "of=" + p.path, bs, "count=" + count,
+                                       "oflag=direct", "conv=fsync,excl"};
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(p.baseline.count()) / 1000.0);
     json::object data{{"dd_argv", unsafe_list(argv)},
@@ -495,9 +497,11 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
                 {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_probe"}}, options,
                 Privilege::root),
       counters(task::counters_after, "pathwarden_counters_after"),
+      // Only the file dd made: when dd refused because the name was taken, that file stays.
       make_task("Remove the probe file written", "ansible.builtin.file",
                 {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}},
-                {{"when", "pathwarden_host.remove_after"}}, options, Privilege::root),
+                {{"when", "pathwarden_host.remove_after and 'File exists' not in pathwarden_probe.stderr"}}, options,
+                Privilege::root),
       // After the counters: the commit cycles' few bytes never mix into the probe's window.
       make_task(task::commit, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.commit_argv }}"}},
                 {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_commit"},

@@ -57,7 +57,10 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       }
       named->mount.path = located->path;
       if (!located->configured.empty()) pr.notes.push_back(p.mount.display() + " is configured with " + located->configured);
-      for (const auto& d : located->differences) pr.warnings.push_back(p.mount.display() + " " + d + " (its owner's configuration; 'pathwarden check' gives the remedy)");
+      // The audit proves the path as it is; how the owner's configuration differs is a warning,
+      // and the remedy is the one `plan`/`reconcile --check` give for the same drift.
+      for (const auto& d : located->differences) pr.warnings.push_back(p.mount.display() + " " + d + " (its owner's configuration)");
+      if (!located->differences.empty()) pr.remedy = plan::unowned_remedy(p, *located);
     }
     const plan::VerifyPath v = plan::verify_path_of(*named, p, net::MacAddress(*spec->mac()), o.vm->config.ref);
     if (!probe) {

@@ -140,7 +140,10 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
     auto& m = out[i];
     if (!m.result || !m.commit || !m.commit->below_minimum() || m.result->verdict != verify::Verdict::verified) continue;
     m.result->verdict = verify::Verdict::inconclusive;
-    m.result->summary += "; but commits are too slow: " + m.commit->describe();
+    // No figure at all (the cycles could not run) is not "too slow": it says why instead.
+    m.result->summary += m.commit->per_second() ? "; but commits are too slow: " + m.commit->describe()
+                                                : "; but the policy's min_commit_rate could not be checked: " +
+                                                      m.commit->describe();
   }
   return out;
 }

@@ -60,6 +60,12 @@ void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Er
   if (probe.open_error) {
     if (probe.direction == ProbeDirection::read)
       out.push_back(Error{"the probe file " + file + " cannot be read: " + *probe.open_error, "guest file " + file, make});
+    else if (probe.open_error->find("File exists") != std::string::npos)
+      // The write probe makes a new file (dd conv=excl) and never overwrites one.
+      out.push_back(Error{"the write probe's file " + file + " already exists; pathwarden never overwrites a file",
+                          "guest file " + file,
+                          "if a run was interrupted between the probe and its removal, the file is pathwarden's "
+                          "leftover: remove it; otherwise give spec.verify.probe_file a name of its own"});
     else
       out.push_back(Error{"the probe file " + file + " cannot be written: " + *probe.open_error, "guest file " + file,
                           "check that " + d.mount_point + " is mounted read-write and writable for the SSH user"});

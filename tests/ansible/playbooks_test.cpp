@@ -173,7 +173,12 @@ TEST_CASE("probe and channels commands are argv lists with the values as single 
   for (const auto& a : hosts.at("guest2").at("dd_argv").as_array()) argv.push_back(unwrap(a));
   CHECK(argv[2] == "of=/mnt/" + examples::kHostile);
   CHECK(argv[5] == "oflag=direct");
+  // A write probe never overwrites a file that is there, so its removal afterwards removes only
+  // what it wrote (and not when dd refused because the name was taken).
+  CHECK(argv[6] == "conv=fsync,excl");
   CHECK(hosts.at("guest2").at("remove_after").as_bool());
+  CHECK(probe.yaml.find("pathwarden_host.remove_after and 'File exists' not in pathwarden_probe.stderr") !=
+        std::string::npos);
 
   auto channels = value_of(channels_playbook(examples::channels()));
   auto channel_vars = json::parse(channels.vars_json);

@@ -30,24 +30,34 @@ def render(doc) -> str:
 def storage_path(name, vmid, host, *, node="pve1", device="net1", queues=None, server=NAS_10G,
                  nas_addresses=None, export="/volume1/movies", path="/mnt/movies", options=("vers=3",),
                  reason=None, probe_file="probe-64m", probe_bytes=None, max_probe_bytes=None,
-                 restart=None, verify_restored=None) -> str:
+                 restart=None, verify_restored=None, owner=None, compose=None, direction=None,
+                 commit_cycles=None, min_commit_rate=None) -> str:
     """One StoragePath policy as YAML text. A field left None is not written (the loader's
     default applies); restart=True/False writes `restart: {allowed: ...}`, verify_restored
-    writes `rollback: {verify_restored: ...}`."""
+    writes `rollback: {verify_restored: ...}`. A mount pathwarden does not own: owner="compose"
+    with compose=(PROJECT, VOLUME) and path=None (Docker's Mountpoint is found, not given)."""
     nic = {"device": device}
     if queues:
         nic["queues"] = queues
-    mount = {"server": server}
+    mount = {}
+    if owner is not None:
+        mount["owner"] = owner
+    if compose is not None:
+        mount["compose"] = {"project": compose[0], "volume": compose[1]}
+    mount["server"] = server
     if nas_addresses:
         mount["nas_addresses"] = list(nas_addresses)
-    mount |= {"export": export, "path": path, "options": list(options)}
+    mount["export"] = export
+    if path is not None:
+        mount["path"] = path
+    mount["options"] = list(options)
     if reason is not None:
         mount["reason"] = reason
     verify = {"probe_file": probe_file}
-    if probe_bytes is not None:
-        verify["probe_bytes"] = probe_bytes
-    if max_probe_bytes is not None:
-        verify["max_probe_bytes"] = max_probe_bytes
+    for key, value in (("probe_bytes", probe_bytes), ("max_probe_bytes", max_probe_bytes), ("direction", direction),
+                       ("commit_cycles", commit_cycles), ("min_commit_rate", min_commit_rate)):
+        if value is not None:
+            verify[key] = value
     spec = {"guest": {"node": node, "vmid": vmid, "host": host}, "nic": nic, "mount": mount, "verify": verify}
     if restart is not None:
         spec["restart"] = {"allowed": restart}

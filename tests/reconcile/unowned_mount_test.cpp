@@ -43,6 +43,12 @@ TEST_CASE("a Compose volume configured otherwise: drift with the remedy, exit 3,
     CHECK_THAT(p.remedy[1], Catch::Contains("docker volume rm pg_pgdata"));
     CHECK_THAT(report::render_text(rep), Catch::Contains("remedy 1: in project pg's Compose file"));
   }
+  // The audit (`verify`) proves the path as it is, and names the same remedy for the drift.
+  auto audit = engine.verify(compose_policy("[rw, nfsvers=4.2, nconnect=4]"), false);
+  INFO(report::render_text(audit));
+  REQUIRE(audit.policies.size() == 1);
+  CHECK(audit.policies[0].remedy == engine.reconcile(compose_policy("[rw, nfsvers=4.2, nconnect=4]"), true).policies[0].remedy);
+  CHECK_FALSE(audit.policies[0].warnings.empty());
   CHECK(w.pve.writes == 0);
   CHECK(w.vm().current == vm_before);
   CHECK(w.guest().fstab == kSeedFstab);

@@ -188,6 +188,16 @@ TEST_CASE("the probe itself: a missing or short probe file and a removed mount a
     CHECK(r.failed_preconditions.front().hint.find("dd if=/dev/urandom of=/mnt/b/probe-64m bs=1M count=64") !=
           std::string::npos);
   }
+  SECTION("a write probe's file that is already there is never overwritten: a precondition, said so") {
+    m.probe.direction = ProbeDirection::write;
+    m.probe.bytes = 0;
+    m.probe.requested_bytes = kProbe64MiB;
+    m.probe.open_error = "File exists";  // dd conv=excl refused to open it
+    const auto r = verify_path(input(d, clean_evidence(), m));
+    CHECK(r.verdict == Verdict::precondition_failed);
+    CHECK(r.summary == "the write probe's file /mnt/b/probe-64m already exists; pathwarden never overwrites a file");
+    CHECK(r.failed_preconditions.front().hint.find("interrupted") != std::string::npos);
+  }
   SECTION("short file") {
     m.probe.bytes = 1u << 20;
     m.probe.requested_bytes = kProbe64MiB;
