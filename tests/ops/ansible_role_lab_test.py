@@ -1,4 +1,5 @@
-"""playbooks/ role pathwarden_reconcile with real ansible-playbook against the real lab: the
+"""The role pathwarden_reconcile of the collection pathwarden.pathwarden (playbooks/collections/)
+with real ansible-playbook against the real lab: the
 engine's trap and seed-fix cases on the lab, run through the role that operators schedule.
 
 usage: ansible_role_lab_test.py PATHWARDEN
@@ -10,8 +11,9 @@ examples/lab/controller-settings for pvesim and the guest (pathwarden at log lev
    cause wrong-path, the probe's bytes on link1 and ≈ 0 on link2, the trunking diagnosis; the
    failure names the policy, verdict, diagnosis and remedies; fstab byte-identical, the same
    mounts, pvesim's config unchanged;
-2. check mode with the seed's fix (policies/, --policy movies-10g) reports changed (drift) and
-   changes nothing: fstab bytes, mounts and the Proxmox config digest are the same;
+2. check mode with the seed's fix (policies/, --policy movies-10g) and --diff reports changed
+   (drift) and changes nothing: fstab bytes, mounts and the Proxmox config digest are the same; the
+   diff shows the guest's fstab as it is and with vers=3, and net1 without and with queues=8;
 3. a real run converges: changed, not failed, exit 2, verified with the probe's bytes on link2 and
    ≈ 0 on link1; the fstab has vers=3 with its reason, the mount vers=3 and nconnect=8, net1
    queues=8 and the guest's link2 8 combined channels;
@@ -46,7 +48,7 @@ def step(name, started=[time.monotonic()]):
 
 def only_policy(step, run):
     report = run.report
-    check(report.get("schema") == "pathwarden-report/v1" and len(report.get("policies", [])) == 1,
+    check(report.get("format") == "pathwarden-report" and len(report.get("policies", [])) == 1,
           f"{step}: the role exposed no report of one policy: {json.dumps(report)[:1500]}\n{run}")
     return report["policies"][0]
 
@@ -57,8 +59,8 @@ def main(binary):
     ctl.reset_to_trap()
     config = ctl.settings(prefix="pw-role-lab-")
 
-    def role(variables, check_mode=False):
-        r = run_role(binary, config, dict(variables, pathwarden_reconcile_log_level="trace"), check=check_mode)
+    def role(variables, check_mode=False, diff=False):
+        r = run_role(binary, config, dict(variables, pathwarden_reconcile_log_level="trace"), check=check_mode, diff=diff)
         ctl.secret_never_leaks(config, r.stdout + r.stderr)
         return r
 
@@ -90,9 +92,19 @@ def main(binary):
         # 2. Check mode: drift is "changed", nothing changes.
         digest = pvesim.api().config()["digest"]
         step("2. check mode: drift, nothing changed")
-        r = role(FIX, check_mode=True)
+        r = role(FIX, check_mode=True, diff=True)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed", 0) >= 1,
               f"check mode: want changed and not failed: {r}")
+        # --diff: the module shows the seed fix's fstab lines and net1 string, before and after.
+        fstab = [d for d in r.diff or [] if d["before_header"].endswith(":/etc/fstab (policy movies-10g)")]
+        movies = [[line for line in text.splitlines() if " /mnt/movies " in line and not line.startswith("#")]
+                  for text in (fstab[0]["before"], fstab[0]["after"])] if len(fstab) == 1 else [[], []]
+        check(len(fstab) == 1 and fstab[0]["before"].strip() == before["fstab"].strip() and len(movies[1]) == 1
+              and "vers=3" in movies[1][0] and all("vers=3" not in line for line in movies[0]),
+              f"check mode diff of the fstab: {r.diff}")
+        net1 = [d for d in r.diff or [] if "net1" in d["before_header"]]
+        check(len(net1) == 1 and net1[0]["before"].startswith("net1: ") and "queues=8" in net1[0]["after"]
+              and "queues=8" not in net1[0]["before"], f"check mode diff of net1: {r.diff}")
         p = only_policy("check mode", r)
         check(r.report["mode"] == "check" and p["verdict"] == "drift" and p["planned"] and not p["changes"],
               f"check mode report: {json.dumps(p)[:1500]}")

@@ -41,7 +41,7 @@ def main(binary, pvesim):
         check(isinstance(msg, list) and msg[0].startswith("pathwarden exited 6: could not observe")
               and any(line.startswith("movies: unobserved: could not observe guest media-vm") and "unreachable" in line
                       for line in msg), f"failure message: {msg}")
-        check(r.report.get("schema") == "pathwarden-report/v1" and r.report["mode"] == "reconcile"
+        check(r.report.get("format") == "pathwarden-report" and r.report["mode"] == "reconcile"
               and r.report["policies"][0]["verdict"] == "unobserved", f"report fact: {r.report}")
 
         r = role(check_mode=True)
@@ -71,13 +71,13 @@ def main(binary, pvesim):
 
         r = role({"pathwarden_reconcile_policy_names": ["movies", "no-such-policy"]})
         check(r.rc != 0 and r.stats.get("failures") == 1, f"unknown policy: {r}")
-        check("pathwarden exited 1" in str(r.failure) and "no policy named 'no-such-policy'" in str(r.failure),
-              f"exit 1 message: {r.failure}")
+        failure = "\n".join(r.failure or [])
+        check("pathwarden exited 1" in failure and "no policy named 'no-such-policy'" in failure, f"exit 1 message: {r.failure}")
 
         # Operator input reaches pathwarden as one argv word: no shell, no splitting.
         hostile = "x' \" $(id) ; y --check"
         r = role({"pathwarden_reconcile_policy_names": [hostile], "pathwarden_reconcile_policy_paths": [policies]})
-        check(r.rc != 0 and f"no policy named '{hostile}'" in str(r.failure),
+        check(r.rc != 0 and f"no policy named '{hostile}'" in "\n".join(r.failure or []),
               f"a policy name was not passed through verbatim: {r.failure}")
 
         # Text from pathwarden's report (here the policy file's path) is data to Ansible: template

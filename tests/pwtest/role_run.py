@@ -1,4 +1,5 @@
-"""Runs playbooks/pathwarden.yml with real ansible-playbook and reads its JSON callback output:
+"""Runs playbooks/pathwarden.yml (the role of the collection pathwarden.pathwarden) with real
+ansible-playbook and reads its JSON callback output:
 the play recap, the report fact the role sets, and failure messages. Debian's /usr/bin/python3."""
 import json
 import os
@@ -34,26 +35,37 @@ class RoleRun:
 
     @property
     def failure(self):
-        for name in ("Fail when pathwarden printed no report",
-                     "Fail when a change failed verification, a rollback failed or a policy is blocked"):
+        """The failed run's message as a list of lines: the exit code's meaning, then one line per
+        policy (the module pathwarden.pathwarden.reconcile's `failures`)."""
+        for name in ("Run pathwarden reconcile", "Run pathwarden apply"):
             t = self.task(name)
             if t.get("failed"):
-                return t.get("msg")
+                return t.get("failures") or [t.get("msg")]
+        return None
+
+    @property
+    def diff(self):
+        """The diff entries the module returned (ansible-playbook --diff)."""
+        for name in ("Run pathwarden reconcile", "Run pathwarden apply"):
+            t = self.task(name)
+            if "diff" in t:
+                return t["diff"]
         return None
 
     def __str__(self):
         return f"ansible-playbook exit {self.rc}, stats {self.stats}, failure {self.failure}\n{self.stderr[-1500:]}"
 
 
-def run_role(binary, settings, extra_vars=None, check=False, env=None, timeout=1800):
-    """ansible-playbook playbooks/pathwarden.yml on localhost (connection local)."""
+def run_role(binary, settings, extra_vars=None, check=False, env=None, timeout=1800, diff=False):
+    """ansible-playbook playbooks/pathwarden.yml on localhost (connection local); --check, --diff."""
     with tempfile.TemporaryDirectory(prefix="pw-role-") as tmp:
         inventory = os.path.join(tmp, "inventory.ini")
         with open(inventory, "w") as f:
             f.write("localhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n")
         variables = {"pathwarden_reconcile_binary": binary, "pathwarden_reconcile_config": settings}
         variables.update(extra_vars or {})
-        cmd = ["ansible-playbook", "-i", inventory, PLAYBOOK, "-e", json.dumps(variables)] + (["--check"] if check else [])
+        cmd = ["ansible-playbook", "-i", inventory, PLAYBOOK, "-e", json.dumps(variables)]
+        cmd += (["--check"] if check else []) + (["--diff"] if diff else [])
         run_env = dict(env or os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1",
                        ANSIBLE_LOCAL_TEMP=os.path.join(tmp, "ansible-local"), ANSIBLE_RETRY_FILES_ENABLED="0")
         return RoleRun(subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, env=run_env, cwd=tmp))

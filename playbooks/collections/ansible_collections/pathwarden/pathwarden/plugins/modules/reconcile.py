@@ -1,0 +1,465 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+# Copyright (c) pathwarden developers
+# MIT License (galaxy.yml; ansible-test's GPLv3 header check is ignored in tests/sanity/ignore-*.txt)
+# SPDX-License-Identifier: MIT
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+DOCUMENTATION = r'''
+---
+module: reconcile
+short_description: Reconcile Proxmox and NFS storage paths with pathwarden, or apply a saved plan
+version_added: 1.0.0
+description:
+  - Runs C(pathwarden reconcile) on the host the task runs on (where pathwarden, its settings and its state
+    directory live), or C(pathwarden apply) of a saved plan when I(plan_file) is given, and returns pathwarden's
+    JSON report (schema C(pathwarden-report/v1)).
+  - pathwarden reaches the Proxmox API and the guests itself, through the inventory named in its settings; this
+    module only drives it.
+  - The task is C(changed) when pathwarden changed a policy (exit code 2), and in check mode when a policy has drift.
+  - The task fails on exit codes 1 (bad usage, policy or settings), 4 (a change failed verification and was rolled
+    back), 5 (a rollback failed, or a journal needs C(pathwarden recover)) and 6 (could not observe), when pathwarden
+    printed no report, and on exit 3 outside check mode with I(fail_on_blocked=true) (drift pathwarden could not act
+    on). With I(plan_file) it also fails when a policy the plan would change ends C(precondition-failed); then the plan was
+    stale (a VM's Proxmox config or a guest's fstab changed since it was made) or the guest busy, and the reviewed
+    change did not happen.
+  - The failure message's first line is the exit code and its meaning, then one line per policy that needs
+    attention (verdict, verification cause, errors, diagnosis, remedies).
+  - In diff mode the task returns, per policy that changed (in check mode, that has drift), the Proxmox C(netN)
+    strings and the guest's C(/etc/fstab) before and after, and the NIC's channels, taken from pathwarden's plan.
+    Without I(plan_file), diff mode first runs C(pathwarden plan) (which observes and changes nothing) to learn
+    them, so a diff-mode run observes Proxmox and the guests twice.
+author:
+  - pathwarden developers (@pathwarden)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Runs C(pathwarden reconcile --check), which observes and plans and changes nothing; C(changed) means drift.
+      - With I(plan_file), shows the saved plan (and its diff) without running C(pathwarden apply).
+  diff_mode:
+    support: full
+    details:
+      - The C(netN) strings of the VMs' Proxmox configs, the guests' C(/etc/fstab) and the NICs' combined channels,
+        before and after.
+  platform:
+    platforms: posix
+    details:
+      - The host where pathwarden runs (an Ansible control node or a pathwarden controller host), not the guests.
+options:
+  binary:
+    description:
+      - The pathwarden executable.
+    type: path
+    default: /usr/local/bin/pathwarden
+  config:
+    description:
+      - The controller settings file (Proxmox URL and token file, the guests' inventory, state directory).
+    type: path
+    default: /etc/pathwarden/pathwarden.yaml
+    aliases: [settings]
+  paths:
+    description:
+      - Policy files or directories. Empty for the settings' C(policies) directory.
+      - Not with I(plan_file).
+    type: list
+    elements: path
+    default: []
+    aliases: [policy_paths]
+  policies:
+    description:
+      - Only these policies (C(--policy)), each a C(metadata.name) or a glob such as C(media-*). Empty for all.
+      - A name that matches no policy fails the task (pathwarden exits 1, with a did-you-mean).
+      - Not with I(plan_file).
+    type: list
+    elements: str
+    default: []
+    aliases: [policy_names]
+  selectors:
+    description:
+      - Only policies with all these C(metadata.labels) entries (C(--selector KEY=VALUE)).
+      - Not with I(plan_file).
+    type: dict
+    default: {}
+  nodes:
+    description:
+      - Only policies of VMs on these Proxmox nodes (C(--node)).
+      - Not with I(plan_file).
+    type: list
+    elements: str
+    default: []
+  hosts:
+    description:
+      - Only policies of these inventory hosts (C(--host)).
+      - Not with I(plan_file).
+    type: list
+    elements: str
+    default: []
+  plan_file:
+    description:
+      - Apply exactly this saved plan (C(pathwarden apply PLAN_FILE)) instead of reconciling; it was written by
+        C(pathwarden plan --out) on this host.
+      - pathwarden refuses a stale plan as a whole, changing nothing (exit 3, every policy C(precondition-failed)).
+    type: path
+  report_file:
+    description:
+      - Also write the JSON report to this file on the host (C(--report-file)).
+    type: path
+  prometheus_file:
+    description:
+      - Also write a node_exporter textfile to this path on the host (C(--prometheus)).
+    type: path
+  fail_on_blocked:
+    description:
+      - Fail on exit 3 outside check mode, that is drift pathwarden could not act on (a restart outside the policy's
+        window, someone else's pending Proxmox change, a guest another run holds).
+    type: bool
+    default: false
+  log_level:
+    description:
+      - pathwarden's log level; its log lines are returned as I(stderr).
+    type: str
+    choices: [trace, debug, info, warn, error, critical, "off"]
+    default: info
+notes:
+  - The command line is an argument vector, never a shell command; every name and path is one argument.
+  - pathwarden's exit codes and its report are described in the README of pathwarden.
+seealso:
+  - name: pathwarden's README
+    description: Exit codes, the JSON report, plans and selectors.
+    link: https://github.com/pathwarden/pathwarden#readme
+'''
+
+EXAMPLES = r'''
+- name: Reconcile every policy of the settings (check mode runs reconcile --check)
+  pathwarden.pathwarden.reconcile:
+    config: /etc/pathwarden/pathwarden.yaml
+
+- name: Reconcile the media policies on node pve1, keeping the report and a textfile
+  pathwarden.pathwarden.reconcile:
+    binary: /usr/bin/pathwarden
+    paths:
+      - /var/lib/pathwarden-policies/policies/cluster-a
+    policies:
+      - 'media-*'
+    selectors:
+      tier: media
+    nodes:
+      - pve1
+    report_file: /var/lib/pathwarden/last-run.json
+    prometheus_file: /var/lib/prometheus/node-exporter/pathwarden.prom
+  register: pathwarden_run
+
+- name: List the policies that were rolled back
+  ansible.builtin.debug:
+    msg: "{{ item.policy }}: {{ item.verification.diagnosis }}"
+  loop: "{{ pathwarden_run.report.policies | selectattr('verdict', 'equalto', 'rolled-back') }}"
+
+- name: Apply exactly a reviewed plan
+  pathwarden.pathwarden.reconcile:
+    plan_file: /var/lib/pathwarden/plans/cluster-a.json
+    fail_on_blocked: true
+
+# ansible-playbook site.yml --check --diff shows the fstab lines and netN strings that would change.
+'''
+
+RETURN = r'''
+report:
+  description:
+    - pathwarden's JSON report (schema C(pathwarden-report/v1)) as a dictionary; empty when pathwarden printed none
+      (exit 1, or in check mode with I(plan_file)).
+    - Per policy C(verdict), C(changed), C(planned), C(changes), C(rolled_back), C(verification), C(errors).
+  returned: always
+  type: dict
+  sample:
+    schema: pathwarden-report/v1
+    mode: reconcile
+    exit_code: 2
+    policies:
+      - policy: movies-10g
+        verdict: verified
+        changed: true
+rc:
+  description: pathwarden's exit code (C(-1) when it did not run).
+  returned: always
+  type: int
+  sample: 2
+cmd:
+  description: The argument vector pathwarden ran with (the last one, when diff mode ran C(pathwarden plan) first).
+  returned: always
+  type: list
+  elements: str
+  sample: [/usr/local/bin/pathwarden, --config=/etc/pathwarden/pathwarden.yaml, --log-level=info, reconcile,
+           --output=json, --no-color, --check, --]
+stderr:
+  description: pathwarden's log lines.
+  returned: always
+  type: str
+plan:
+  description:
+    - The plan the diff was taken from (format C(pathwarden-plan)).
+    - In diff mode, and always with I(plan_file).
+  returned: when available
+  type: dict
+diff:
+  description:
+    - Ansible's diff, one entry per change; shown by C(--diff).
+  returned: in diff mode
+  type: list
+  elements: dict
+  sample:
+    - before_header: "media-vm:/etc/fstab (policy movies-10g)"
+      after_header: "media-vm:/etc/fstab (policy movies-10g)"
+      before: "192.0.2.2:/srv/nas/movies /mnt/movies nfs vers=4.2,_netdev 0 0\n"
+      after: "198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0\n"
+msg:
+  description:
+    - What happened. When the task fails, the exit code and its meaning, then one line per policy that needs
+      attention (newline separated; also returned as I(failures)).
+  returned: always
+  type: str
+failures:
+  description: The failure message as a list of lines.
+  returned: failure
+  type: list
+  elements: str
+'''
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+EXIT_MEANINGS = {
+    0: "nothing to do, or everything verified without changes",
+    1: "bad usage, bad policy or bad settings",
+    2: "changes applied and verified",
+    3: "drift found (check mode), or drift that could not be acted on",
+    4: "a change failed verification and was rolled back",
+    5: "a rollback failed, or a journal needs 'pathwarden recover'",
+    6: "could not observe (the Proxmox API or a guest did not answer)",
+}
+APPLY_EXIT_MEANINGS = {
+    3: "the saved plan was not applied where it had changes: pathwarden refuses a plan when a VM's Proxmox config or a "
+       "guest's fstab changed since the plan was made (stale), and leaves a guest alone that another run holds",
+}
+# Verdicts that need nobody's attention.
+FINE_VERDICTS = ("converged", "verified", "drift")
+
+
+def parse_json(text):
+    """A JSON object printed on stdout, or None."""
+    text = (text or "").strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def base_argv(params):
+    return [params["binary"], "--config=" + params["config"], "--log-level=" + params["log_level"]]
+
+
+def selector_args(params):
+    args = ["--policy=" + p for p in params["policies"]]
+    args += ["--selector=%s=%s" % (k, v) for k, v in sorted(params["selectors"].items())]
+    args += ["--node=" + n for n in params["nodes"]]
+    args += ["--host=" + h for h in params["hosts"]]
+    return args
+
+
+def output_args(params):
+    args = []
+    if params["report_file"]:
+        args.append("--report-file=" + params["report_file"])
+    if params["prometheus_file"]:
+        args.append("--prometheus=" + params["prometheus_file"])
+    return args
+
+
+def step_diffs(policy):
+    """Ansible diff entries for one policy's plan: netN strings, fstab, channels, restarts."""
+    out = []
+    name = policy.get("policy", "?")
+    for step in policy.get("steps") or []:
+        kind = step.get("kind")
+        vm = step.get("vm") or policy.get("vm") or {}
+        if kind == "set-nic":
+            header = "VM %s on %s: %s (policy %s)" % (vm.get("vmid"), vm.get("node"), step.get("device"), name)
+            before = "%s: %s\n" % (step.get("device"), step.get("from")) if step.get("from") else ""
+            after = "%s: %s\n" % (step.get("device"), step.get("to")) if step.get("to") else ""
+        elif kind == "change-fstab":
+            if step.get("old_content") == step.get("new_content"):
+                continue  # only the mount is re-made
+            header = "%s:/etc/fstab (policy %s)" % (step.get("host"), name)
+            before, after = step.get("old_content", ""), step.get("new_content", "")
+        elif kind == "set-channels":
+            header = "%s: %s (%s) channels (policy %s)" % (step.get("host"), step.get("interface"), step.get("mac"), name)
+            before = "combined %s\n" % step.get("from")
+            after = "combined %s\n" % step.get("to")
+        elif kind == "restart-vm":
+            header = "VM %s on %s: power (policy %s)" % (vm.get("vmid"), vm.get("node"), name)
+            before = "running\n"
+            after = "restarted (%s)\n" % step.get("why")
+        else:
+            continue
+        out.append({"before_header": header, "after_header": header, "before": before, "after": after})
+    return out
+
+
+def plan_diff(plan, wanted):
+    """The diff of the plan's policies named in wanted (all with changes when wanted is None)."""
+    diffs = []
+    for policy in (plan or {}).get("policies") or []:
+        if policy.get("state") != "changes":
+            continue
+        if wanted is not None and policy.get("policy") not in wanted:
+            continue
+        diffs.extend(step_diffs(policy))
+    return diffs
+
+
+def failure_lines(rc, report, meanings, not_applied):
+    lines = ["pathwarden exited %d: %s" % (rc, meanings.get(rc, "an internal error"))]
+    policies = report.get("policies") or []
+    if not_applied:
+        nothing = "; nothing was changed" if not any(p.get("changes") for p in policies) else ""
+        lines.append("not applied: %s%s; launch the review again for a fresh plan" % (", ".join(not_applied), nothing))
+    for p in policies:
+        if p.get("verdict") in FINE_VERDICTS and not p.get("errors"):
+            continue
+        line = "%s: %s" % (p.get("policy"), p.get("verdict"))
+        if p.get("cause"):
+            line += " (verification: %s)" % p["cause"]
+        if p.get("errors"):
+            line += ": " + "; ".join(p["errors"])
+        verification = p.get("verification") or {}
+        if verification.get("diagnosis"):
+            line += "; diagnosis: " + verification["diagnosis"]
+        if verification.get("remedies"):
+            line += "; remedies: " + "; ".join(verification["remedies"])
+        lines.append(line)
+    return lines
+
+
+def read_plan(module, path):
+    try:
+        with open(path) as f:
+            plan = json.load(f)
+    except (IOError, OSError, ValueError) as e:
+        module.fail_json(msg="cannot read the saved plan %s: %s" % (path, e), rc=-1, report={}, cmd=[], stderr="")
+    if not isinstance(plan, dict) or plan.get("format") != "pathwarden-plan":
+        module.fail_json(msg="%s is not a pathwarden plan (no format: pathwarden-plan)" % path, rc=-1, report={}, cmd=[],
+                         stderr="")
+    return plan
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            binary=dict(type="path", default="/usr/local/bin/pathwarden"),
+            config=dict(type="path", default="/etc/pathwarden/pathwarden.yaml", aliases=["settings"]),
+            paths=dict(type="list", elements="path", default=[], aliases=["policy_paths"]),
+            policies=dict(type="list", elements="str", default=[], aliases=["policy_names"]),
+            selectors=dict(type="dict", default={}),
+            nodes=dict(type="list", elements="str", default=[]),
+            hosts=dict(type="list", elements="str", default=[]),
+            plan_file=dict(type="path"),
+            report_file=dict(type="path"),
+            prometheus_file=dict(type="path"),
+            fail_on_blocked=dict(type="bool", default=False),
+            log_level=dict(type="str", default="info",
+                           choices=["trace", "debug", "info", "warn", "error", "critical", "off"]),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    check_mode = module.check_mode
+    want_diff = module._diff
+    plan_file = params["plan_file"]
+    if plan_file and (params["paths"] or params["policies"] or params["selectors"] or params["nodes"] or params["hosts"]):
+        module.fail_json(msg="plan_file applies a saved plan as it is: paths, policies, selectors, nodes and hosts are "
+                             "not allowed with it", rc=-1, report={}, cmd=[], stderr="")
+    result = dict(changed=False, rc=-1, report={}, cmd=[], stderr="")
+
+    plan = None
+    if plan_file:
+        plan = read_plan(module, plan_file)
+        result["plan"] = plan
+        if check_mode:
+            # pathwarden apply has no dry run: the saved plan is what it would do.
+            result["changed"] = any(p.get("state") == "changes" for p in plan.get("policies") or [])
+            if want_diff:
+                result["diff"] = plan_diff(plan, None)
+            result["msg"] = "check mode: plan %s not applied" % plan.get("id")
+            module.exit_json(failed=False, **result)
+        argv = base_argv(params) + ["apply", "--output=json", "--no-color"] + output_args(params) + ["--", plan_file]
+    else:
+        if want_diff:
+            # What reconcile would change, as values: pathwarden plan observes and changes nothing.
+            plan_argv = (base_argv(params) + ["plan", "--output=json", "--no-color"] + selector_args(params) + ["--"]
+                         + params["paths"])
+            rc, out, err = module.run_command(plan_argv)
+            plan = parse_json(out)
+            if plan is not None and plan.get("format") == "pathwarden-plan":
+                result["plan"] = plan
+            else:
+                plan = None
+                module.warn("diff mode: pathwarden plan exited %d without a plan, so no diff: %s"
+                            % (rc, " | ".join(err.splitlines()[-3:])))
+        argv = (base_argv(params) + ["reconcile", "--output=json", "--no-color"] + (["--check"] if check_mode else [])
+                + selector_args(params) + output_args(params) + ["--"] + params["paths"])
+
+    rc, out, err = module.run_command(argv)
+    result.update(rc=rc, cmd=argv, stderr=err)
+    meanings = dict(EXIT_MEANINGS)
+    if plan_file:
+        meanings.update(APPLY_EXIT_MEANINGS)
+    report = parse_json(out)
+    if report is None or "schema" not in report:
+        lines = ["pathwarden exited %d (%s) without a report: %s"
+                 % (rc, meanings.get(rc, "an internal error"), " | ".join(err.splitlines()))]
+        result.update(failures=lines, msg=lines[0])
+        module.fail_json(**result)
+    result["report"] = report
+    policies = report.get("policies") or []
+
+    result["changed"] = any(p.get("changed") or (check_mode and p.get("verdict") == "drift") for p in policies)
+    if want_diff and plan is not None:
+        if check_mode:
+            shown = set(p.get("policy") for p in policies if p.get("verdict") == "drift")
+        else:
+            shown = set(p.get("policy") for p in policies if p.get("changed") and p.get("verdict") == "verified")
+        result["diff"] = plan_diff(plan, shown)
+
+    planned = set(p.get("policy") for p in (plan or {}).get("policies") or [] if p.get("state") == "changes") \
+        if plan_file else set()
+    not_applied = [p.get("policy") for p in policies
+                   if p.get("verdict") == "precondition-failed" and p.get("policy") in planned]
+    failed = (rc not in (0, 2, 3) or (rc == 3 and params["fail_on_blocked"] and not check_mode)
+              or len(not_applied) > 0)
+    if failed:
+        lines = failure_lines(rc, report, meanings, not_applied)
+        result.update(failures=lines, msg="\n".join(lines))
+        module.fail_json(**result)
+    counts = {}
+    for p in policies:
+        counts[p.get("verdict")] = counts.get(p.get("verdict"), 0) + 1
+    result["msg"] = "pathwarden exited %d: %s (%s)" % (
+        rc, meanings.get(rc, "an internal error"),
+        ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())) or "no policy")
+    # Explicitly not failed: Ansible takes a result with a nonzero rc for a failure otherwise.
+    module.exit_json(failed=False, **result)
+
+
+if __name__ == "__main__":
+    main()
