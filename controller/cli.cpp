@@ -99,4 +99,39 @@ std::string help_text(const Command& command) {
   return out.str();
 }
 
+const std::vector<OptionSpec>& global_options() {
+  static const std::vector<OptionSpec> options{
+      {"log-level",
+       "LEVEL",
+       "trace, debug, info (default), warn, error, critical, off",
+       false,
+       {"trace", "debug", "info", "warn", "error", "critical", "off"}},
+      {"log-format", "FMT", "text (default) or json: one JSON object per line on stderr", false, {"text", "json"}},
+      {"config", "FILE", "controller settings (default: $PATHWARDEN_CONFIG or\n/etc/pathwarden/pathwarden.yaml)"},
+      {"version", "", "print the version"},
+  };
+  return options;
+}
+
+std::string overview_text(const std::vector<Command>& commands) {
+  std::ostringstream out;
+  out << "Usage: pathwarden " << kProgramUsage << "\n\n" << kProgramSummary << "\n\nCommands:\n";
+  for (const auto& c : commands) {
+    out << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ') << c.summary << "\n";
+  }
+  out << "\nGlobal options:\n";
+  constexpr std::size_t kColumn = 22;
+  for (const auto& o : global_options()) {
+    std::string left = "  --" + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
+    out << left << std::string(left.size() < kColumn ? kColumn - left.size() : 2, ' ');
+    for (char ch : o.help) {
+      out << ch;
+      if (ch == '\n') out << std::string(kColumn, ' ');
+    }
+    out << "\n";
+  }
+  out << "\nRun 'pathwarden help COMMAND' (or 'pathwarden COMMAND --help') for a command's options.\n";
+  return out.str();
+}
+
 }  // namespace pw::cli

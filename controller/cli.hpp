@@ -12,8 +12,8 @@
 namespace pw::cli {
 
 struct OptionSpec {
-  std::string name;         // long name without dashes: "out"
-  std::string value_name;   // empty for a flag, e.g. "FILE"
+  std::string name;        // long name without dashes: "out"
+  std::string value_name;  // empty for a flag, e.g. "FILE"
   std::string help;
   bool repeatable = false;
   std::vector<std::string> choices = {};  // the values it takes, when they are a fixed list
@@ -58,5 +58,20 @@ struct Command {
 Result<Args> parse_args(const Command& command, const std::vector<std::string>& argv);
 
 std::string help_text(const Command& command);
+
+// The top level: what 'pathwarden --help' prints, from the tables below. The man page and the
+// bash completion (manpage.cpp) are generated from the same tables and Command fields.
+inline constexpr std::string_view kProgramSummary =
+    "Reconciles Proxmox guests' storage paths to declarative policies and proves each change\n"
+    "with interface byte counters.";
+inline constexpr std::string_view kProgramUsage =
+    "[--log-level LEVEL] [--log-format text|json] [--config FILE] COMMAND [ARGS]";
+// Options given before the command; a "\n" in help continues on the next line, aligned.
+const std::vector<OptionSpec>& global_options();
+std::string overview_text(const std::vector<Command>& commands);
+
+// pathwarden(1) in roff, one subsection per command; and a bash completion script.
+std::string man_page(const std::vector<Command>& commands, std::string_view version);
+std::string bash_completion(const std::vector<Command>& commands);
 
 }  // namespace pw::cli

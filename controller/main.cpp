@@ -25,19 +25,7 @@ std::vector<Command> all_commands() {
 }
 
 void print_usage(const std::vector<Command>& commands) {
-  std::cout << "Usage: pathwarden [--log-level LEVEL] [--log-format text|json] [--config FILE] COMMAND [ARGS]\n\n"
-               "Reconciles Proxmox guests' storage paths to declarative policies and proves each change\n"
-               "with interface byte counters.\n\nCommands:\n";
-  for (const auto& c : commands) {
-    std::cout << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ') << c.summary << "\n";
-  }
-  std::cout << "\nGlobal options:\n"
-               "  --log-level LEVEL   trace, debug, info (default), warn, error, critical, off\n"
-               "  --log-format FMT    text (default) or json: one JSON object per line on stderr\n"
-               "  --config FILE       controller settings (default: $PATHWARDEN_CONFIG or\n"
-               "                      /etc/pathwarden/pathwarden.yaml)\n"
-               "  --version           print the version\n\n"
-               "Run 'pathwarden help COMMAND' (or 'pathwarden COMMAND --help') for a command's options.\n";
+  std::cout << pw::cli::overview_text(commands);
 }
 
 int run(int argc, char** argv) {
@@ -74,6 +62,12 @@ int run(int argc, char** argv) {
       if (command_name.empty()) {
         if (arg == "--version") {
           std::cout << "pathwarden " << PW_VERSION << "\n";
+          return 0;
+        }
+        // Hidden: the build generates pathwarden(1) and the bash completion with these.
+        if (arg == "--help-man" || arg == "--bash-completion") {
+          std::cout << (arg == "--help-man" ? pw::cli::man_page(commands, PW_VERSION)
+                                            : pw::cli::bash_completion(commands));
           return 0;
         }
         if (arg == "help" && i + 1 < argc) {  // "pathwarden help CMD" = "pathwarden CMD --help"

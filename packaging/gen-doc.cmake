@@ -1,0 +1,19 @@
+# cmake -DBIN=pathwarden -DARG=--help-man -DOUT=file [-DGZIP=ON] -P gen-doc.cmake
+# Runs the built binary's hidden generator (pathwarden --help-man / --bash-completion) into OUT,
+# gzipped as Debian ships man pages when GZIP is set; fails the build if the binary fails.
+set(ENV{ASAN_OPTIONS} "detect_leaks=0")
+execute_process(COMMAND ${BIN} ${ARG} OUTPUT_VARIABLE text RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR text STREQUAL "")
+  message(FATAL_ERROR "${BIN} ${ARG} failed (${rc}): ${err}")
+endif()
+if(GZIP)
+  file(WRITE ${OUT}.tmp "${text}")
+  # -n: no name or time stamp in the header, so the file is reproducible
+  execute_process(COMMAND gzip -9nc ${OUT}.tmp OUTPUT_FILE ${OUT} RESULT_VARIABLE rc)
+  file(REMOVE ${OUT}.tmp)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "gzip failed for ${OUT}")
+  endif()
+else()
+  file(WRITE ${OUT} "${text}")
+endif()
