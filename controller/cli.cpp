@@ -108,7 +108,7 @@ const std::vector<OptionSpec>& global_options() {
        {"trace", "debug", "info", "warn", "error", "critical", "off"}},
       {"log-format", "FMT", "text (default) or json: one JSON object per line on stderr", false, {"text", "json"}},
       {"config", "FILE", "controller settings (default: $PATHWARDEN_CONFIG or\n/etc/pathwarden/pathwarden.yaml)"},
-      {"version", "", "print the version"},
+      {"version", "", "print the version and the git commit it was built from"},
   };
   return options;
 }

@@ -38,7 +38,7 @@ Command apply_command() {
           .description =
               "Checks the Proxmox digests and fstab hashes the plan was made from, then applies it,\n"
               "verifies with byte counters and rolls back what cannot be proven. Exit codes as reconcile.",
-          .options = {kOutput, kReportFile, kPrometheus, kNoColor},
+          .options = {kOutput, kReportFile, kPrometheus, kShard, kNoColor},
           .run = run_apply};
 }
 

@@ -29,6 +29,7 @@ Command reconcile_command() {
                       kOutput,
                       kReportFile,
                       kPrometheus,
+                      kShard,
                       kNoColor},
           .run = run_reconcile};
 }

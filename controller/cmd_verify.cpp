@@ -28,6 +28,7 @@ Command verify_command() {
                       kOutput,
                       kReportFile,
                       kPrometheus,
+                      kShard,
                       kNoColor},
           .run = run_verify};
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "build_info/build_info.hpp"
 #include "progress.hpp"
 
 namespace pw::cli {
@@ -37,6 +38,14 @@ reconcile::EngineOptions engine_options(const std::filesystem::path& policies_ro
 }
 
 }  // namespace
+
+std::string shard_name(const Args& args) {
+  if (auto shard = args.value("shard"); shard && !shard->empty()) return *shard;
+  // Two runs on one host write two textfiles (one would overwrite the other): the name tells them apart.
+  auto stem = std::filesystem::path(args.value_or("prometheus", "pathwarden.prom")).filename().string();
+  if (stem.ends_with(".prom")) stem.resize(stem.size() - 5);
+  return stem.empty() ? "pathwarden" : stem;
+}
 
 bool colour(const Args& args) {
   return !args.flag("no-color") && args.value_or("output", "text") == "text" && isatty(STDOUT_FILENO) != 0 &&
@@ -85,7 +94,8 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
         }
       }
     }
-    if (auto st = write_atomically(*file, report::render_prometheus(rep, last_success)); !st) {
+    const report::MetricsLabels labels{.shard = shard_name(args), .commit = std::string(build_info::commit())};
+    if (auto st = write_atomically(*file, report::render_prometheus(rep, last_success, labels)); !st) {
       spdlog::error("{}", st.error().to_string());
     }
   }

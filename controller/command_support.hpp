@@ -21,7 +21,13 @@ inline const OptionSpec kNode{"node", "NODE", "only policies of VMs on this Prox
 inline const OptionSpec kHost{"host", "HOST", "only policies of this inventory host (repeatable)", true};
 inline const OptionSpec kReportFile{"report-file", "FILE", "also write the JSON report to FILE"};
 inline const OptionSpec kPrometheus{"prometheus", "FILE", "write a node_exporter textfile (atomically) to FILE"};
+inline const OptionSpec kShard{"shard", "NAME",
+                               "the textfile's shard label, unique per host (default: its file name without .prom)"};
 inline const OptionSpec kNoColor{"no-color", "", "never colour the output"};
+
+// The `shard` label of the --prometheus textfile: --shard, else the file's name without ".prom"
+// (two runs on one host write two files, so the names differ; and they stay the same run after run).
+std::string shard_name(const Args& args);
 
 // Text output to a terminal, unless --no-color or $NO_COLOR says otherwise.
 bool colour(const Args& args);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "build_info/build_info.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "diagnostics/suggest.hpp"
@@ -61,7 +62,7 @@ int run(int argc, char** argv) {
       if (arg == "--") after_double_dash = true;
       if (command_name.empty()) {
         if (arg == "--version") {
-          std::cout << "pathwarden " << PW_VERSION << "\n";
+          std::cout << pw::build_info::version_line() << "\n";
           return 0;
         }
         // Hidden: the build generates pathwarden(1) and the bash completion with these.

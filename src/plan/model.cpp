@@ -4,6 +4,8 @@
 #include <boost/json.hpp>
 #include <limits>
 
+#include "diagnostics/format_version.hpp"
+
 namespace pw::plan {
 namespace json = boost::json;
 
@@ -391,7 +393,9 @@ json::value to_json(const Plan& plan) {
                                     {"remedy", strings_json(p.remedy)}});
   }
   return json::object{{"format", "pathwarden-plan"},
-                      {"version", Plan::kFormatVersion},
+                      {"format_version", FormatVersion{Plan::kFormatMajor, Plan::kFormatMinor}.str()},
+                      {"pathwarden_version", PW_VERSION},
+                      {"version", Plan::kFormatMajor},
                       {"id", plan.id},
                       {"created_at", plan.created_at},
                       {"policies_revision", plan.policies_revision},
@@ -404,9 +408,20 @@ Result<Plan> plan_from_json(const json::value& v) {
   if (r.str("format") != "pathwarden-plan" || !r.ok()) {
     return fail("not a pathwarden plan file", {}, "write one with 'pathwarden plan --out FILE'");
   }
-  if (r.integer("version") != Plan::kFormatVersion) {
-    return fail("plan format version " + std::to_string(r.integer("version")) + " is not supported (this pathwarden "
-                "reads version " + std::to_string(Plan::kFormatVersion) + ")", {}, "run 'pathwarden plan' again");
+  // format_version "MAJOR.MINOR" (1.1 on); a plan of format 1.0 has only "version": 1.
+  const std::string version =
+      r.has("format_version") ? r.str("format_version") : std::to_string(r.integer("version")) + ".0";
+  const auto parsed = parse_format_version(version);
+  if (!r.ok() || !parsed) {
+    return fail("plan format_version '" + version + "' is not MAJOR.MINOR", {}, "run 'pathwarden plan' again");
+  }
+  if (parsed->major != Plan::kFormatMajor) {
+    const std::string writer =
+        r.has("pathwarden_version") ? " (written by pathwarden " + r.str("pathwarden_version") + ")" : "";
+    return fail("plan format_version " + version + writer +
+                    " is not one this pathwarden (" PW_VERSION ") reads: it reads " +
+                    std::to_string(Plan::kFormatMajor) + ".x",
+                {}, "apply it with the pathwarden that wrote it, or run 'pathwarden plan' again");
   }
   Plan plan;
   plan.id = r.str("id");

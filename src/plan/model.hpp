@@ -137,7 +137,11 @@ struct PolicyPlan {
 };
 
 struct Plan {
-  static constexpr int kFormatVersion = 1;
+  // The plan file's format_version (diagnostics/format_version.hpp; src/plan/plan.schema.json).
+  // 1.0 is the plan file that said only "version": 1; 1.1 added format_version and
+  // pathwarden_version, and still writes "version": MAJOR for the pathwardens that read only that.
+  static constexpr int kFormatMajor = 1;
+  static constexpr int kFormatMinor = 1;
   std::string id;          // random, names journals and backups
   std::string created_at;  // ISO 8601 UTC
   std::string policies_revision;  // git commit of the policy directory, when known

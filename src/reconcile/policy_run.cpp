@@ -1,5 +1,7 @@
 #include "reconcile/policy_run.hpp"
 
+#include "reconcile/run_reports.hpp"
+
 namespace pw::reconcile {
 namespace json = boost::json;
 using report::Verdict;
@@ -51,7 +53,7 @@ bool PolicyRun::begin(const plan::Step& step) {
 
 void PolicyRun::done(json::object result) {
   const auto& step = plan->steps[next];
-  if (step.kind() != plan::StepKind::verify) report->changes.push_back(step.summary);  // a proof, not a change
+  if (step.kind() != plan::StepKind::verify) report->changes.push_back(change_of(step));  // a proof, not a change
   if (journal) checked(journal->step_done(journal::StepPhase::apply, next, std::move(result)), "the end of '" + step.summary + "'");
   ++next;
 }

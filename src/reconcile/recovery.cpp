@@ -79,7 +79,7 @@ report::RunReport Recovery::run() {
       }
     }
     if (verified_already) {
-      for (const auto& s : run.steps) w.report->changes.push_back(policy_plan.steps.at(s.step).summary);
+      for (const auto& s : run.steps) w.report->changes.push_back(change_of(policy_plan.steps.at(s.step)));
       w.state = PolicyRun::State::verified;
       if (w.finish()) rep.journal_left = true;
       continue;

@@ -1,9 +1,51 @@
 #include "reconcile/run_reports.hpp"
 
+#include <variant>
+
+#include "guest/fstab.hpp"
 #include "journal/journal.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::reconcile {
+namespace {
+
+// The fstab line of the mount point (its pathwarden comment left out); nullopt when none.
+std::optional<std::string> fstab_line(const std::string& content, const std::string& mount_point) {
+  const auto file = guest::FstabFile::parse(content);
+  const auto at = file.find_mount_point(mount_point);
+  if (at.empty()) return std::nullopt;
+  return file.lines()[at.front()].text;
+}
+
+}  // namespace
+
+report::Change change_of(const plan::Step& step) {
+  report::Change c;
+  c.action = plan::to_string(step.kind());
+  c.text = step.summary;
+  struct Fill {
+    report::Change& c;
+    void operator()(const plan::SetNic& s) const {
+      c.target = "VM " + std::to_string(s.vm.vmid) + " " + s.device;
+      c.before = s.from;
+      c.after = s.to;
+    }
+    void operator()(const plan::RestartVm& s) const { c.target = "VM " + std::to_string(s.vm.vmid); }
+    void operator()(const plan::SetChannels& s) const {
+      c.target = s.host + " " + s.interface + " combined channels";
+      c.before = std::to_string(s.from);
+      c.after = std::to_string(s.to);
+    }
+    void operator()(const plan::ChangeFstab& s) const {
+      c.target = s.host + " " + s.mount_point;
+      c.before = fstab_line(s.old_content, s.mount_point);
+      c.after = fstab_line(s.new_content, s.mount_point);
+    }
+    void operator()(const plan::VerifyPath& s) const { c.target = s.host + " " + s.mount_point; }
+  };
+  std::visit(Fill{c}, step.action);
+  return c;
+}
 
 report::RunReport new_report(const Context& ctx, report::RunMode mode, std::string plan_id) {
   report::RunReport r;

@@ -11,6 +11,8 @@ namespace pw::reconcile {
 
 report::RunReport new_report(const Context& ctx, report::RunMode mode, std::string plan_id);
 report::PolicyReport new_entry(const plan::PolicyPlan& p);
+// An applied step as the report says it (changes[]): its kind, what it changed, before and after.
+report::Change change_of(const plan::Step& step);
 // The entry of this policy, added when missing.
 report::PolicyReport& report_of(report::RunReport& r, const plan::PolicyPlan& p);
 // Stores each policy's outcome for `status`; a failure to store is a warning, the run stands.

@@ -47,6 +47,7 @@ table.bars{width:100%;border-collapse:collapse;table-layout:fixed}
 h3{margin:14px 0 4px;font-size:15px}
 ul.items{margin:0;padding-left:22px}
 ul.items li{margin:2px 0}
+.change code{display:block;font-family:"DejaVu Sans Mono",monospace;font-size:.85em;white-space:pre-wrap;color:#59636e}
 .diagnosis{margin:12px 0 0;padding:8px 12px;border-radius:6px;background:#f6f8fa;border:1px solid #d0d7de}
 .diagnosis h3:first-child{margin-top:0}
 .warning{color:#9a6700}
@@ -204,7 +205,7 @@ class Page {
       out_ << "<p class=\"context\">" << html_escape(it->second) << "</p>\n";
     }
     if (p.verification) verification(*p.verification);
-    items("Changed", p.changes, "");
+    changes(p.changes);
     if (p.changes.empty() && p.rolled_back.empty() && p.verdict != Verdict::converged) items("Planned", p.planned, "");
     items("Rolled back", p.rolled_back, "");
     items("Found restored", p.restored_checks, "");
@@ -271,6 +272,20 @@ class Page {
       items("Failed preconditions", v.failed_preconditions, "error");
       out_ << "</div>\n";
     }
+  }
+
+  // Each change's line, and its value before and after where the step has one (a netN string,
+  // a channel count, the fstab line).
+  void changes(const std::vector<Change>& list) {
+    if (list.empty()) return;
+    out_ << "<h3>Changed</h3><ul class=\"items\">";
+    for (const auto& c : list) {
+      out_ << "<li class=\"change\">" << html_escape(c.text);
+      if (c.before) out_ << "<code>- " << html_escape(*c.before) << "</code>";
+      if (c.after) out_ << "<code>+ " << html_escape(*c.after) << "</code>";
+      out_ << "</li>";
+    }
+    out_ << "</ul>\n";
   }
 
   void items(std::string_view heading, const std::vector<std::string>& list, std::string_view cls) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "diagnostics/format_version.hpp"
 #include "diagnostics/suggest.hpp"
 
 namespace pw::report {
@@ -13,7 +14,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view kSchema = "pathwarden-report/v1";
+// Format 1 named itself only so; format 2 on adds "format" and "format_version".
+constexpr std::string_view kSchemaV1 = "pathwarden-report/v1";
 constexpr verify::ProbeDirection kDirections[] = {verify::ProbeDirection::read, verify::ProbeDirection::write};
 
 // Reads fields into the structs, remembering the first problem with its JSON path. Missing keys
@@ -204,7 +206,23 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.choice(o, "verdict", path, p.verdict, kVerdicts);
   r.choice(o, "cause", path, p.cause, kRollbackCauses);
   r.texts(o, "planned", path, p.planned);
-  r.texts(o, "changes", path, p.changes);
+  if (const auto* cs = r.list(o, "changes", path)) {
+    for (std::size_t i = 0; i < cs->size(); ++i) {
+      const std::string at = path + ".changes[" + std::to_string(i) + "]";
+      auto& out = p.changes.emplace_back();
+      if (const auto* text = (*cs)[i].if_string()) {  // format 1: the line only
+        out.text = std::string(*text);
+        continue;
+      }
+      const auto* co = r.object((*cs)[i], at);
+      if (co == nullptr) continue;
+      r.text(*co, "action", at, out.action);
+      r.text(*co, "target", at, out.target);
+      r.text(*co, "before", at, out.before);
+      r.text(*co, "after", at, out.after);
+      r.text(*co, "text", at, out.text);
+    }
+  }
   r.texts(o, "rolled_back", path, p.rolled_back);
   if (const auto* v = o.if_contains("verification"); v && !v->is_null()) {
     if (const auto* vo = r.object(*v, path + ".verification")) read_verification(r, *vo, path + ".verification", p.verification.emplace());
@@ -215,6 +233,40 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.texts(o, "notes", path, p.notes);
   if (o.contains("remedy")) r.texts(o, "remedy", path, p.remedy);
   if (p.policy.empty() && !r.error()) r.bad(path + ".policy", "missing: every policy entry names its policy");
+}
+
+// Format 1 ("schema": "pathwarden-report/v1"), or "format": "pathwarden-report" with a
+// format_version whose major this pathwarden reads (any minor: added fields are ignored).
+Status check_format(const json::object& o, std::string_view where) {
+  const auto* format = o.if_contains("format");
+  const auto* version = o.if_contains("format_version");
+  if (format == nullptr) {
+    const auto* schema = o.if_contains("schema");
+    if (schema != nullptr && schema->is_string() && schema->get_string() == kSchemaV1) return {};
+    return fail("not a pathwarden run report (no \"format\": \"pathwarden-report\", nor \"schema\": \"" +
+                    std::string(kSchemaV1) + "\")",
+                std::string(where), "write one with 'pathwarden reconcile --report-file FILE' (or --output json)");
+  }
+  if (!format->is_string() || format->get_string() != "pathwarden-report") {
+    return fail("not a pathwarden run report (\"format\" is not \"pathwarden-report\")", std::string(where),
+                "write one with 'pathwarden reconcile --report-file FILE' (or --output json)");
+  }
+  const std::string text = version != nullptr && version->is_string() ? std::string(version->get_string()) : "";
+  const auto parsed = parse_format_version(text);
+  if (!parsed) {
+    return fail("report format_version '" + text + "' is not MAJOR.MINOR", std::string(where),
+                "is this a report written by 'pathwarden ... --report-file'?");
+  }
+  if (parsed->major != kFormatMajor) {
+    const auto* writer = o.if_contains("pathwarden_version");
+    return fail("report format_version " + text + " is not one this pathwarden (" PW_VERSION ") reads: it reads " +
+                    std::to_string(kFormatMajor) + ".x (and format 1)" +
+                    (writer != nullptr && writer->is_string()
+                         ? "; the report was written by pathwarden " + std::string(writer->get_string())
+                         : std::string()),
+                std::string(where), "read it with a pathwarden of that version, or upgrade this one");
+  }
+  return {};
 }
 
 }  // namespace
@@ -231,11 +283,7 @@ Result<RunReport> run_report_from_json(const json::value& v, std::string_view wh
   FieldReader r(where);
   const auto* o = r.object(v, "report");
   if (o == nullptr) return std::unexpected(*r.error());
-  const auto* schema = o->if_contains("schema");
-  if (schema == nullptr || !schema->is_string() || schema->get_string() != kSchema) {
-    return fail("not a pathwarden run report (\"schema\" is not \"" + std::string(kSchema) + "\")", std::string(where),
-                "write one with 'pathwarden reconcile --report-file FILE' (or --output json)");
-  }
+  if (auto st = check_format(*o, where); !st) return std::unexpected(st.error());
   RunReport rep;
   r.text(*o, "run_id", "report", rep.run_id);
   r.text(*o, "plan_id", "report", rep.plan_id);

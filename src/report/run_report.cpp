@@ -235,6 +235,12 @@ json::value verification_json(const Verification& v) {
                       {"commit", v.commit ? commit_json(*v.commit) : json::value(nullptr)}};
 }
 
+json::array changes_json(const std::vector<Change>& changes) {
+  json::array a;
+  for (const auto& c : changes) a.push_back(to_json(c));
+  return a;
+}
+
 // Prometheus label values escape backslash, quote and newline.
 std::string label(std::string_view v) {
   std::string out;
@@ -251,6 +257,15 @@ std::string label(std::string_view v) {
 
 }  // namespace
 
+std::string format_version() {
+  return std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor);
+}
+
+json::value to_json(const Change& c) {
+  return json::object{
+      {"action", c.action}, {"target", c.target}, {"before", opt(c.before)}, {"after", opt(c.after)}, {"text", c.text}};
+}
+
 json::value to_json(const RunReport& r) {
   json::array policies;
   for (const auto& p : r.policies) {
@@ -263,7 +278,7 @@ json::value to_json(const RunReport& r) {
                                     {"cause", p.cause ? json::value(to_string(*p.cause)) : json::value(nullptr)},
                                     {"changed", !p.changes.empty()},
                                     {"planned", strings(p.planned)},
-                                    {"changes", strings(p.changes)},
+                                    {"changes", changes_json(p.changes)},
                                     {"rolled_back", strings(p.rolled_back)},
                                     {"verification", p.verification ? verification_json(*p.verification) : nullptr},
                                     {"restored_checks", strings(p.restored_checks)},
@@ -272,18 +287,24 @@ json::value to_json(const RunReport& r) {
                                     {"notes", strings(p.notes)},
                                     {"remedy", strings(p.remedy)}});
   }
-  return json::object{{"schema", "pathwarden-report/v1"},
-                      {"run_id", r.run_id},
-                      {"plan_id", r.plan_id},
-                      {"mode", to_string(r.mode)},
-                      {"started_at", r.started_at},
-                      {"finished_at", r.finished_at},
-                      {"policies_revision", r.policies_revision},
-                      {"policies_dirty", r.policies_dirty},
-                      {"journal_left", r.journal_left},
-                      {"stopped_by", r.stopped_by_signal > 0 ? json::value(signal_name(r.stopped_by_signal)) : json::value(nullptr)},
-                      {"exit_code", exit_code(r)},
-                      {"policies", std::move(policies)}};
+  // "schema" names the major as format 1 did, so that a pathwarden that predates format_version
+  // refuses this report instead of misreading its changes.
+  return json::object{
+      {"format", "pathwarden-report"},
+      {"format_version", format_version()},
+      {"pathwarden_version", PW_VERSION},
+      {"schema", "pathwarden-report/v" + std::to_string(kFormatMajor)},
+      {"run_id", r.run_id},
+      {"plan_id", r.plan_id},
+      {"mode", to_string(r.mode)},
+      {"started_at", r.started_at},
+      {"finished_at", r.finished_at},
+      {"policies_revision", r.policies_revision},
+      {"policies_dirty", r.policies_dirty},
+      {"journal_left", r.journal_left},
+      {"stopped_by", r.stopped_by_signal > 0 ? json::value(signal_name(r.stopped_by_signal)) : json::value(nullptr)},
+      {"exit_code", exit_code(r)},
+      {"policies", std::move(policies)}};
 }
 
 std::string render_text(const RunReport& r, bool colour) {
@@ -308,7 +329,7 @@ std::string render_text(const RunReport& r, bool colour) {
     out << "\n" << paint(p.policy, "1") << ": " << paint(std::string(to_string(p.verdict)), verdict_colour(p.verdict));
     if (p.cause) out << " (verification: " << *p.cause << ")";
     out << "  VM " << p.vmid << " on " << p.node << ", host " << p.host << "\n";
-    for (const auto& s : p.changes) out << "  changed: " << s << "\n";
+    for (const auto& c : p.changes) out << "  changed: " << c.text << "\n";
     for (const auto& s : p.planned) {
       if (p.changes.empty() && p.verdict != Verdict::converged) out << "  planned: " << s << "\n";
     }
@@ -350,14 +371,24 @@ std::string render_text(const RunReport& r, bool colour) {
   return out.str();
 }
 
-std::string render_prometheus(const RunReport& r, const std::map<std::string, double>& last_success) {
+std::string render_prometheus(const RunReport& r, const std::map<std::string, double>& last_success,
+                              const MetricsLabels& labels) {
+  const std::string shard = "shard=\"" + label(labels.shard) + "\"";
+  // shard, policy, node, vmid: one policy's series, joinable with prometheus-pve-exporter's.
+  auto of = [&](const PolicyReport& p) {
+    return shard + ",policy=\"" + label(p.policy) + "\",node=\"" + label(p.node) + "\",vmid=\"" +
+           std::to_string(p.vmid) + "\"";
+  };
   std::ostringstream out;
+  out << "# HELP pathwarden_build_info The pathwarden that wrote this file (always 1).\n"
+         "# TYPE pathwarden_build_info gauge\n"
+      << "pathwarden_build_info{" << shard << ",version=\"" << label(PW_VERSION) << "\",commit=\""
+      << label(labels.commit) << "\"} 1\n";
   out << "# HELP pathwarden_policy_verdict Verdict of the policy's last run (1 for the current verdict).\n"
          "# TYPE pathwarden_policy_verdict gauge\n";
   for (const auto& p : r.policies) {
     for (const auto v : kVerdicts) {
-      out << "pathwarden_policy_verdict{policy=\"" << label(p.policy) << "\",verdict=\"" << v << "\"} "
-          << (p.verdict == v ? 1 : 0) << "\n";
+      out << "pathwarden_policy_verdict{" << of(p) << ",verdict=\"" << v << "\"} " << (p.verdict == v ? 1 : 0) << "\n";
     }
   }
   out << "# HELP pathwarden_probe_bytes Bytes each interface carried during the last verification probe.\n"
@@ -365,27 +396,28 @@ std::string render_prometheus(const RunReport& r, const std::map<std::string, do
   for (const auto& p : r.policies) {
     if (!p.verification) continue;
     for (const auto& i : p.verification->interfaces) {
-      out << "pathwarden_probe_bytes{policy=\"" << label(p.policy) << "\",interface=\"" << label(i.name)
-          << "\",intended=\"" << (i.intended ? "true" : "false") << "\"} "
-          << p.verification->probe_bytes_of(i) << "\n";
+      out << "pathwarden_probe_bytes{" << of(p) << ",interface=\"" << label(i.name) << "\",intended=\""
+          << (i.intended ? "true" : "false") << "\"} " << p.verification->probe_bytes_of(i) << "\n";
     }
   }
   out << "# HELP pathwarden_probe_throughput_bytes_per_second Throughput of the last verification probe.\n"
          "# TYPE pathwarden_probe_throughput_bytes_per_second gauge\n";
   for (const auto& p : r.policies) {
     if (p.verification && p.verification->throughput) {
-      out << "pathwarden_probe_throughput_bytes_per_second{policy=\"" << label(p.policy) << "\"} "
+      out << "pathwarden_probe_throughput_bytes_per_second{" << of(p) << "} "
           << static_cast<std::uint64_t>(std::llround(*p.verification->throughput)) << "\n";
     }
   }
   out << "# HELP pathwarden_policy_last_success_timestamp_seconds When the policy was last found verified or "
          "converged.\n# TYPE pathwarden_policy_last_success_timestamp_seconds gauge\n";
-  for (const auto& [policy, when] : last_success) {
-    out << "pathwarden_policy_last_success_timestamp_seconds{policy=\"" << label(policy) << "\"} "
-        << static_cast<std::int64_t>(when) << "\n";
+  for (const auto& p : r.policies) {
+    if (const auto when = last_success.find(p.policy); when != last_success.end()) {
+      out << "pathwarden_policy_last_success_timestamp_seconds{" << of(p) << "} "
+          << static_cast<std::int64_t>(when->second) << "\n";
+    }
   }
   out << "# HELP pathwarden_run_exit_code Exit code of the last run.\n# TYPE pathwarden_run_exit_code gauge\n"
-      << "pathwarden_run_exit_code " << exit_code(r) << "\n";
+      << "pathwarden_run_exit_code{" << shard << "} " << exit_code(r) << "\n";
   return out.str();
 }
 

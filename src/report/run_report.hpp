@@ -122,6 +122,19 @@ struct Verification {
   const char* counter_name() const { return direction == verify::ProbeDirection::read ? "rx" : "tx"; }
 };
 
+// One change a run made (and did not undo): the plan step's kind ("set-nic", "restart-vm",
+// "set-channels", "change-fstab"), what it changed ("VM 101 net1", "media-vm /mnt/movies"), the
+// value before and after where the step has one (a netN string, a channel count, the fstab line
+// of the mount), and the one line people read. Reports of format 1 (changes as strings) are read
+// back with only `text`.
+struct Change {
+  std::string action;
+  std::string target;
+  std::optional<std::string> before;
+  std::optional<std::string> after;
+  std::string text;
+};
+
 struct PolicyReport {
   std::string policy;
   std::string source;
@@ -133,7 +146,7 @@ struct PolicyReport {
   Verdict verdict = Verdict::precondition_failed;
   std::optional<RollbackCause> cause;    // for rolled-back: why
   std::vector<std::string> planned;      // steps of the plan
-  std::vector<std::string> changes;      // steps applied (and not undone)
+  std::vector<Change> changes;           // steps applied (and not undone)
   std::vector<std::string> rolled_back;  // inverses run
   std::optional<Verification> verification;
   std::vector<std::string> restored_checks;  // after a rollback: what was found restored
@@ -170,13 +183,31 @@ int exit_code(const RunReport& report);
 std::string signal_name(int signal);
 int signal_number(std::string_view name);
 
+// The JSON report's format (README "JSON report", src/report/report.schema.json), versioned as
+// diagnostics/format_version.hpp says. Format 1 is the report that spelt its version only as
+// "schema": "pathwarden-report/v1" (changes as strings); 2.0 made changes structured.
+inline constexpr int kFormatMajor = 2;
+inline constexpr int kFormatMinor = 0;
+std::string format_version();  // "2.0"
+
 boost::json::value to_json(const RunReport& report);
+boost::json::value to_json(const Change& change);
 
 std::string render_text(const RunReport& report, bool colour = false);
 
+// What every series of one textfile carries, so that the textfiles of several runs on one host
+// (shards: each a disjoint set of policies) never repeat a series, which node_exporter refuses.
+struct MetricsLabels {
+  std::string shard;   // names this run's textfile among the host's
+  std::string commit;  // the binary's git commit (pathwarden_build_info)
+};
+
 // node_exporter textfile collector format. last_success holds, per policy, the Unix time of its
-// last verified (or converged) result, carried across runs by the result store.
-std::string render_prometheus(const RunReport& report, const std::map<std::string, double>& last_success);
+// last verified (or converged) result, carried across runs by the result store; only the
+// report's policies are written (another shard's policies are that shard's to report). Every
+// policy series carries `node` and `vmid`, to join with prometheus-pve-exporter's series.
+std::string render_prometheus(const RunReport& report, const std::map<std::string, double>& last_success,
+                              const MetricsLabels& labels);
 
 std::string human_bytes(std::uint64_t bytes);
 std::string human_rate(double bytes_per_second);

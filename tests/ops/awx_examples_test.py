@@ -40,8 +40,9 @@ import yaml  # Debian's python3-yaml, a dependency of ansible
 
 from pwtest import policies
 from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, closed_loopback_port, write_policy
-from pwtest.paths import ROOT, TESTS
+from pwtest.paths import ROOT
 from pwtest.pvesim_process import Pvesim
+from pwtest.stand_in import NET1, PLANNED, STAND_IN_STATE, guest_runs, stand_in_controller
 from pwtest.role_run import RoleRun
 from pwtest.script import check, test_main
 
@@ -206,37 +207,7 @@ def check_shard_playbook(binary, pvesim):
         check(r.rc == 0 and not r.stats, f"a shard without its host ran somewhere: {r}")
 
 
-# The lab guest as tests/ops/guest_stand_in.py answers for it (the recording of
-# tests/bench/recordings/lab-guest after the seed's fix): its NICs' MACs, net1 without queues, so
-# the seed's fix with queues=8 plans set-nic, set-channels, re-make the mount, verify.
-STAND_IN = os.path.join(TESTS, "ops", "guest_stand_in.py")
-NET1 = "virtio=BC:24:11:A1:01:02,bridge=vmbr1"
-STAND_IN_STATE = {"nodes": ["pve1"], "guests": [{"vmid": 101, "node": "pve1", "running": True, "config": {
-    "name": "media-vm", "net0": "virtio=BC:24:11:A1:01:00,bridge=vmbr0", "net1": NET1}}]}
-PLANNED = ["set-nic", "set-channels", "change-fstab", "verify"]
-
-
-def stand_in_controller(binary, sim, work):
-    """The offline controller's settings with the guest stand-in as ansible-playbook."""
-    ctl = OfflineController(binary, sim, work)
-    with open(ctl.settings) as f:
-        settings = yaml.safe_load(f)
-    settings["spec"]["ansible"]["playbook_command"] = STAND_IN
-    with open(ctl.settings, "w") as f:
-        yaml.safe_dump(settings, f)
-    ctl.guest = os.path.join(work, "guest")
-    os.makedirs(ctl.guest)
-    ctl.env["PW_GUEST_STAND_IN"] = ctl.guest
-    return ctl
-
-
-def guest_runs(ctl):
-    """The playbooks the stand-in answered, in order."""
-    path = os.path.join(ctl.guest, "runs.jsonl")
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [json.loads(line)["playbook"] for line in f]
+# The lab guest as tests/ops/guest_stand_in.py answers for it (pwtest.stand_in).
 
 
 def failed_tasks(run):

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "plan/render.hpp"
 #include "seed_world.hpp"
@@ -57,6 +58,20 @@ TEST_CASE("the seed's fix is verified, then a second run changes nothing") {
   CHECK(w.guest().fstab.find("# Managed by pathwarden (policy movies-10g)") != std::string::npos);
   CHECK(w.guest().fstab.find("198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0") !=
         std::string::npos);
+  // Each change as the report gives it: the step's kind, what it changed, before and after.
+  std::map<std::string, pw::report::Change> changes;
+  for (const auto& c : rep.policies[0].changes) changes[c.action] = c;
+  REQUIRE(changes.contains("set-nic"));
+  CHECK(changes["set-nic"].target == "VM 101 net1");
+  CHECK(changes["set-nic"].before == std::string(kNet1));
+  CHECK(changes["set-nic"].after == std::string(kNet1) + ",queues=8");
+  REQUIRE(changes.contains("set-channels"));
+  CHECK(changes["set-channels"].after == "8");
+  REQUIRE(changes.contains("change-fstab"));
+  CHECK(changes["change-fstab"].target == "media-vm /mnt/movies");
+  CHECK(changes["change-fstab"].after == "198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0");
+  CHECK(changes["change-fstab"].before != changes["change-fstab"].after);
+  CHECK_FALSE(changes.contains("verify"));  // a proof, not a change
 
   const auto writes = w.pve.writes;
   const auto fstab = w.guest().fstab;

@@ -162,8 +162,9 @@ TEST_CASE("the page shows each policy's verdict, bars, throughput, changes, roll
   CHECK(html.find("<h3>Remedies</h3>") != std::string::npos);
   CHECK(html.find("<h3>Rolled back</h3>") != std::string::npos);
   CHECK(html.find("<h3>Found restored</h3>") != std::string::npos);
-  CHECK(html.find("<h3>Changed</h3><ul class=\"items\"><li>set net1 queues=8 (hot-plug the NIC)</li>") !=
-        std::string::npos);
+  CHECK(
+      html.find("<h3>Changed</h3><ul class=\"items\"><li class=\"change\">set net1 queues=8 (hot-plug the NIC)</li>") !=
+      std::string::npos);
   // The overview: one row per policy with the share of the probe's bytes per NIC and the steps.
   CHECK(html.find("0.0% ens19 (intended), 100.0% ens18</small></td><td>117.4 MB/s</td><td>1 step rolled back") !=
         std::string::npos);
@@ -210,6 +211,91 @@ TEST_CASE("a report survives the JSON round trip") {
   REQUIRE(p);
   CHECK(p->changes.size() == 3);
   CHECK(p->verification->throughput == Approx(612368384.0));
+}
+
+TEST_CASE("a report says its format_version; format 1's changes (strings) and format 2's (structured) are read") {
+  RunReport r;
+  r.run_id = "r1";
+  PolicyReport& p = r.policies.emplace_back();
+  p.policy = "movies";
+  p.verdict = Verdict::verified;
+  p.changes.push_back({"set-nic", "VM 101 net1", "virtio=BC:24:11:00:00:02,bridge=vmbr1",
+                       "virtio=BC:24:11:00:00:02,bridge=vmbr1,queues=8", "set net1 queues 1 → 8"});
+  p.changes.push_back({"restart-vm", "VM 101", std::nullopt, std::nullopt, "reboot VM 101"});
+  const auto json = to_json(r).as_object();
+  CHECK(json.at("format") == "pathwarden-report");
+  CHECK(json.at("format_version") == "2.0");
+  CHECK(json.at("pathwarden_version") == PW_VERSION);
+  CHECK(json.at("schema") == "pathwarden-report/v2");  // a pathwarden before format_version refuses it
+  const auto& c = json.at("policies").as_array()[0].at("changes").as_array()[0].as_object();
+  CHECK(c.at("action") == "set-nic");
+  CHECK(c.at("before") == "virtio=BC:24:11:00:00:02,bridge=vmbr1");
+  CHECK(c.at("after") == "virtio=BC:24:11:00:00:02,bridge=vmbr1,queues=8");
+  CHECK(c.at("text") == "set net1 queues 1 → 8");
+  CHECK(json.at("policies").as_array()[0].at("changes").as_array()[1].at("before").is_null());
+
+  auto back = run_report_from_json(json, "r.json");
+  REQUIRE(back);
+  REQUIRE(back->policies[0].changes.size() == 2);
+  CHECK(back->policies[0].changes[0].after == "virtio=BC:24:11:00:00:02,bridge=vmbr1,queues=8");
+  CHECK(back->policies[0].changes[1].target == "VM 101");
+  CHECK_FALSE(back->policies[0].changes[1].before.has_value());
+  CHECK(boost::json::serialize(to_json(*back)) == boost::json::serialize(json));
+  CHECK(render_text(*back).find("  changed: set net1 queues 1 → 8\n") != std::string::npos);
+  CHECK(render_html(*back).find(
+            "<li class=\"change\">set net1 queues 1 → 8<code>- virtio=BC:24:11:00:00:02,bridge=vmbr1"
+            "</code><code>+ virtio=BC:24:11:00:00:02,bridge=vmbr1,queues=8</code></li>") != std::string::npos);
+
+  // Format 1, and a stored entry of before: the lines only.
+  auto v1 = run_report_from_json(boost::json::parse(R"({"schema":"pathwarden-report/v1","policies":[
+      {"policy":"a","verdict":"verified","changes":["set net1 queues 1 → 8"]}]})"),
+                                 "v1.json");
+  REQUIRE(v1);
+  REQUIRE(v1->policies[0].changes.size() == 1);
+  CHECK(v1->policies[0].changes[0].text == "set net1 queues 1 → 8");
+  CHECK(v1->policies[0].changes[0].action.empty());
+  auto entry = policy_report_from_json(boost::json::parse(R"({"policy":"a","changes":["x"]})"), "results/a.json");
+  REQUIRE(entry);
+  CHECK(entry->changes[0].text == "x");
+
+  // A later minor's fields are ignored; an unknown major is refused, naming both versions.
+  auto newer = json;
+  newer["format_version"] = "2.3";
+  newer["added_later"] = 1;
+  CHECK(run_report_from_json(newer, "n.json"));
+  auto major = json;
+  major["format_version"] = "3.0";
+  major["pathwarden_version"] = "7.0.0";
+  auto refused = run_report_from_json(major, "m.json");
+  REQUIRE(!refused);
+  CHECK(refused.error().where == "m.json");
+  CHECK(refused.error().what == "report format_version 3.0 is not one this pathwarden (" PW_VERSION
+                                ") reads: it reads 2.x (and format 1); the report was written by pathwarden 7.0.0");
+  auto v2_string =
+      run_report_from_json(boost::json::parse(R"({"schema":"pathwarden-report/v2","policies":[]})"), "s.json");
+  CHECK(!v2_string);  // "schema" alone names only format 1
+}
+
+TEST_CASE("the Prometheus textfile carries the shard, the build, and per policy its node and vmid") {
+  RunReport r;
+  PolicyReport& p = r.policies.emplace_back();
+  p.policy = "movies";
+  p.node = "pve1";
+  p.vmid = 101;
+  p.verdict = Verdict::verified;
+  p.changes.push_back({"set-nic", "VM 101 net1", "a", "b", "x"});
+  const std::map<std::string, double> last_success{{"movies", 1750000000}, {"other-shards-policy", 1750000001}};
+  const auto text = render_prometheus(r, last_success, {.shard = "cluster-a", .commit = "0123abcd"});
+  INFO(text);
+  CHECK(text.find("pathwarden_build_info{shard=\"cluster-a\",version=\"" PW_VERSION "\",commit=\"0123abcd\"} 1\n") !=
+        std::string::npos);
+  CHECK(text.find("pathwarden_policy_verdict{shard=\"cluster-a\",policy=\"movies\",node=\"pve1\",vmid=\"101\","
+                  "verdict=\"verified\"} 1\n") != std::string::npos);
+  CHECK(
+      text.find("pathwarden_policy_last_success_timestamp_seconds{shard=\"cluster-a\",policy=\"movies\",node=\"pve1\","
+                "vmid=\"101\"} 1750000000\n") != std::string::npos);
+  CHECK(text.find("other-shards-policy") == std::string::npos);  // that shard's file reports it
+  CHECK(text.find("pathwarden_run_exit_code{shard=\"cluster-a\"} 2\n") != std::string::npos);
 }
 
 TEST_CASE("a bad report is refused with where and what") {

@@ -43,7 +43,7 @@ def main(binary, pvesim):
         first = git(repo, "rev-parse", "HEAD")
 
         r = report(ctl, repo)
-        check(r["schema"] == "pathwarden-report/v1" and [p["policy"] for p in r["policies"]] == ["movies"],
+        check(r["format"] == "pathwarden-report" and [p["policy"] for p in r["policies"]] == ["movies"],
               f"report of the checkout: {json.dumps(r)[:1500]}")
         check(r["policies_revision"] == first and r["policies_dirty"] is False,
               f"clean checkout: revision {r['policies_revision']!r} dirty {r['policies_dirty']}, want {first} clean")
