@@ -139,8 +139,10 @@ def main(binary, pvesim):
         check(os.listdir(textfile_dir) == ["pathwarden.prom"], f"textfile dir holds {os.listdir(textfile_dir)}")
         with open(env["PATHWARDEN_TEXTFILE"]) as f:
             prom = f.read()
-        check("pathwarden_run_exit_code 6\n" in prom and
-              'pathwarden_policy_verdict{policy="movies",verdict="unobserved"} 1' in prom,
+        # The shard is the textfile's name (pathwarden.prom) unless --shard names it.
+        check('pathwarden_run_exit_code{shard="pathwarden"} 6\n' in prom and
+              'pathwarden_policy_verdict{shard="pathwarden",policy="movies",node="pve1",vmid="301",'
+              'verdict="unobserved"} 1' in prom,
               f"textfile:\n{prom}")
         with open(report_file) as f:
             report = json.load(f)
