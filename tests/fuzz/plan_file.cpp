@@ -8,6 +8,7 @@
 #include <string>
 
 #include "invariant.hpp"
+#include "diagnostics/format_version.hpp"
 #include "plan/model.hpp"
 
 namespace {
@@ -73,7 +74,19 @@ void one_input(const std::uint8_t* data, std::size_t size) {
     PW_FUZZ_CHECK_ERROR(plan.error());
   } else {
     const json::value written = plan::to_json(*plan);
-    check_faithful(written, &input, "plan");
+    // The writer's stamp is the writer's, not the file's: the format it writes and its own version.
+    json::value content = written;
+    json::value input_content = input;
+    for (auto* o : {&content.as_object(), input_content.is_object() ? &input_content.as_object() : nullptr}) {
+      if (o == nullptr) continue;
+      o->erase("format_version");
+      o->erase("pathwarden_version");
+    }
+    PW_FUZZ_CHECK(written.at("format_version") == json::value(FormatVersion{plan::Plan::kFormatMajor,
+                                                                             plan::Plan::kFormatMinor}.str()),
+                  "a plan is written in another format than the writer's");
+    PW_FUZZ_CHECK(written.at("pathwarden_version") == json::value(PW_VERSION), "a plan names another writer");
+    check_faithful(content, &input_content, "plan");
     auto again = plan::plan_from_json(json::parse(json::serialize(written)));
     PW_FUZZ_CHECK(again.has_value(), "a written plan does not read back: " + (again ? "" : again.error().to_string()));
     PW_FUZZ_CHECK(plan::to_json(*again) == written, "plan changed on a second write/read");

@@ -17,7 +17,7 @@ version_added: 1.0.0
 description:
   - Runs C(pathwarden reconcile) on the host the task runs on (where pathwarden, its settings and its state
     directory live), or C(pathwarden apply) of a saved plan when I(plan_file) is given, and returns pathwarden's
-    JSON report (schema C(pathwarden-report/v1)).
+    JSON report (C(format_version) 2.x, schema file src/report/report.schema.json in pathwarden's sources).
   - pathwarden reaches the Proxmox API and the guests itself, through the inventory named in its settings; this
     module only drives it.
   - The task is C(changed) when pathwarden changed a policy (exit code 2), and in check mode when a policy has drift.
@@ -172,13 +172,15 @@ EXAMPLES = r'''
 RETURN = r'''
 report:
   description:
-    - pathwarden's JSON report (schema C(pathwarden-report/v1)) as a dictionary; empty when pathwarden printed none
+    - pathwarden's JSON report (C(format_version) 2.x) as a dictionary; empty when pathwarden printed none
       (exit 1, or in check mode with I(plan_file)).
-    - Per policy C(verdict), C(changed), C(planned), C(changes), C(rolled_back), C(verification), C(errors).
+    - Per policy C(verdict), C(changed), C(planned), C(changes) (each with C(action), C(target), C(before),
+      C(after), C(text)), C(rolled_back), C(verification), C(errors).
   returned: always
   type: dict
   sample:
-    schema: pathwarden-report/v1
+    schema: pathwarden-report/v2
+    format_version: "2.0"
     mode: reconcile
     exit_code: 2
     policies:
