@@ -2,6 +2,7 @@
 // and the JSON that carry it.
 #include <catch2/catch.hpp>
 
+#include "report/html_report.hpp"
 #include "report/report_json.hpp"
 #include "report/run_report.hpp"
 
@@ -88,4 +89,8 @@ TEST_CASE("the figure in the JSON report and back, and in the text report") {
                                    "policy's minimum of 1000\n"));
   CHECK_THAT(text, Catch::Contains("remedy 1: in project pg's Compose file ..."));
   CHECK_THAT(text, Catch::Contains("remedy 2: then prove it: pathwarden verify --probe --policy pg"));
+  // The page: the figure, marked as a warning when below the minimum (HTML-escaped).
+  const auto html = render_html(r);
+  CHECK_THAT(html, Catch::Contains("<li class=\"warning\">commit latency <b>256 × 8 KiB O_DSYNC writes in 0.41 s: "
+                                   "624 commits/s (1.60 ms each), below the policy&#39;s minimum of 1000</b></li>"));
 }
