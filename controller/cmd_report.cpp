@@ -1,5 +1,7 @@
 // report: a run (a --report-file, or the last result of each policy) as an HTML page or text.
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +11,8 @@
 
 #include "commands.hpp"
 #include "journal/posix_file.hpp"
+#include "journal/result_store.hpp"
+#include "report/history.hpp"
 #include "report/html_report.hpp"
 #include "report/report_json.hpp"
 #include "runtime.hpp"
@@ -41,8 +45,9 @@ Result<LoadedReport> from_file(const std::string& path) {
   return LoadedReport{std::move(*rep), {}};
 }
 
-// The last result of every policy, each from the run that last touched it.
-Result<LoadedReport> from_state_dir(const GlobalOptions& globals) {
+// The last result of every policy, each from the run that last touched it, with its last `runs`
+// runs from the store's history.
+Result<LoadedReport> from_state_dir(const GlobalOptions& globals, std::size_t runs) {
   auto rt = make_runtime(globals, {.proxmox = false, .guests = false}, {}, {});
   if (!rt) return std::unexpected(rt.error());
   auto all = (*rt)->results->all();
@@ -68,9 +73,23 @@ Result<LoadedReport> from_state_dir(const GlobalOptions& globals) {
     std::string context = "recorded " + r.finished_at + " by run " + r.run_id;
     if (r.last_verified_at) context += "; last verified " + *r.last_verified_at;
     out.html.policy_context[r.policy] = std::move(context);
+    if (!r.history.empty()) {
+      auto points = report::history_from_json(r.history, where + "/" + r.policy + ".json");
+      if (!points) return std::unexpected(points.error());
+      if (points->size() > runs) points->erase(points->begin(), points->end() - static_cast<std::ptrdiff_t>(runs));
+      out.html.history[r.policy] = std::move(*points);
+    }
     out.report.policies.push_back(std::move(p));
   }
   return out;
+}
+
+// A whole positive count ("30"), nullopt for anything else ("3x", "-1", "").
+std::optional<std::size_t> parse_count(const std::string& text) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return n;
 }
 
 int report_error(const Error& e) {
@@ -83,7 +102,17 @@ int run_report(const Args& args, const GlobalOptions& globals) {
     return report_error(Error{"unexpected argument '" + args.positional().front() + "'", {},
                               "name the report with --input FILE"});
   }
-  auto loaded = args.value("input") ? from_file(*args.value("input")) : from_state_dir(globals);
+  std::size_t runs = 30;
+  if (auto text = args.value("runs")) {
+    const auto n = parse_count(*text);
+    if (!n || *n < 1 || *n > journal::kHistoryRuns) {
+      return report_error(Error{"--runs '" + *text + "' is not a number from 1 to " + std::to_string(journal::kHistoryRuns), {},
+                                "the state directory keeps the last " + std::to_string(journal::kHistoryRuns) + " runs of each policy"});
+    }
+    if (args.value("input")) return report_error(Error{"--runs draws the stored history: it does not go with --input", {}, {}});
+    runs = *n;
+  }
+  auto loaded = args.value("input") ? from_file(*args.value("input")) : from_state_dir(globals, runs);
   if (!loaded) return report_error(loaded.error());
   if (auto wanted = args.values("policy"); !wanted.empty()) {
     auto& ps = loaded->report.policies;
@@ -119,13 +148,17 @@ int run_report(const Args& args, const GlobalOptions& globals) {
 Command report_command() {
   return {.name = "report",
           .summary = "render a run (or the last result of each policy) as an HTML page or text",
-          .usage = "report [--html FILE] [--input REPORT.json] [--policy NAME] [--output text|json]",
+          .usage = "report [--html FILE] [--input REPORT.json] [--runs N] [--policy NAME] [--output text|json]",
           .description = "Reads a report written by --report-file (--input FILE, '-' for standard input) or, without\n"
-                         "--input, the last result of every policy from the state directory. --html writes one\n"
-                         "self-contained page (no scripts, no external assets; '-' for standard output); otherwise\n"
-                         "the report is printed. Exit 0 when rendered, 1 when the input cannot be read.",
+                         "--input, the last result of every policy from the state directory, with its last runs\n"
+                         "(the state directory keeps 100 per policy; the page plots the last --runs of them: verdicts,\n"
+                         "the intended NIC's share and the throughput). --html writes one self-contained page (the\n"
+                         "fleet by node and by NAS, each policy with its plots; no scripts, no external assets; '-' for\n"
+                         "standard output); otherwise the report is printed. Exit 0 when rendered, 1 when the input\n"
+                         "cannot be read.",
           .options = {{"html", "FILE", "write the report as a self-contained HTML page"},
                       {"input", "FILE", "a JSON report written by --report-file (default: the state directory)"},
+                      {"runs", "N", "how many of each policy's stored runs the page plots (default 30)"},
                       {"policy", "NAME", "only this policy (repeatable)", true},
                       {"output", "FMT", "text (default) or json, when not writing --html", false, {"text", "json"}}},
           .run = run_report};

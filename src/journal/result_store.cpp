@@ -30,6 +30,7 @@ json::object PolicyResult::to_json() const {
   o["run_id"] = run_id;
   if (last_verified_at) o["last_verified_at"] = *last_verified_at;
   o["details"] = details;
+  if (!history.empty()) o["history"] = history;
   return o;
 }
 
@@ -46,6 +47,7 @@ Result<PolicyResult> PolicyResult::from_json(const json::value& v, std::string_v
   }
   r.last_verified_at = text_field(o, "last_verified_at");
   if (const auto* d = o.if_contains("details"); d && d->is_object()) r.details = d->as_object();
+  if (const auto* h = o.if_contains("history"); h && h->is_array()) r.history = h->as_array();
   return r;
 }
 
@@ -115,14 +117,18 @@ Result<std::vector<PolicyResult>> InMemoryPolicyResultStore::all() {
   return out;
 }
 
-Status record_result(PolicyResultStore& store, PolicyResult result) {
+Status record_result(PolicyResultStore& store, PolicyResult result, json::value point, std::size_t keep) {
+  auto previous = store.get(result.policy);
+  if (!previous) return std::unexpected(previous.error());
   if (result.verdict == "verified") {
     result.last_verified_at = result.finished_at;
   } else {
-    auto previous = store.get(result.policy);
-    if (!previous) return std::unexpected(previous.error());
     result.last_verified_at = *previous ? (*previous)->last_verified_at : std::nullopt;
   }
+  json::array history = *previous ? std::move((*previous)->history) : json::array{};
+  history.push_back(std::move(point));
+  if (history.size() > keep) history.erase(history.begin(), history.end() - static_cast<std::ptrdiff_t>(keep));
+  result.history = std::move(history);
   return store.put(result);
 }
 

@@ -24,6 +24,9 @@ struct PolicyResult {
   std::string run_id;
   std::optional<std::string> last_verified_at;  // carried over by record_result
   boost::json::object details;  // bytes per interface, throughput, what changed: the report's choice
+  // The policy's last runs, oldest first, this one last (at most kHistoryRuns): the report's
+  // choice too (src/report/history.hpp), kept by record_result.
+  boost::json::array history;
 
   boost::json::object to_json() const;
   static Result<PolicyResult> from_json(const boost::json::value& v, std::string_view where);
@@ -64,8 +67,14 @@ class InMemoryPolicyResultStore final : public PolicyResultStore {
   std::map<std::string, PolicyResult, std::less<>> results_;
 };
 
+// How many past runs each policy's file keeps: 100 runs is four days of an hourly timer, and
+// about 10 KB per policy.
+inline constexpr std::size_t kHistoryRuns = 100;
+
 // Stores a run's result for one policy, keeping the time of its last "verified" (the one the
-// new result has when it is verified itself).
-Status record_result(PolicyResultStore& store, PolicyResult result);
+// new result has when it is verified itself) and the history: the stored one with `point` (this
+// run's) appended, the oldest dropped beyond `keep`.
+Status record_result(PolicyResultStore& store, PolicyResult result, boost::json::value point,
+                     std::size_t keep = kHistoryRuns);
 
 }  // namespace pw::journal

@@ -120,7 +120,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
   }
   for (const auto& p : plan.policies) {
     auto& pr = rep.policies[entry.find(p.policy)->second];
-    for (const auto& s : p.steps) pr.planned.push_back(s.summary);
+    for (const auto& s : p.steps) pr.planned.push_back(change_of(s));
     pr.warnings.insert(pr.warnings.end(), p.warnings.begin(), p.warnings.end());
     pr.notes.insert(pr.notes.end(), p.notes.begin(), p.notes.end());
     pr.remedy = p.remedy;
@@ -209,7 +209,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
         preflight.check(p);
         auto& pr = rep.policies[i];
         pr = new_entry(p);
-        for (auto& s : p.steps) pr.planned.push_back(std::move(s.summary));
+        for (const auto& s : p.steps) pr.planned.push_back(change_of(s));
         pr.warnings = std::move(p.warnings);
         pr.notes = std::move(p.notes);
         pr.errors = std::move(p.blockers);

@@ -4,6 +4,7 @@
 
 #include "guest/fstab.hpp"
 #include "journal/journal.hpp"
+#include "report/history.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::reconcile {
@@ -86,7 +87,9 @@ void remember_results(const Context& ctx, const report::RunReport& r) {
     report::RunReport single;
     single.policies.push_back(p);
     res.details = report::to_json(single).as_object()["policies"].as_array()[0].as_object();
-    if (auto st = journal::record_result(ctx.d.results, res); !st) {
+    if (auto st = journal::record_result(ctx.d.results, res,
+                                         report::to_json(report::history_point(p, r.finished_at, r.run_id)));
+        !st) {
       // The run's outcome stands; only `status` will not show it.
       ctx.progress(p.policy, "warning", "could not store the result: " + st.error().to_string());
     }

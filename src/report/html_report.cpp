@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/fleet_view.hpp"
+#include "report/svg_plot.hpp"
+
 namespace pw::report {
 
 namespace {
@@ -61,6 +64,20 @@ table.overview{width:100%;border-collapse:collapse;background:#fff;border:1px so
 .stack span.intended{background:#0969da}
 .overview small{color:#59636e}
 footer{padding:0 28px 20px;color:#59636e;font-size:13px}
+.fleet-view{display:flex;flex-wrap:wrap;gap:18px}
+table.fleet{flex:1 1 420px;border-collapse:collapse;background:#fff;border:1px solid #d0d7de;border-radius:8px}
+.fleet caption{text-align:left;font-weight:600;padding:0 0 6px}
+.fleet th,.fleet td{text-align:left;padding:6px 12px;border-bottom:1px solid #eaeef2;vertical-align:middle}
+.fleet td.n{width:40px;text-align:right;font-variant-numeric:tabular-nums}
+.fleet td.mix{width:60%}
+.fleet .dot{width:9px;height:9px;vertical-align:middle}
+.history{display:flex;flex-wrap:wrap;gap:8px 28px;align-items:flex-start;margin:10px 0 0}
+.history figure{margin:0}
+.history figcaption{font-size:12px;color:#59636e}
+svg.plot text{font-family:"DejaVu Sans",sans-serif}
+.why{margin:8px 0 0;padding:6px 10px;border-radius:6px;background:#fff8c5;border:1px solid #d4a72c}
+.change code.del{background:#ffebe9;color:#82071e}
+.change code.add{background:#dafbe1;color:#116329}
 )css";
 
 std::string percent(double value) {
@@ -97,10 +114,14 @@ class Page {
          << "<title>" << html_escape(title()) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
     header();
     out_ << "<main>\n";
-    if (r_.policies.empty()) out_ << "<p>This report has no policies.</p>\n";
-    else overview();
+    if (r_.policies.empty()) {
+      out_ << "<p>This report has no policies.</p>\n";
+    } else {
+      out_ << render_fleet_html(r_);
+      overview();
+    }
     for (const auto& p : r_.policies) policy(p);
-    out_ << "</main>\n<footer>pathwarden-report/v1";
+    out_ << "</main>\n<footer>pathwarden " PW_VERSION " · report format " << format_version();
     if (!r_.plan_id.empty()) out_ << " · plan <code>" << html_escape(r_.plan_id) << "</code>";
     out_ << "</footer>\n</body>\n</html>\n";
     return out_.str();
@@ -148,7 +169,7 @@ class Page {
   // One row per policy, so a page of many policies still shows every verdict on its first screen.
   void overview() {
     out_ << "<table class=\"overview\">\n<thead><tr><th>policy</th><th>verdict</th><th>where the probe's bytes went</th>"
-            "<th>throughput</th><th>changes</th></tr></thead>\n<tbody>\n";
+            "<th>throughput</th>" << (o_.history.empty() ? "" : "<th>last runs</th>") << "<th>changes</th></tr></thead>\n<tbody>\n";
     for (const auto& p : r_.policies) {
       out_ << "<tr><th>" << html_escape(p.policy) << "</th><td><span class=\"verdict\" style=\"background:"
            << verdict_colour(p.verdict) << "\">" << html_escape(to_string(p.verdict))
@@ -158,6 +179,10 @@ class Page {
       out_ << "</td><td>";
       if (p.verification && p.verification->throughput) out_ << html_escape(human_rate(*p.verification->throughput));
       out_ << "</td><td>";
+      if (!o_.history.empty()) {
+        if (const auto* runs = history_of(p.policy)) out_ << svg_verdict_strip(*runs, 8);
+        out_ << "</td><td>";
+      }
       std::vector<std::string> counts;
       auto steps = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " step " : " steps "); };
       if (!p.changes.empty()) counts.push_back(steps(p.changes.size()) + "applied");
@@ -166,6 +191,9 @@ class Page {
         counts.push_back(steps(p.planned.size()) + "planned");
       if (!p.errors.empty()) counts.push_back(std::to_string(p.errors.size()) + (p.errors.size() == 1 ? " error" : " errors"));
       for (std::size_t i = 0; i < counts.size(); ++i) out_ << (i ? ", " : "") << counts[i];
+      if (p.verdict == Verdict::precondition_failed) {
+        if (const auto why = failed_reason(p); !why.empty()) out_ << "<br><small>" << html_escape(why) << "</small>";
+      }
       out_ << "</td></tr>\n";
     }
     out_ << "</tbody>\n</table>\n";
@@ -204,9 +232,15 @@ class Page {
     if (auto it = o_.policy_context.find(p.policy); it != o_.policy_context.end()) {
       out_ << "<p class=\"context\">" << html_escape(it->second) << "</p>\n";
     }
+    if (p.verdict == Verdict::precondition_failed) {
+      if (const auto why = failed_reason(p); !why.empty()) out_ << "<p class=\"why\"><b>Why:</b> " << html_escape(why) << "</p>\n";
+    }
+    if (const auto* runs = history_of(p.policy)) history(*runs);
     if (p.verification) verification(*p.verification);
-    changes(p.changes);
-    if (p.changes.empty() && p.rolled_back.empty() && p.verdict != Verdict::converged) items("Planned", p.planned, "");
+    changes("Changed", p.changes);
+    if (p.changes.empty() && p.rolled_back.empty() && p.verdict != Verdict::converged) {
+      changes(p.verdict == Verdict::drift ? "Drift: what a run would change" : "Planned", p.planned);
+    }
     items("Rolled back", p.rolled_back, "");
     items("Found restored", p.restored_checks, "");
     items("Warnings", p.warnings, "warning");
@@ -275,17 +309,37 @@ class Page {
   }
 
   // Each change's line, and its value before and after where the step has one (a netN string,
-  // a channel count, the fstab line).
-  void changes(const std::vector<Change>& list) {
+  // a channel count, the fstab line), as a diff.
+  void changes(std::string_view heading, const std::vector<Change>& list) {
     if (list.empty()) return;
-    out_ << "<h3>Changed</h3><ul class=\"items\">";
+    out_ << "<h3>" << heading << "</h3><ul class=\"items\">";
     for (const auto& c : list) {
       out_ << "<li class=\"change\">" << html_escape(c.text);
-      if (c.before) out_ << "<code>- " << html_escape(*c.before) << "</code>";
-      if (c.after) out_ << "<code>+ " << html_escape(*c.after) << "</code>";
+      if (c.before && c.after && *c.before == *c.after) {
+        out_ << "<code>  " << html_escape(*c.after) << "</code>";  // the same line, re-applied
+      } else {
+        if (c.before) out_ << "<code class=\"del\">- " << html_escape(*c.before) << "</code>";
+        if (c.after) out_ << "<code class=\"add\">+ " << html_escape(*c.after) << "</code>";
+      }
       out_ << "</li>";
     }
     out_ << "</ul>\n";
+  }
+
+  const std::vector<HistoryPoint>* history_of(const std::string& policy) const {
+    const auto it = o_.history.find(policy);
+    return it == o_.history.end() || it->second.empty() ? nullptr : &it->second;
+  }
+
+  // The policy's last runs: verdicts, the intended share and the throughput, oldest left.
+  void history(const std::vector<HistoryPoint>& runs) {
+    const auto n = runs.size();
+    out_ << "<div class=\"history\"><figure>" << svg_verdict_strip(runs) << "<figcaption>last " << n
+         << (n == 1 ? " run" : " runs") << ": " << html_escape(runs.front().finished_at);
+    if (n > 1) out_ << " → " << html_escape(runs.back().finished_at);
+    out_ << "</figcaption></figure>";
+    out_ << "<figure>" << svg_share_plot(runs) << "<figcaption>intended share</figcaption></figure>";
+    out_ << "<figure>" << svg_throughput_plot(runs) << "<figcaption>throughput</figcaption></figure></div>\n";
   }
 
   void items(std::string_view heading, const std::vector<std::string>& list, std::string_view cls) {
@@ -322,6 +376,12 @@ std::string html_escape(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string failed_reason(const PolicyReport& p) {
+  if (p.verification && !p.verification->failed_preconditions.empty()) return p.verification->failed_preconditions.front();
+  if (!p.errors.empty()) return p.errors.front();
+  return {};
 }
 
 std::vector<double> bar_percentages(const Verification& v) {

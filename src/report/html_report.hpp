@@ -1,6 +1,7 @@
 #pragma once
-// A run as one self-contained HTML page an operator reads at a glance: per policy the verdict
-// in colour, the probe's bytes per interface as bars (the intended NIC marked), throughput,
+// A run (or the last result of every policy, with their histories) as one self-contained HTML
+// page an operator reads at a glance: the fleet by node and by NAS, per policy the verdict in
+// colour, its last runs as small plots, the probe's bytes per interface as bars (the intended NIC marked), throughput,
 // what changed or was rolled back, the diagnosis and its remedies. No scripts and no external
 // assets (a Content-Security-Policy forbids both); every text is escaped, since policy values
 // and the kernel's strings are untrusted.
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/history.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::report {
@@ -18,7 +20,14 @@ struct HtmlOptions {
   // Per policy, a line shown under its heading, e.g. when the result was recorded (used when the
   // page gathers the last result of each policy from different runs).
   std::map<std::string, std::string, std::less<>> policy_context;
+  // Per policy, its last runs (oldest first, the store's bounded history): drawn as a verdict
+  // strip in the overview and as plots of the intended share and the throughput in its section.
+  std::map<std::string, std::vector<HistoryPoint>, std::less<>> history;
 };
+
+// Why a policy could not act, in one line: its first failed precondition, else its first error;
+// empty when there is none.
+std::string failed_reason(const PolicyReport& policy);
 
 std::string render_html(const RunReport& report, const HtmlOptions& options = {});
 

@@ -197,6 +197,29 @@ void read_verification(FieldReader& r, const json::object& o, const std::string&
   }
 }
 
+// Structured changes (format 3: planned and changes; format 2: changes), or strings (the older
+// formats' lists), read as changes with only their text.
+void read_changes(FieldReader& r, const json::object& o, std::string_view key, const std::string& path,
+                  std::vector<Change>& into) {
+  const auto* cs = r.list(o, key, path);
+  if (cs == nullptr) return;
+  for (std::size_t i = 0; i < cs->size(); ++i) {
+    const std::string at = path + "." + std::string(key) + "[" + std::to_string(i) + "]";
+    auto& out = into.emplace_back();
+    if (const auto* text = (*cs)[i].if_string()) {
+      out.text = std::string(*text);
+      continue;
+    }
+    const auto* co = r.object((*cs)[i], at);
+    if (co == nullptr) continue;
+    r.text(*co, "action", at, out.action);
+    r.text(*co, "target", at, out.target);
+    r.text(*co, "before", at, out.before);
+    r.text(*co, "after", at, out.after);
+    r.text(*co, "text", at, out.text);
+  }
+}
+
 void read_policy(FieldReader& r, const json::object& o, const std::string& path, PolicyReport& p) {
   r.text(o, "policy", path, p.policy);
   r.text(o, "source", path, p.source);
@@ -205,24 +228,8 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.text(o, "host", path, p.host);
   r.choice(o, "verdict", path, p.verdict, kVerdicts);
   r.choice(o, "cause", path, p.cause, kRollbackCauses);
-  r.texts(o, "planned", path, p.planned);
-  if (const auto* cs = r.list(o, "changes", path)) {
-    for (std::size_t i = 0; i < cs->size(); ++i) {
-      const std::string at = path + ".changes[" + std::to_string(i) + "]";
-      auto& out = p.changes.emplace_back();
-      if (const auto* text = (*cs)[i].if_string()) {  // format 1: the line only
-        out.text = std::string(*text);
-        continue;
-      }
-      const auto* co = r.object((*cs)[i], at);
-      if (co == nullptr) continue;
-      r.text(*co, "action", at, out.action);
-      r.text(*co, "target", at, out.target);
-      r.text(*co, "before", at, out.before);
-      r.text(*co, "after", at, out.after);
-      r.text(*co, "text", at, out.text);
-    }
-  }
+  read_changes(r, o, "planned", path, p.planned);
+  read_changes(r, o, "changes", path, p.changes);
   r.texts(o, "rolled_back", path, p.rolled_back);
   if (const auto* v = o.if_contains("verification"); v && !v->is_null()) {
     if (const auto* vo = r.object(*v, path + ".verification")) read_verification(r, *vo, path + ".verification", p.verification.emplace());
@@ -257,10 +264,12 @@ Status check_format(const json::object& o, std::string_view where) {
     return fail("report format_version '" + text + "' is not MAJOR.MINOR", std::string(where),
                 "is this a report written by 'pathwarden ... --report-file'?");
   }
-  if (parsed->major != kFormatMajor) {
+  if (parsed->major < 2 || parsed->major > kFormatMajor) {
     const auto* writer = o.if_contains("pathwarden_version");
+    std::string reads;
+    for (int major = kFormatMajor; major >= 2; --major) reads += std::to_string(major) + ".x, ";
     return fail("report format_version " + text + " is not one this pathwarden (" PW_VERSION ") reads: it reads " +
-                    std::to_string(kFormatMajor) + ".x (and format 1)" +
+                    reads + "and format 1" +
                     (writer != nullptr && writer->is_string()
                          ? "; the report was written by pathwarden " + std::string(writer->get_string())
                          : std::string()),

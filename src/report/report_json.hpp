@@ -1,7 +1,7 @@
 #pragma once
-// Reads run reports back: a `--report-file` (format_version 2.x, or format 1: "schema":
-// "pathwarden-report/v1" with changes as strings) or one policy's entry as the result store keeps
-// it (either format). The inverse of to_json; unknown keys are ignored so a newer minor's extra
+// Reads run reports back: a `--report-file` (format_version 3.x; 2.x with planned as strings; or
+// format 1: "schema": "pathwarden-report/v1" with changes as strings too) or one policy's entry as
+// the result store keeps it (any of them). The inverse of to_json; unknown keys are ignored so a newer minor's extra
 // fields do not break this reader; an unknown major is refused, naming both versions.
 #include <boost/json/value.hpp>
 #include <string>

@@ -277,7 +277,7 @@ json::value to_json(const RunReport& r) {
                                     {"verdict", to_string(p.verdict)},
                                     {"cause", p.cause ? json::value(to_string(*p.cause)) : json::value(nullptr)},
                                     {"changed", !p.changes.empty()},
-                                    {"planned", strings(p.planned)},
+                                    {"planned", changes_json(p.planned)},
                                     {"changes", changes_json(p.changes)},
                                     {"rolled_back", strings(p.rolled_back)},
                                     {"verification", p.verification ? verification_json(*p.verification) : nullptr},
@@ -331,7 +331,7 @@ std::string render_text(const RunReport& r, bool colour) {
     out << "  VM " << p.vmid << " on " << p.node << ", host " << p.host << "\n";
     for (const auto& c : p.changes) out << "  changed: " << c.text << "\n";
     for (const auto& s : p.planned) {
-      if (p.changes.empty() && p.verdict != Verdict::converged) out << "  planned: " << s << "\n";
+      if (p.changes.empty() && p.verdict != Verdict::converged) out << "  planned: " << s.text << "\n";
     }
     if (p.verification) {
       const auto& v = *p.verification;

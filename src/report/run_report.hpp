@@ -122,7 +122,7 @@ struct Verification {
   const char* counter_name() const { return direction == verify::ProbeDirection::read ? "rx" : "tx"; }
 };
 
-// One change a run made (and did not undo): the plan step's kind ("set-nic", "restart-vm",
+// One change a run made (and did not undo), or would make (planned): the plan step's kind ("set-nic", "restart-vm",
 // "set-channels", "change-fstab"), what it changed ("VM 101 net1", "media-vm /mnt/movies"), the
 // value before and after where the step has one (a netN string, a channel count, the fstab line
 // of the mount), and the one line people read. Reports of format 1 (changes as strings) are read
@@ -145,7 +145,7 @@ struct PolicyReport {
   // never got to act.
   Verdict verdict = Verdict::precondition_failed;
   std::optional<RollbackCause> cause;    // for rolled-back: why
-  std::vector<std::string> planned;      // steps of the plan
+  std::vector<Change> planned;           // steps of the plan (format 2 and older: the text only)
   std::vector<Change> changes;           // steps applied (and not undone)
   std::vector<std::string> rolled_back;  // inverses run
   std::optional<Verification> verification;
@@ -185,10 +185,12 @@ int signal_number(std::string_view name);
 
 // The JSON report's format (README "JSON report", src/report/report.schema.json), versioned as
 // diagnostics/format_version.hpp says. Format 1 is the report that spelt its version only as
-// "schema": "pathwarden-report/v1" (changes as strings); 2.0 made changes structured.
-inline constexpr int kFormatMajor = 2;
+// "schema": "pathwarden-report/v1" (changes as strings); 2.0 made changes structured; 3.0 made
+// planned structured too (a check's fstab diff is data, not a sentence). Reports of 1 and 2 are
+// still read, their strings as the changes' text.
+inline constexpr int kFormatMajor = 3;
 inline constexpr int kFormatMinor = 0;
-std::string format_version();  // "2.0"
+std::string format_version();  // "3.0"
 
 boost::json::value to_json(const RunReport& report);
 boost::json::value to_json(const Change& change);

@@ -20,10 +20,17 @@ PolicyResult result(std::string policy, std::string verdict, std::string at) {
   return r;
 }
 
+// What the report layer stores per run (src/report/history.hpp); the store keeps it as given.
+json::value point(const PolicyResult& r) { return json::object{{"finished_at", r.finished_at}, {"verdict", r.verdict}}; }
+
+pw::Status record(PolicyResultStore& store, const PolicyResult& r, std::size_t keep = kHistoryRuns) {
+  return record_result(store, r, point(r), keep);
+}
+
 void exercise(PolicyResultStore& store) {
-  REQUIRE(record_result(store, result("movies-10g", "verified", "2024-05-05T02:00:00.000Z")));
-  REQUIRE(record_result(store, result("backup-ro", "wrong-path", "2024-05-05T02:01:00.000Z")));
-  REQUIRE(record_result(store, result("movies-10g", "rolled-back", "2024-05-06T02:00:00.000Z")));
+  REQUIRE(record(store, result("movies-10g", "verified", "2024-05-05T02:00:00.000Z")));
+  REQUIRE(record(store, result("backup-ro", "wrong-path", "2024-05-05T02:01:00.000Z")));
+  REQUIRE(record(store, result("movies-10g", "rolled-back", "2024-05-06T02:00:00.000Z")));
 
   auto movies = store.get("movies-10g");
   REQUIRE(movies);
@@ -33,13 +40,25 @@ void exercise(PolicyResultStore& store) {
   // The last success survives the later failure: it is what the Prometheus file exports.
   CHECK((*movies)->last_verified_at == "2024-05-05T02:00:00.000Z");
   CHECK((*movies)->details.at("bytes").at("link2") == 68394218);
+  // Both runs of movies-10g, oldest first.
+  REQUIRE((*movies)->history.size() == 2);
+  CHECK((*movies)->history[0].at("verdict") == "verified");
+  CHECK((*movies)->history[1].at("verdict") == "rolled-back");
+
+  // The history is bounded: the oldest runs go first.
+  for (int i = 0; i < 5; ++i) REQUIRE(record(store, result("bounded", "verified", "t" + std::to_string(i)), 3));
+  auto bounded = store.get("bounded");
+  REQUIRE(bounded);
+  REQUIRE((*bounded)->history.size() == 3);
+  CHECK((*bounded)->history[0].at("finished_at") == "t2");
+  CHECK((*bounded)->history[2].at("finished_at") == "t4");
 
   auto all = store.all();
   REQUIRE(all);
-  REQUIRE(all->size() == 2);
+  REQUIRE(all->size() == 3);
   CHECK((*all)[0].policy == "backup-ro");
   CHECK_FALSE((*all)[0].last_verified_at);
-  CHECK((*all)[1].policy == "movies-10g");
+  CHECK((*all)[2].policy == "movies-10g");
 
   auto none = store.get("unknown");
   REQUIRE(none);
@@ -66,13 +85,13 @@ TEST_CASE("last results per policy: files replaced atomically, 0600, no temp fil
     CHECK(pw::testing::mode_of(e.path()) == 0600);
   }
   std::sort(names.begin(), names.end());
-  CHECK(names == std::vector<std::string>{"backup-ro.json", "movies-10g.json"});
+  CHECK(names == std::vector<std::string>{"backup-ro.json", "bounded.json", "movies-10g.json"});
 
   SECTION("a temp file left by a crash is not a result") {
     std::ofstream(state->result_dir() / ".movies-10g.json.tmp-99-0") << "{\"policy\":";
     auto all = store.all();
     REQUIRE(all);
-    CHECK(all->size() == 2);
+    CHECK(all->size() == 3);
   }
   SECTION("a damaged result file is reported with its path") {
     std::ofstream(store.path_of("backup-ro"), std::ios::trunc) << "{\"policy\":";

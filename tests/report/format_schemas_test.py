@@ -11,6 +11,8 @@ usage: format_schemas_test.py PATHWARDEN PVESIM
   against the report schema whose changes[] are structured (set-nic with the netN strings before
   and after, set-channels, change-fstab with the fstab line after, each with its text);
   `report --input` reads it back into the HTML page; `status` keeps working on the stored entry;
+  `reconcile --check` reports the drift as structured planned[] (the fstab line and the netN
+  string before and after), valid against the schema too;
 - with the guest unreachable (pwtest.offline_controller): the unobserved report is valid too;
 - old files are still read: the format 1 report of tests/report/data (changes as strings) by
   `report --input`; a report claiming format_version 3.0 is refused with a clear message.
@@ -79,6 +81,22 @@ def main(binary, pvesim):
         check([s["kind"] for s in plan["policies"][0]["steps"]] == ["set-nic", "set-channels", "change-fstab", "verify"],
               f"planned steps: {plan['policies'][0]['steps']}")
 
+        # A check's report says the drift as data: planned[] structured, the fstab line before and after.
+        r = ctl.run("reconcile", pol, "--check", "--output", "json")
+        check(r.returncode == 3, f"reconcile --check: exit {r.returncode}\n{r.stderr}")
+        checked = json.loads(r.stdout)
+        valid(report_schema, checked, "the check report")
+        planned = {c["action"]: c for c in checked["policies"][0]["planned"]}
+        check(checked["policies"][0]["verdict"] == "drift" and not checked["policies"][0]["changes"]
+              and sorted(planned) == ["change-fstab", "set-channels", "set-nic", "verify"], f"check's planned: {planned}")
+        check(planned["set-nic"]["before"] == NET1 and planned["set-nic"]["after"] == NET1 + ",queues=8",
+              f"planned set-nic: {planned['set-nic']}")
+        fstab = planned["change-fstab"]
+        # The recorded guest's line is already the policy's: the step re-makes the mount with it.
+        check(" /mnt/movies nfs " in (fstab["before"] or "") and fstab["after"] == fstab["before"]
+              and "nconnect=8" in fstab["after"] and fstab["text"] == "re-make the mount /mnt/movies",
+              f"planned change-fstab: {fstab}")
+
         # A plan of a major this pathwarden does not know is refused before anything is done.
         newer = dict(copy.deepcopy(plan), format_version="2.0", pathwarden_version="9.0.0")
         newer_file = os.path.join(work, "plan-2.0.json")
@@ -98,8 +116,8 @@ def main(binary, pvesim):
             report = json.load(f)
         check(printed == report, "--output json and --report-file differ")
         valid(report_schema, report, "the apply report")
-        check(report["format"] == "pathwarden-report" and report["format_version"] == "2.0"
-              and report["pathwarden_version"] == version and report["schema"] == "pathwarden-report/v2",
+        check(report["format"] == "pathwarden-report" and report["format_version"] == "3.0"
+              and report["pathwarden_version"] == version and report["schema"] == "pathwarden-report/v3",
               f"report header: { {k: report.get(k) for k in ('format', 'format_version', 'pathwarden_version', 'schema')} }")
         p = report["policies"][0]
         changes = {c["action"]: c for c in p["changes"]}
@@ -124,14 +142,14 @@ def main(binary, pvesim):
         check(r.returncode == 0, f"report of the stored results: exit {r.returncode}\n{r.stderr}")
 
         # A report of a major this pathwarden does not know is refused, saying which.
-        future = dict(report, format_version="3.0", pathwarden_version="7.0.0")
-        future_file = os.path.join(work, "report-3.0.json")
+        future = dict(report, format_version="4.0", pathwarden_version="7.0.0")
+        future_file = os.path.join(work, "report-4.0.json")
         with open(future_file, "w") as f:
             json.dump(future, f)
         r = ctl.run("report", "--input", future_file, "--html", os.path.join(work, "future.html"))
-        check(r.returncode == 1 and f"report format_version 3.0 is not one this pathwarden ({version}) reads: it reads 2.x "
-              "(and format 1); the report was written by pathwarden 7.0.0" in r.stderr,
-              f"report of format 3.0: exit {r.returncode}\n{r.stderr}")
+        check(r.returncode == 1 and f"report format_version 4.0 is not one this pathwarden ({version}) reads: it reads 3.x, "
+              "2.x, and format 1; the report was written by pathwarden 7.0.0" in r.stderr,
+              f"report of format 4.0: exit {r.returncode}\n{r.stderr}")
 
         # Format 1 (changes as strings) is still read.
         old_html = os.path.join(work, "v1.html")

@@ -61,7 +61,8 @@ TEST_CASE("untrusted policy values cannot inject markup into the page") {
   p.node = "pve1\" style=\"x";
   p.host = "h'><b>";
   p.verdict = pw::report::Verdict::drift;
-  p.planned = {"write the fstab entry of /mnt/<script>evil()</script>"};
+  p.planned = {{"change-fstab", "h /mnt/<x>", "a <b> /mnt nfs", "c </code><script> nfs",
+                "write the fstab entry of /mnt/<script>evil()</script>"}};
   p.notes = {"reason: a & b"};
   Verification v;
   v.summary = "</p><iframe src=//x>";
@@ -213,7 +214,7 @@ TEST_CASE("a report survives the JSON round trip") {
   CHECK(p->verification->throughput == Approx(612368384.0));
 }
 
-TEST_CASE("a report says its format_version; format 1's changes (strings) and format 2's (structured) are read") {
+TEST_CASE("a report says its format_version; format 1's changes and format 2's planned (strings) are read") {
   RunReport r;
   r.run_id = "r1";
   PolicyReport& p = r.policies.emplace_back();
@@ -224,9 +225,9 @@ TEST_CASE("a report says its format_version; format 1's changes (strings) and fo
   p.changes.push_back({"restart-vm", "VM 101", std::nullopt, std::nullopt, "reboot VM 101"});
   const auto json = to_json(r).as_object();
   CHECK(json.at("format") == "pathwarden-report");
-  CHECK(json.at("format_version") == "2.0");
+  CHECK(json.at("format_version") == "3.0");
   CHECK(json.at("pathwarden_version") == PW_VERSION);
-  CHECK(json.at("schema") == "pathwarden-report/v2");  // a pathwarden before format_version refuses it
+  CHECK(json.at("schema") == "pathwarden-report/v3");  // a pathwarden before format_version refuses it
   const auto& c = json.at("policies").as_array()[0].at("changes").as_array()[0].as_object();
   CHECK(c.at("action") == "set-nic");
   CHECK(c.at("before") == "virtio=BC:24:11:00:00:02,bridge=vmbr1");
@@ -243,8 +244,8 @@ TEST_CASE("a report says its format_version; format 1's changes (strings) and fo
   CHECK(boost::json::serialize(to_json(*back)) == boost::json::serialize(json));
   CHECK(render_text(*back).find("  changed: set net1 queues 1 → 8\n") != std::string::npos);
   CHECK(render_html(*back).find(
-            "<li class=\"change\">set net1 queues 1 → 8<code>- virtio=BC:24:11:00:00:02,bridge=vmbr1"
-            "</code><code>+ virtio=BC:24:11:00:00:02,bridge=vmbr1,queues=8</code></li>") != std::string::npos);
+            "<li class=\"change\">set net1 queues 1 → 8<code class=\"del\">- virtio=BC:24:11:00:00:02,bridge=vmbr1"
+            "</code><code class=\"add\">+ virtio=BC:24:11:00:00:02,bridge=vmbr1,queues=8</code></li>") != std::string::npos);
 
   // Format 1, and a stored entry of before: the lines only.
   auto v1 = run_report_from_json(boost::json::parse(R"({"schema":"pathwarden-report/v1","policies":[
@@ -257,20 +258,27 @@ TEST_CASE("a report says its format_version; format 1's changes (strings) and fo
   auto entry = policy_report_from_json(boost::json::parse(R"({"policy":"a","changes":["x"]})"), "results/a.json");
   REQUIRE(entry);
   CHECK(entry->changes[0].text == "x");
+  // Format 2: planned as the lines only.
+  auto v2 = run_report_from_json(boost::json::parse(R"({"format":"pathwarden-report","format_version":"2.0",
+      "policies":[{"policy":"a","verdict":"drift","planned":["set net1 queues 1 → 8"],"changes":[]}]})"), "v2.json");
+  REQUIRE(v2);
+  REQUIRE(v2->policies[0].planned.size() == 1);
+  CHECK(v2->policies[0].planned[0].text == "set net1 queues 1 → 8");
+  CHECK_FALSE(v2->policies[0].planned[0].after.has_value());
 
   // A later minor's fields are ignored; an unknown major is refused, naming both versions.
   auto newer = json;
-  newer["format_version"] = "2.3";
+  newer["format_version"] = "3.3";
   newer["added_later"] = 1;
   CHECK(run_report_from_json(newer, "n.json"));
   auto major = json;
-  major["format_version"] = "3.0";
+  major["format_version"] = "4.0";
   major["pathwarden_version"] = "7.0.0";
   auto refused = run_report_from_json(major, "m.json");
   REQUIRE(!refused);
   CHECK(refused.error().where == "m.json");
-  CHECK(refused.error().what == "report format_version 3.0 is not one this pathwarden (" PW_VERSION
-                                ") reads: it reads 2.x (and format 1); the report was written by pathwarden 7.0.0");
+  CHECK(refused.error().what == "report format_version 4.0 is not one this pathwarden (" PW_VERSION
+                                ") reads: it reads 3.x, 2.x, and format 1; the report was written by pathwarden 7.0.0");
   auto v2_string =
       run_report_from_json(boost::json::parse(R"({"schema":"pathwarden-report/v2","policies":[]})"), "s.json");
   CHECK(!v2_string);  // "schema" alone names only format 1

@@ -1,0 +1,92 @@
+#include "report/fleet_view.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "report/html_report.hpp"
+
+namespace pw::report {
+
+namespace {
+
+std::size_t index_of(Verdict v) {
+  return static_cast<std::size_t>(std::find(std::begin(kVerdicts), std::end(kVerdicts), v) - std::begin(kVerdicts));
+}
+
+std::vector<VerdictCounts> group(const RunReport& r, const std::function<std::string(const PolicyReport&)>& key) {
+  std::map<std::string, VerdictCounts> groups;
+  for (const auto& p : r.policies) {
+    const auto name = key(p);
+    auto& g = groups[name];
+    g.name = name;
+    ++g.counts[index_of(p.verdict)];
+    ++g.total;
+  }
+  std::vector<VerdictCounts> out;
+  for (auto& [_, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", v);
+  return buf;
+}
+
+void table(std::ostringstream& out, const std::string& heading, const std::vector<VerdictCounts>& groups) {
+  out << "<table class=\"fleet\"><caption>" << html_escape(heading) << "</caption><tbody>";
+  for (const auto& g : groups) {
+    out << "<tr><th>" << html_escape(g.name) << "</th><td class=\"n\">" << g.total
+        << "</td><td class=\"mix\"><div class=\"stack\">";
+    for (std::size_t i = 0; i < std::size(kVerdicts); ++i) {
+      if (g.counts[i] == 0) continue;
+      out << "<span style=\"width:" << percent(100.0 * g.counts[i] / g.total)
+          << ";background:" << verdict_colour(kVerdicts[i]) << "\"></span>";
+    }
+    out << "</div><small>";
+    bool first = true;
+    for (std::size_t i = 0; i < std::size(kVerdicts); ++i) {
+      if (g.counts[i] == 0) continue;
+      out << (first ? "" : " · ") << "<span class=\"dot\" style=\"background:" << verdict_colour(kVerdicts[i])
+          << "\"></span> " << g.counts[i] << " " << to_string(kVerdicts[i]);
+      first = false;
+    }
+    out << "</small></td></tr>";
+  }
+  out << "</tbody></table>\n";
+}
+
+}  // namespace
+
+int VerdictCounts::of(Verdict v) const { return counts[index_of(v)]; }
+
+std::string nas_of(const PolicyReport& p) {
+  const std::string& s = p.source;
+  if (!s.empty() && s.front() == '[') {
+    const auto close = s.find(']');
+    if (close != std::string::npos && close > 1) return s.substr(1, close - 1);
+  }
+  const auto colon = s.find(':');
+  if (colon != std::string::npos && colon > 0) return s.substr(0, colon);
+  return "(unknown)";
+}
+
+std::vector<VerdictCounts> by_node(const RunReport& r) {
+  return group(r, [](const PolicyReport& p) { return p.node.empty() ? std::string("(unknown)") : p.node; });
+}
+
+std::vector<VerdictCounts> by_nas(const RunReport& r) { return group(r, nas_of); }
+
+std::string render_fleet_html(const RunReport& r) {
+  std::ostringstream out;
+  out << "<section class=\"fleet-view\" aria-label=\"the fleet by node and by NAS\">\n";
+  table(out, "By Proxmox node", by_node(r));
+  table(out, "By NAS", by_nas(r));
+  out << "</section>\n";
+  return out.str();
+}
+
+}  // namespace pw::report
