@@ -13,18 +13,22 @@ usage: ansible_collection_test.py
    the collection's tests/sanity/ignore-2.14.txt. (ansible-lint --profile production over the
    collection is the CTest ops_ansible_lint.)
 3. The installed module on localhost (connection local) with a stand-in for the pathwarden
-   executable that logs its argv and prints a recorded plan (for `plan`) and a report (for
-   `reconcile` and `apply`), exiting with the code each case chooses:
-   - check mode passes --check; diff mode runs `plan` first and returns, in Ansible's diff format,
-     the fstab lines and the netN string before and after (only of the policies with drift, in
-     check mode; of those changed and verified otherwise); without diff no `plan` runs;
+   executable that logs its argv and prints a report (format 3.0, planned[] and changes[]
+   structured; for `reconcile` and `apply`), exiting with the code each case chooses:
+   - check mode passes --check; diff mode runs pathwarden once (never `plan`) and returns, in
+     Ansible's diff format, the mount's fstab line, the netN string and the channels before and
+     after, taken from the report: in check mode from planned[] of the policies with drift,
+     otherwise from changes[] of those changed and verified; a re-made mount whose line stays
+     (before == after) gives no fstab entry, a restart its own; a format 2.x report (planned[] as
+     strings) gives no diff and no error, an unknown major a warning and no diff;
    - changed/failed per exit code as the role always had them: 0 ok, 2 changed, 3 changed in check
      mode and ok outside it (failed with fail_on_blocked), 1/4/5/6 failed with the exit code's
      meaning and one line per policy (verdict, errors, diagnosis, remedies), no report failed;
      changed wherever a policy of the report has changed: true (also one rolled back);
    - policies/selectors/nodes/hosts reach the argv as --policy/--selector/--node/--host, one
      argument each; plan_file runs `apply` (a planned policy left precondition-failed fails it as
-     "not applied"), and in check mode shows the saved plan's diff without running anything;
+     "not applied") with the saved plan's diff (the plan returned as `plan`, only there), and in
+     check mode shows the saved plan's diff without running anything;
    - `ansible-playbook --check --diff` with the default callback prints the fstab and net1 lines.
 """
 import glob
@@ -46,8 +50,8 @@ NET1_FROM = "virtio=BC:24:11:2A:3B:4C,bridge=vmbr1"
 NET1_TO = "virtio=BC:24:11:2A:3B:4C,bridge=vmbr1,queues=8"
 FSTAB_HEAD = "# /etc/fstab: static file system information.\nUUID=0a1b2c3d / ext4 errors=remount-ro 0 1\n"
 
-# A plan as `pathwarden plan --output json` prints it (the seed's fix on the lab guest), and one
-# policy without changes.
+# A saved plan (plan_file) as `pathwarden plan --output json` prints it (the seed's fix on the lab
+# guest), and one policy without changes.
 PLAN = {
     "format": "pathwarden-plan", "version": 1, "id": "7f3a9c2e1b4d", "created_at": "2026-11-30T02:00:00Z",
     "policies_revision": "d050152", "policies_dirty": False,
@@ -71,6 +75,25 @@ PLAN = {
     ]}
 
 
+# The same steps as the report's planned[] / changes[] (format 3): the mount's fstab line only.
+def change(action, target, before, after, text):
+    return {"action": action, "target": target, "before": before, "after": after, "text": text}
+
+
+SET_NIC = change("set-nic", "VM 101 net1", NET1_FROM, NET1_TO, "set net1 queues 1 → 8 (hot-plug: the NIC is re-plugged)")
+SET_CHANNELS = change("set-channels", "media-vm ens19 combined channels", "1", "8", "set ens19 combined channels to 8 in the guest")
+CHANGE_FSTAB = change("change-fstab", "media-vm /mnt/movies", OLD_LINE, NEW_LINE,
+                      "write the fstab entry of /mnt/movies and re-make the mount")
+VERIFY = change("verify", "media-vm /mnt/movies", None, None, "prove /mnt/movies runs over bc:24:11:2a:3b:4c")
+FIX = [SET_NIC, SET_CHANNELS, CHANGE_FSTAB, VERIFY]
+# net1's queues pending until a restart, and a mount only re-made (its fstab line stays).
+PENDING_NIC = change("set-nic", "VM 101 net1", NET1_FROM, NET1_TO, "set net1 queues 1 → 8 (pending until restart)")
+RESTART = change("restart-vm", "VM 101", None, None, "reboot VM 101 through Proxmox to apply net1 queues=8")
+REMOUNT = change("change-fstab", "media-vm /mnt/movies", NEW_LINE, NEW_LINE,
+                 "re-make the mount /mnt/movies (mounted with nconnect=1, the fstab says nconnect=8)")
+RESTART_REMOUNT = [PENDING_NIC, RESTART, SET_CHANNELS, REMOUNT, VERIFY]
+
+
 def policy_report(name, verdict, changed=False, **extra):
     p = {"policy": name, "source": f"policies/{name}.yaml:4:1", "node": "pve1", "vmid": 101, "host": "media-vm",
          "verdict": verdict, "cause": None, "changed": changed, "planned": [], "changes": [], "rolled_back": [],
@@ -79,23 +102,30 @@ def policy_report(name, verdict, changed=False, **extra):
     return p
 
 
-def report(mode, exit_code, movies):
-    return {"schema": "pathwarden-report/v1", "run_id": "r1", "plan_id": None, "mode": mode, "started_at": "t0",
-            "finished_at": "t1", "policies_revision": "d050152", "policies_dirty": False, "journal_left": False,
-            "stopped_by": None, "exit_code": exit_code,
+def report(mode, exit_code, movies, format_version="3.0"):
+    major = format_version.split(".")[0]
+    return {"format": "pathwarden-report", "format_version": format_version, "pathwarden_version": "1.4.0",
+            "schema": f"pathwarden-report/v{major}", "run_id": "r1", "plan_id": None, "mode": mode,
+            "started_at": "t0", "finished_at": "t1", "policies_revision": "d050152", "policies_dirty": False,
+            "journal_left": False, "stopped_by": None, "exit_code": exit_code,
             "policies": [movies, policy_report("postgres-data", "converged")]}
 
 
 ROLLED_BACK = policy_report("movies-10g", "rolled-back", True, cause="wrong-path",
-                            changes=["net1 queues 1 -> 8"], rolled_back=["net1 queues 8 -> 1"],
+                            changes=[SET_NIC], rolled_back=["net1 queues 8 -> 1"], planned=FIX,
                             verification={"summary": "the probe's bytes crossed link1", "diagnosis": "trunked onto the old link",
                                           "remedies": ["pin vers=3"]})
 CASES = {
     # name: (exit code, report or None, check mode, diff, extra module args)
-    "check_diff": (3, report("check", 3, policy_report("movies-10g", "drift", planned=["set net1 queues 1 → 8"])), True, True, {}),
-    "check_nodiff": (3, report("check", 3, policy_report("movies-10g", "drift")), True, False, {}),
+    "check_diff": (3, report("check", 3, policy_report("movies-10g", "drift", planned=FIX)), True, True, {}),
+    "check_remount": (3, report("check", 3, policy_report("movies-10g", "drift", planned=RESTART_REMOUNT)), True, True, {}),
+    "check_v2": (3, report("check", 3, policy_report("movies-10g", "drift", planned=[p["text"] for p in FIX]),
+                           format_version="2.1"), True, True, {}),
+    "check_v9": (3, report("check", 3, policy_report("movies-10g", "drift", planned=FIX), format_version="9.0"),
+                 True, True, {}),
+    "check_nodiff": (3, report("check", 3, policy_report("movies-10g", "drift", planned=FIX)), True, False, {}),
     "converged": (0, report("reconcile", 0, policy_report("movies-10g", "converged")), False, True, {}),
-    "verified": (2, report("reconcile", 2, policy_report("movies-10g", "verified", True, changes=["net1 queues 1 -> 8"])),
+    "verified": (2, report("reconcile", 2, policy_report("movies-10g", "verified", True, planned=FIX, changes=FIX)),
                  False, True, {}),
     "blocked": (3, report("reconcile", 3, policy_report("movies-10g", "precondition-failed", errors=["VM 101 is locked"])),
                 False, False, {}),
@@ -115,8 +145,8 @@ CASES = {
     "apply_stale": (3, report("apply", 3, policy_report("movies-10g", "precondition-failed",
                                                         errors=["the Proxmox config of VM 101 changed since the plan"])),
                     False, False, {"plan_file": "PLAN"}),
-    "apply_verified": (2, report("apply", 2, policy_report("movies-10g", "verified", True, changes=["x"])), False, True,
-                       {"plan_file": "PLAN"}),
+    "apply_verified": (2, report("apply", 2, policy_report("movies-10g", "verified", True, planned=FIX, changes=FIX)),
+                       False, True, {"plan_file": "PLAN"}),
     "apply_check": (2, None, True, True, {"plan_file": "PLAN"}),
 }
 
@@ -128,9 +158,8 @@ with open(os.path.join(case, "calls.jsonl"), "a") as f:
 command = next(a for a in sys.argv[1:] if not a.startswith("--"))
 sys.stderr.write("stand-in: pathwarden " + command + "\\n")
 if command == "plan":
-    with open(os.path.join(case, "plan.json")) as f:
-        print(f.read())
-    sys.exit(3)
+    sys.stderr.write("stand-in: the module has no reason to run pathwarden plan\\n")
+    sys.exit(1)
 if os.path.exists(os.path.join(case, "report.json")):
     with open(os.path.join(case, "report.json")) as f:
         print(f.read())
@@ -204,8 +233,6 @@ def write_case(work, name, rc, rep):
     with open(stand_in, "w") as f:
         f.write(STAND_IN)
     os.chmod(stand_in, 0o755)
-    with open(os.path.join(case, "plan.json"), "w") as f:
-        json.dump(PLAN, f)
     with open(os.path.join(case, "rc"), "w") as f:
         f.write(str(rc))
     if rep is not None:
@@ -264,25 +291,56 @@ def module_cases(work, installed):
         check(len(argvs) == 1, f"{name}: pathwarden reconcile/apply ran {len(argvs)} times: {calls(dirs[name])}")
         return argvs[0]
 
-    # Check mode + diff: plan first (never --check there: it changes nothing anyway), then reconcile --check.
+    def ran_once(name):
+        """Diff mode observes once: one pathwarden run, never `plan`, and no plan returned."""
+        argvs = calls(dirs[name])
+        check(len(argvs) == 1 and "plan" not in argvs[0] and "plan" not in results[name],
+              f"{name}: pathwarden ran {len(argvs)} times (want once, no plan): {argvs}")
+        return argvs[0]
+
+    def diff_format(name, diff):
+        check(isinstance(diff, list) and all(set(d) == {"before_header", "after_header", "before", "after"} for d in diff),
+              f"{name}: not Ansible's diff format: {diff}")
+        return diff
+
+    # Check mode + diff: reconcile --check only, the diff from its report's planned[].
     res = expect("check_diff", True, False)
-    argvs = calls(dirs["check_diff"])
-    check([a[a.index("--log-level=info") + 1] for a in argvs] == ["plan", "reconcile"] and "--check" in argvs[1]
-          and "--check" not in argvs[0],
-          f"check_diff argv: {argvs}")
-    check(argvs[1][:6] == [argvs[1][0], "--config=/etc/pw.yaml", "--log-level=info", "reconcile", "--output=json", "--no-color"],
-          f"reconcile argv: {argvs[1]}")
-    diff = res.get("diff")
-    check(isinstance(diff, list) and all(set(d) == {"before_header", "after_header", "before", "after"} for d in diff),
-          f"check_diff: not Ansible's diff format: {diff}")
+    argv = ran_once("check_diff")
+    check(argv[:6] == [argv[0], "--config=/etc/pw.yaml", "--log-level=info", "reconcile", "--output=json", "--no-color"]
+          and "--check" in argv, f"reconcile argv: {argv}")
+    diff = diff_format("check_diff", res.get("diff"))
     fstab = [d for d in diff if d["before_header"].startswith("media-vm:/etc/fstab")]
-    check(len(fstab) == 1 and OLD_LINE in fstab[0]["before"] and OLD_LINE not in fstab[0]["after"]
-          and NEW_LINE in fstab[0]["after"] and NEW_LINE not in fstab[0]["before"], f"fstab diff: {fstab}")
+    check(len(fstab) == 1 and fstab[0]["before"] == OLD_LINE + "\n" and fstab[0]["after"] == NEW_LINE + "\n"
+          and fstab[0]["before_header"] == fstab[0]["after_header"] == "media-vm:/etc/fstab (policy movies-10g)",
+          f"fstab diff: {fstab}")
     net = [d for d in diff if "net1" in d["before_header"]]
     check(len(net) == 1 and net[0]["before"] == f"net1: {NET1_FROM}\n" and net[0]["after"] == f"net1: {NET1_TO}\n"
-          and "VM 101" in net[0]["before_header"], f"net1 diff: {net}")
-    check(any(d["before"] == "combined 1\n" and d["after"] == "combined 8\n" for d in diff), f"channels diff: {diff}")
-    check(res["report"]["mode"] == "check" and res["plan"]["id"] == PLAN["id"] and res["rc"] == 3, f"check_diff result: {res}")
+          and net[0]["before_header"] == "VM 101 on pve1: net1 (policy movies-10g)", f"net1 diff: {net}")
+    check(any(d["before"] == "combined 1\n" and d["after"] == "combined 8\n" and "ens19" in d["before_header"] for d in diff),
+          f"channels diff: {diff}")
+    check(len(diff) == 3 and not any("power" in d["before_header"] for d in diff), f"check_diff: verify shows no diff: {diff}")
+    check(res["report"]["mode"] == "check" and res["report"]["format_version"] == "3.0" and res["rc"] == 3,
+          f"check_diff result: {res}")
+
+    # A restart and a mount only re-made: the restart shown with why, no fstab entry (its line stays).
+    res = expect("check_remount", True, False)
+    ran_once("check_remount")
+    diff = diff_format("check_remount", res.get("diff"))
+    check(not any("/etc/fstab" in d["before_header"] for d in diff), f"re-made mount gave an fstab diff: {diff}")
+    restart = [d for d in diff if d["before_header"] == "VM 101 on pve1: power (policy movies-10g)"]
+    check(len(restart) == 1 and restart[0]["before"] == "running\n"
+          and restart[0]["after"] == f"restarted ({RESTART['text']})\n", f"restart diff: {diff}")
+    check(any(d["after"] == f"net1: {NET1_TO}\n" for d in diff) and len(diff) == 3, f"check_remount diff: {diff}")
+
+    # Format 2.x: planned[] as strings gives no diff, and no error; an unknown major a warning.
+    res = expect("check_v2", True, False)
+    ran_once("check_v2")
+    check(res.get("diff") == [] and res["report"]["policies"][0]["planned"][0].startswith("set net1"),
+          f"format 2 report: {json.dumps(res)[:2500]}")
+    res = expect("check_v9", True, False)
+    ran_once("check_v9")
+    check(res.get("diff") == [] and any("format_version 9.0" in w for w in res.get("warnings", [])),
+          f"format 9 report: {json.dumps(res)[:2500]}")
 
     res = expect("check_nodiff", True, False)
     argvs = calls(dirs["check_nodiff"])
@@ -290,11 +348,16 @@ def module_cases(work, installed):
           f"check mode without diff: {argvs} {res.get('diff')}")
 
     res = expect("converged", False, False)
-    check(not res.get("diff") and [a[3] for a in calls(dirs["converged"])] == ["plan", "reconcile"]
-          and "--check" not in calls(dirs["converged"])[1], f"converged: {res.get('diff')}, {calls(dirs['converged'])}")
+    argv = ran_once("converged")
+    check(not res.get("diff") and argv[3] == "reconcile" and "--check" not in argv, f"converged: {res.get('diff')}, {argv}")
+    # A real run: the diff from changes[] of the policies changed and verified.
     res = expect("verified", True, False)
-    check(any(OLD_LINE in d["before"] and NEW_LINE in d["after"] for d in res.get("diff", []))
-          and res["report"]["policies"][0]["verdict"] == "verified", f"verified diff: {res.get('diff')}")
+    argv = ran_once("verified")
+    diff = diff_format("verified", res.get("diff"))
+    check(argv[3] == "reconcile" and "--check" not in argv
+          and any(d["before"] == OLD_LINE + "\n" and d["after"] == NEW_LINE + "\n" for d in diff)
+          and any(d["after"] == f"net1: {NET1_TO}\n" for d in diff) and len(diff) == 3
+          and res["report"]["policies"][0]["verdict"] == "verified", f"verified diff: {diff}")
     expect("blocked", False, False)
     res = expect("blocked_fail", False, True)
     check(res["failures"][0].startswith("pathwarden exited 3: drift found")
@@ -329,8 +392,9 @@ def module_cases(work, installed):
           and res["failures"][1] == "not applied: movies-10g; nothing was changed; launch the review again for a fresh plan",
           f"stale apply: {res['failures']}")
     res = expect("apply_verified", True, False)
-    check([a[3] for a in calls(dirs["apply_verified"])] == ["apply"]
-          and any(NEW_LINE in d["after"] for d in res.get("diff", [])), f"apply diff: {res.get('diff')}")
+    check([a[3] for a in calls(dirs["apply_verified"])] == ["apply"] and res.get("plan", {}).get("id") == PLAN["id"]
+          and any(NEW_LINE in d["after"] and FSTAB_HEAD in d["after"] for d in res.get("diff", [])),
+          f"apply diff (the saved plan's): {res.get('diff')}")
     res = expect("apply_check", True, False)
     check(calls(dirs["apply_check"]) == [] and any(f"net1: {NET1_TO}" in d["after"] for d in res.get("diff", [])),
           f"apply in check mode ran pathwarden, or showed no diff: {calls(dirs['apply_check'])} {res}")
@@ -343,7 +407,7 @@ def module_cases(work, installed):
     check(r.returncode == 0 and f"-{OLD_LINE}" in shown and f"+{NEW_LINE}" in shown and f"-net1: {NET1_FROM}" in shown
           and f"+net1: {NET1_TO}" in shown and "changed: [localhost]" in shown
           and "--- before: media-vm:/etc/fstab (policy movies-10g)" in shown, f"--check --diff output:\n{shown}\n{r.stderr}")
-    check("--check" in calls(case)[-1], f"--check not passed: {calls(case)}")
+    check(len(calls(case)) == 1 and "--check" in calls(case)[0], f"--check not passed, or not once: {calls(case)}")
 
 
 def main():

@@ -17,7 +17,8 @@ version_added: 1.0.0
 description:
   - Runs C(pathwarden reconcile) on the host the task runs on (where pathwarden, its settings and its state
     directory live), or C(pathwarden apply) of a saved plan when I(plan_file) is given, and returns pathwarden's
-    JSON report (C(format_version) 2.x, schema file src/report/report.schema.json in pathwarden's sources).
+    JSON report (C(format_version) 3.x, schema file src/report/report.schema.json in pathwarden's sources; reports of
+    format 2.x are read too).
   - pathwarden reaches the Proxmox API and the guests itself, through the inventory named in its settings; this
     module only drives it.
   - The task is C(changed) when pathwarden changed a policy (exit code 2), and in check mode when a policy has drift.
@@ -29,10 +30,11 @@ description:
     change did not happen.
   - The failure message's first line is the exit code and its meaning, then one line per policy that needs
     attention (verdict, verification cause, errors, diagnosis, remedies).
-  - In diff mode the task returns, per policy that changed (in check mode, that has drift), the Proxmox C(netN)
-    strings and the guest's C(/etc/fstab) before and after, and the NIC's channels, taken from pathwarden's plan.
-    Without I(plan_file), diff mode first runs C(pathwarden plan) (which observes and changes nothing) to learn
-    them, so a diff-mode run observes Proxmox and the guests twice.
+  - In diff mode the task returns, per policy that changed and was verified (in check mode, that has drift), the
+    Proxmox C(netN) strings, the mount's C(/etc/fstab) line and the NIC's combined channels before and after, and a
+    restart. Without I(plan_file) they come from the report of the one run the task makes (in check mode each
+    policy's C(planned), otherwise its C(changes)), so diff mode runs nothing more and observes Proxmox and the guests
+    once. With I(plan_file) they come from the saved plan.
 author:
   - pathwarden developers (@pathwarden)
 extends_documentation_fragment:
@@ -46,8 +48,8 @@ attributes:
   diff_mode:
     support: full
     details:
-      - The C(netN) strings of the VMs' Proxmox configs, the guests' C(/etc/fstab) and the NICs' combined channels,
-        before and after.
+      - The C(netN) strings of the VMs' Proxmox configs, the mounts' C(/etc/fstab) lines (with I(plan_file), the
+        guests' whole C(/etc/fstab)) and the NICs' combined channels, before and after, from the run's report.
   platform:
     platforms: posix
     details:
@@ -166,34 +168,43 @@ EXAMPLES = r'''
     plan_file: /var/lib/pathwarden/plans/cluster-a.json
     fail_on_blocked: true
 
-# ansible-playbook site.yml --check --diff shows the fstab lines and netN strings that would change.
+# ansible-playbook site.yml --check --diff shows the fstab lines and netN strings that would change, taken from
+# the report of the one reconcile --check it runs.
 '''
 
 RETURN = r'''
 report:
   description:
-    - pathwarden's JSON report (C(format_version) 2.x) as a dictionary; empty when pathwarden printed none
+    - pathwarden's JSON report (C(format_version) 3.x) as a dictionary; empty when pathwarden printed none
       (exit 1, or in check mode with I(plan_file)).
-    - Per policy C(verdict), C(changed), C(planned), C(changes) (each with C(action), C(target), C(before),
-      C(after), C(text)), C(rolled_back), C(verification), C(errors).
+    - Per policy C(verdict), C(changed), C(planned) (the steps of its plan, what check mode would change) and
+      C(changes) (what the run changed and kept), each a list of C(action), C(target), C(before), C(after), C(text);
+      C(rolled_back), C(verification), C(errors). In format 2.x C(planned) was a list of strings.
   returned: always
   type: dict
   sample:
-    schema: pathwarden-report/v2
-    format_version: "2.0"
+    format: pathwarden-report
+    schema: pathwarden-report/v3
+    format_version: "3.0"
     mode: reconcile
     exit_code: 2
     policies:
       - policy: movies-10g
         verdict: verified
         changed: true
+        changes:
+          - action: change-fstab
+            target: media-vm /mnt/movies
+            before: "192.0.2.2:/srv/nas/movies /mnt/movies nfs vers=4.2,_netdev 0 0"
+            after: "198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0"
+            text: write the fstab entry of /mnt/movies and re-make the mount
 rc:
   description: pathwarden's exit code (C(-1) when it did not run).
   returned: always
   type: int
   sample: 2
 cmd:
-  description: The argument vector pathwarden ran with (the last one, when diff mode ran C(pathwarden plan) first).
+  description: The argument vector pathwarden ran with (it runs once per task, also in diff mode).
   returned: always
   type: list
   elements: str
@@ -205,13 +216,15 @@ stderr:
   type: str
 plan:
   description:
-    - The plan the diff was taken from (format C(pathwarden-plan)).
-    - In diff mode, and always with I(plan_file).
-  returned: when available
+    - The saved plan of I(plan_file) (format C(pathwarden-plan)); with I(plan_file) the diff is taken from it.
+  returned: with I(plan_file)
   type: dict
 diff:
   description:
     - Ansible's diff, one entry per change; shown by C(--diff).
+    - Without I(plan_file), from the report's C(planned) (check mode) or C(changes) (a real run) - C(set-nic) the
+      C(netN) string, C(change-fstab) the mount's fstab line (none when only the mount is re-made, its line the
+      same), C(set-channels) the combined channels, C(restart-vm) the restart and why; C(verify) none.
   returned: in diff mode
   type: list
   elements: dict
@@ -251,6 +264,9 @@ APPLY_EXIT_MEANINGS = {
     3: "the saved plan was not applied where it had changes: pathwarden refuses a plan when a VM's Proxmox config or a "
        "guest's fstab changed since the plan was made (stale), and leaves a guest alone that another run holds",
 }
+# Report format majors whose planned/changes this module reads: 1 (strings only), 2 (changes structured,
+# planned strings), 3 (both structured).
+KNOWN_REPORT_MAJORS = (1, 2, 3)
 # Verdicts that need nobody's attention.
 FINE_VERDICTS = ("converged", "verified", "drift")
 
@@ -330,6 +346,69 @@ def plan_diff(plan, wanted):
     return diffs
 
 
+def report_major(report):
+    """The major of the report's format_version: 1 for format 1 (no format_version), None when unreadable."""
+    version = report.get("format_version")
+    if version is None:
+        return 1 if report.get("schema") == "pathwarden-report/v1" else None
+    try:
+        return int(str(version).split(".", 1)[0])
+    except ValueError:
+        return None
+
+
+def change_diffs(entry, key):
+    """Ansible diff entries for one report policy's structured changes (planned or changes): netN strings, the
+    mount's fstab line, channels, restarts. Items that are no objects (format 2's planned strings) give none."""
+    out = []
+    name = entry.get("policy", "?")
+    for change in entry.get(key) or []:
+        if not isinstance(change, dict):
+            continue
+        action = change.get("action")
+        target = change.get("target") or ""
+        before, after = change.get("before"), change.get("after")
+        if action == "set-nic":
+            device = target.split()[-1] if target.split() else "?"
+            header = "VM %s on %s: %s (policy %s)" % (entry.get("vmid"), entry.get("node"), device, name)
+            before = "%s: %s\n" % (device, before) if before is not None else ""
+            after = "%s: %s\n" % (device, after) if after is not None else ""
+        elif action == "change-fstab":
+            if before == after:
+                continue  # only the mount is re-made
+            host = entry.get("host") or target.split(" ", 1)[0]
+            header = "%s:/etc/fstab (policy %s)" % (host, name)
+            before = "%s\n" % before if before is not None else ""
+            after = "%s\n" % after if after is not None else ""
+        elif action == "set-channels":
+            host, _, what = target.partition(" ")
+            header = "%s: %s (policy %s)" % (host, what, name) if what else "%s (policy %s)" % (target, name)
+            before = "combined %s\n" % before if before is not None else ""
+            after = "combined %s\n" % after if after is not None else ""
+        elif action == "restart-vm":
+            header = "VM %s on %s: power (policy %s)" % (entry.get("vmid"), entry.get("node"), name)
+            before = "running\n"
+            after = "restarted (%s)\n" % change.get("text") if change.get("text") else "restarted\n"
+        else:
+            continue  # verify changes nothing
+        out.append({"before_header": header, "after_header": header, "before": before, "after": after})
+    return out
+
+
+def report_diff(policies, check_mode):
+    """The diff of the run's report: check mode, the planned steps of the policies with drift; otherwise the
+    changes of the policies changed and verified (those whose changes stand)."""
+    diffs = []
+    for entry in policies:
+        if not isinstance(entry, dict):
+            continue
+        if check_mode and entry.get("verdict") == "drift":
+            diffs.extend(change_diffs(entry, "planned"))
+        elif not check_mode and entry.get("changed") and entry.get("verdict") == "verified":
+            diffs.extend(change_diffs(entry, "changes"))
+    return diffs
+
+
 def failure_lines(rc, report, meanings, not_applied):
     lines = ["pathwarden exited %d: %s" % (rc, meanings.get(rc, "an internal error"))]
     policies = report.get("policies") or []
@@ -406,18 +485,7 @@ def main():
             module.exit_json(failed=False, **result)
         argv = base_argv(params) + ["apply", "--output=json", "--no-color"] + output_args(params) + ["--", plan_file]
     else:
-        if want_diff:
-            # What reconcile would change, as values: pathwarden plan observes and changes nothing.
-            plan_argv = (base_argv(params) + ["plan", "--output=json", "--no-color"] + selector_args(params) + ["--"]
-                         + params["paths"])
-            rc, out, err = module.run_command(plan_argv)
-            plan = parse_json(out)
-            if plan is not None and plan.get("format") == "pathwarden-plan":
-                result["plan"] = plan
-            else:
-                plan = None
-                module.warn("diff mode: pathwarden plan exited %d without a plan, so no diff: %s"
-                            % (rc, " | ".join(err.splitlines()[-3:])))
+        # Diff mode needs no second run: the report's planned (check mode) and changes carry the values.
         argv = (base_argv(params) + ["reconcile", "--output=json", "--no-color"] + (["--check"] if check_mode else [])
                 + selector_args(params) + output_args(params) + ["--"] + params["paths"])
 
@@ -436,12 +504,18 @@ def main():
     policies = report.get("policies") or []
 
     result["changed"] = any(p.get("changed") or (check_mode and p.get("verdict") == "drift") for p in policies)
-    if want_diff and plan is not None:
-        if check_mode:
-            shown = set(p.get("policy") for p in policies if p.get("verdict") == "drift")
+    if want_diff and plan_file:
+        result["diff"] = plan_diff(plan, set(p.get("policy") for p in policies
+                                             if p.get("changed") and p.get("verdict") == "verified"))
+    elif want_diff:
+        major = report_major(report)
+        if major in KNOWN_REPORT_MAJORS:
+            result["diff"] = report_diff(policies, check_mode)
         else:
-            shown = set(p.get("policy") for p in policies if p.get("changed") and p.get("verdict") == "verified")
-        result["diff"] = plan_diff(plan, shown)
+            result["diff"] = []
+            module.warn("diff mode: report format_version %s is not one this collection reads (it reads %s and "
+                        "format 1), so no diff" % (report.get("format_version"),
+                                                   ", ".join("%d.x" % m for m in KNOWN_REPORT_MAJORS[1:])))
 
     planned = set(p.get("policy") for p in (plan or {}).get("policies") or [] if p.get("state") == "changes") \
         if plan_file else set()
