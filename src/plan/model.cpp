@@ -385,6 +385,7 @@ json::value to_json(const Plan& plan) {
                                     {"source", p.source},
                                     {"vm", vm_json(p.vm)},
                                     {"host", p.host},
+                                    {"nas", p.nas},
                                     {"state", std::string(to_string(p.state))},
                                     {"steps", std::move(steps)},
                                     {"blockers", strings_json(p.blockers)},
@@ -438,6 +439,7 @@ Result<Plan> plan_from_json(const json::value& v) {
     p.source = pr.str("source");
     p.vm = pr.vm("vm");
     p.host = pr.str("host");
+    p.nas = pr.opt_str_or_empty("nas");  // 1.2 on
     const auto state = pr.str("state");
     if (state == "converged") p.state = PolicyState::converged;
     else if (state == "changes") p.state = PolicyState::changes;

@@ -128,6 +128,7 @@ struct PolicyPlan {
   std::string source;  // file:line of the policy
   proxmox::VmRef vm;
   std::string host;
+  std::string nas;     // the NAS as the policy names it (spec.mount.server): the fleet page groups by it
   PolicyState state = PolicyState::converged;
   std::vector<Step> steps;
   std::vector<std::string> blockers;  // why nothing can be applied
@@ -139,9 +140,10 @@ struct PolicyPlan {
 struct Plan {
   // The plan file's format_version (diagnostics/format_version.hpp; src/plan/plan.schema.json).
   // 1.0 is the plan file that said only "version": 1; 1.1 added format_version and
-  // pathwarden_version, and still writes "version": MAJOR for the pathwardens that read only that.
+  // pathwarden_version, and still writes "version": MAJOR for the pathwardens that read only that;
+  // 1.2 added each policy's "nas".
   static constexpr int kFormatMajor = 1;
-  static constexpr int kFormatMinor = 1;
+  static constexpr int kFormatMinor = 2;
   std::string id;          // random, names journals and backups
   std::string created_at;  // ISO 8601 UTC
   std::string policies_revision;  // git commit of the policy directory, when known

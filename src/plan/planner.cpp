@@ -177,12 +177,19 @@ guest::FstabEntrySpec desired_fstab_entry(const policy::StoragePath& p) {
   return spec;
 }
 
-PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed, const PlanningContext& ctx) {
+PolicyPlan plan_header(const policy::StoragePath& p) {
   PolicyPlan out;
   out.policy = p.name;
   out.source = p.source.to_string();
-  out.vm = observed.vm ? observed.vm->config.ref : proxmox::VmRef{p.guest.node, p.guest.vmid};
+  out.vm = proxmox::VmRef{p.guest.node, p.guest.vmid};
   out.host = p.guest.host;
+  out.nas = p.mount.server;
+  return out;
+}
+
+PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed, const PlanningContext& ctx) {
+  PolicyPlan out = plan_header(p);
+  if (observed.vm) out.vm = observed.vm->config.ref;
   out.warnings = observed.warnings;
   for (auto& note : policy::option_notes(p.mount)) out.warnings.push_back(std::move(note.message));
   auto block = [&](std::string why) { out.blockers.push_back(std::move(why)); };

@@ -45,6 +45,10 @@ struct PlanningContext {
 
 PolicyPlan plan_policy(const policy::StoragePath& policy, const Observation& observed, const PlanningContext& ctx);
 
+// A plan entry's header alone (policy, source, VM as the policy names it, host, NAS): what every
+// report entry of the policy starts from, planned or only audited.
+PolicyPlan plan_header(const policy::StoragePath& policy);
+
 // observations[i] belongs to policies[i].
 Plan make_plan(std::span<const policy::StoragePath> policies, std::span<const Observation> observations,
                const PlanningContext& ctx);

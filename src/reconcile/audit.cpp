@@ -18,11 +18,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
   std::vector<std::optional<plan::VerifyPath>> paths(policies.size());
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = policies[i];
-    plan::PolicyPlan pp;
-    pp.policy = p.name;
-    pp.source = p.source.to_string();
-    pp.vm = {p.guest.node, p.guest.vmid};
-    pp.host = p.guest.host;
+    auto pp = plan::plan_header(p);
     const auto& o = observed[i];
     if (o.vm) pp.vm = o.vm->config.ref;
     auto& pr = report_of(rep, pp);

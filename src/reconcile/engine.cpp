@@ -262,6 +262,9 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
     }
   }
   rep.finished_at = journal::format_utc(ctx_.d.clock.now());
+  // A check stores nothing, as `terraform plan` writes no state: the stored results (status, the
+  // textfile's last success, the fleet page's history) are those of runs that acted, and a
+  // 10,000-VM check spends no fsync per policy. Its report (--report-file) is the check's record.
   if (!check_only) remember_results(ctx_, rep);
   return rep;
 }

@@ -66,6 +66,7 @@ report::PolicyReport new_entry(const plan::PolicyPlan& p) {
   pr.node = p.vm.node;
   pr.vmid = p.vm.vmid;
   pr.host = p.host;
+  pr.nas = p.nas;
   return pr;
 }
 

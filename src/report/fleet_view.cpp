@@ -63,16 +63,7 @@ void table(std::ostringstream& out, const std::string& heading, const std::vecto
 
 int VerdictCounts::of(Verdict v) const { return counts[index_of(v)]; }
 
-std::string nas_of(const PolicyReport& p) {
-  const std::string& s = p.source;
-  if (!s.empty() && s.front() == '[') {
-    const auto close = s.find(']');
-    if (close != std::string::npos && close > 1) return s.substr(1, close - 1);
-  }
-  const auto colon = s.find(':');
-  if (colon != std::string::npos && colon > 0) return s.substr(0, colon);
-  return "(unknown)";
-}
+std::string nas_of(const PolicyReport& p) { return p.nas.empty() ? std::string("(unknown)") : p.nas; }
 
 std::vector<VerdictCounts> by_node(const RunReport& r) {
   return group(r, [](const PolicyReport& p) { return p.node.empty() ? std::string("(unknown)") : p.node; });

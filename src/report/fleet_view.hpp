@@ -18,8 +18,8 @@ struct VerdictCounts {
   int of(Verdict v) const;
 };
 
-// The NAS a policy mounts from: the host part of its source ("nas1.lab" of "nas1.lab:/tank",
-// "2001:db8::5" of "[2001:db8::5]:/tank"); "(unknown)" when the source names none.
+// The NAS a policy mounts from, as the policy names it; "(unknown)" in a report that predates
+// the field (format 3.0 added "nas").
 std::string nas_of(const PolicyReport& policy);
 
 // Groups sorted by name, each with its policies counted per verdict.

@@ -20,7 +20,7 @@ HistoryPoint history_point(const PolicyReport& p, const std::string& finished_at
 json::value to_json(const HistoryPoint& h) {
   json::object o{{"finished_at", h.finished_at}, {"run_id", h.run_id}, {"verdict", to_string(h.verdict)}};
   if (h.intended_share) o["intended_share"] = *h.intended_share;
-  if (h.throughput) o["throughput"] = *h.throughput;
+  if (h.throughput) o["throughput_bytes_per_second"] = *h.throughput;
   return o;
 }
 
@@ -48,7 +48,7 @@ Result<std::vector<HistoryPoint>> history_from_json(const json::value& list, std
                   "a newer pathwarden wrote it, or the file was edited; remove the file and the next run writes it again");
     }
     h.verdict = *v;
-    for (auto [key, into] : {std::pair{"intended_share", &h.intended_share}, std::pair{"throughput", &h.throughput}}) {
+    for (auto [key, into] : {std::pair{"intended_share", &h.intended_share}, std::pair{"throughput_bytes_per_second", &h.throughput}}) {
       if (const auto* n = o->if_contains(key); n != nullptr && n->is_number()) *into = n->to_number<double>();
     }
     out.push_back(std::move(h));

@@ -31,7 +31,7 @@ main{padding:18px 28px;display:flex;flex-direction:column;gap:18px}
 .policy{background:#fff;border:1px solid #d0d7de;border-left:8px solid;border-radius:8px;padding:14px 20px}
 .head{display:flex;align-items:center;gap:12px;flex-wrap:wrap}
 h2{margin:0;font-size:19px}
-.verdict{padding:3px 12px;border-radius:999px;color:#fff;font-weight:bold;letter-spacing:.02em}
+.verdict{padding:3px 12px;border-radius:999px;color:#fff;font-weight:bold;letter-spacing:.02em;white-space:nowrap}
 .cause{color:#59636e}
 .where,.context{margin:4px 0 0;color:#59636e}
 .summary{margin:12px 0 8px;font-weight:600}
@@ -57,6 +57,8 @@ ul.items li{margin:2px 0}
 .error{color:#cf222e}
 table.overview{width:100%;border-collapse:collapse;background:#fff;border:1px solid #d0d7de;border-radius:8px}
 .overview th,.overview td{text-align:left;padding:7px 12px;border-bottom:1px solid #eaeef2;vertical-align:middle}
+.overview tbody th{white-space:nowrap}
+.overview td.what{min-width:220px}
 .overview thead th{font-size:13px;color:#59636e;font-weight:600}
 .overview td.split{width:38%}
 .stack{display:flex;height:14px;border-radius:4px;overflow:hidden;background:#eaeef2;margin-bottom:3px}
@@ -71,7 +73,8 @@ table.fleet{flex:1 1 420px;border-collapse:collapse;background:#fff;border:1px s
 .fleet td.n{width:40px;text-align:right;font-variant-numeric:tabular-nums}
 .fleet td.mix{width:60%}
 .fleet .dot{width:9px;height:9px;vertical-align:middle}
-.history{display:flex;flex-wrap:wrap;gap:8px 28px;align-items:flex-start;margin:10px 0 0}
+.history{margin:10px 0 0}
+.history .plots{display:flex;flex-wrap:wrap;gap:8px 36px;margin:8px 0 0}
 .history figure{margin:0}
 .history figcaption{font-size:12px;color:#59636e}
 svg.plot text{font-family:"DejaVu Sans",sans-serif}
@@ -93,7 +96,9 @@ std::string_view exit_meaning(int code) {
     case 3: return "drift found, or drift that could not be acted on";
     case 4: return "a change failed verification and was rolled back";
     case 5: return "a rollback failed, or a journal needs 'pathwarden recover'";
-    default: return "bad usage or bad policy";
+    case 6: return "could not observe: the Proxmox API or a guest did not answer";
+    case 1: return "bad usage or bad policy";
+    default: return code > 128 ? "stopped by a signal; what it had begun was rolled back" : "an unknown exit code";
   }
 }
 
@@ -178,11 +183,13 @@ class Page {
       else out_ << "<small>no probe</small>";
       out_ << "</td><td>";
       if (p.verification && p.verification->throughput) out_ << html_escape(human_rate(*p.verification->throughput));
-      out_ << "</td><td>";
+      out_ << "</td>";
       if (!o_.history.empty()) {
+        out_ << "<td>";
         if (const auto* runs = history_of(p.policy)) out_ << svg_verdict_strip(*runs, 8);
-        out_ << "</td><td>";
+        out_ << "</td>";
       }
+      out_ << "<td class=\"what\">";
       std::vector<std::string> counts;
       auto steps = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " step " : " steps "); };
       if (!p.changes.empty()) counts.push_back(steps(p.changes.size()) + "applied");
@@ -276,8 +283,9 @@ class Page {
     out_ << "<ul class=\"figures\">";
     if (v.throughput) out_ << "<li>throughput <b>" << html_escape(human_rate(*v.throughput)) << "</b></li>";
     if (v.commit) {
-      out_ << "<li" << (v.commit->below_minimum() ? " class=\"warning\"" : "") << ">commit latency <b>"
-           << html_escape(v.commit->describe()) << "</b></li>";
+      // describe() names the figure itself when it could not be measured.
+      out_ << "<li" << (v.commit->below_minimum() || v.commit->error ? " class=\"warning\"" : "") << ">"
+           << (v.commit->error ? "" : "commit latency ") << "<b>" << html_escape(v.commit->describe()) << "</b></li>";
     }
     if (v.intended_share) out_ << "<li>intended share <b>" << percent(*v.intended_share * 100) << "</b></li>";
     if (v.probe_bytes > 0) out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << verify::to_string(v.direction) << "</li>";
@@ -337,9 +345,9 @@ class Page {
     out_ << "<div class=\"history\"><figure>" << svg_verdict_strip(runs) << "<figcaption>last " << n
          << (n == 1 ? " run" : " runs") << ": " << html_escape(runs.front().finished_at);
     if (n > 1) out_ << " → " << html_escape(runs.back().finished_at);
-    out_ << "</figcaption></figure>";
+    out_ << "</figcaption></figure><div class=\"plots\">";
     out_ << "<figure>" << svg_share_plot(runs) << "<figcaption>intended share</figcaption></figure>";
-    out_ << "<figure>" << svg_throughput_plot(runs) << "<figcaption>throughput</figcaption></figure></div>\n";
+    out_ << "<figure>" << svg_throughput_plot(runs) << "<figcaption>throughput</figcaption></figure></div></div>\n";
   }
 
   void items(std::string_view heading, const std::vector<std::string>& list, std::string_view cls) {

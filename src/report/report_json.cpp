@@ -226,6 +226,7 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.text(o, "node", path, p.node);
   r.integer(o, "vmid", path, p.vmid);
   r.text(o, "host", path, p.host);
+  r.text(o, "nas", path, p.nas);
   r.choice(o, "verdict", path, p.verdict, kVerdicts);
   r.choice(o, "cause", path, p.cause, kRollbackCauses);
   read_changes(r, o, "planned", path, p.planned);

@@ -274,6 +274,7 @@ json::value to_json(const RunReport& r) {
                                     {"node", p.node},
                                     {"vmid", p.vmid},
                                     {"host", p.host},
+                                    {"nas", p.nas},
                                     {"verdict", to_string(p.verdict)},
                                     {"cause", p.cause ? json::value(to_string(*p.cause)) : json::value(nullptr)},
                                     {"changed", !p.changes.empty()},

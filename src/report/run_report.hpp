@@ -141,6 +141,7 @@ struct PolicyReport {
   std::string node;
   int vmid = 0;
   std::string host;
+  std::string nas;  // the NAS as the policy names it (its spec.mount.server)
   // Every path through the engine sets it; the default is the honest one for a policy that
   // never got to act.
   Verdict verdict = Verdict::precondition_failed;

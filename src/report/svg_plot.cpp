@@ -11,7 +11,7 @@ namespace pw::report {
 namespace {
 
 constexpr int kPad = 6;         // room for a dot at either end
-constexpr int kLabelWidth = 64;  // the y labels, left of the plot
+constexpr int kLabelWidth = 84;  // the y labels, left of the plot ("1100.0 MB/s" fits)
 
 std::string fixed(double v) {
   char buf[32];
@@ -46,14 +46,14 @@ std::string svg_line_plot(const std::vector<PlotPoint>& points, const PlotFrame&
     return bottom - clamped * (bottom - top);
   };
   std::ostringstream out;
-  out << "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << total << "\" height=\"" << h
+  out << "<svg class=\"plot\" width=\"" << total << "\" height=\"" << h
       << "\" viewBox=\"0 0 " << total << " " << h << "\" role=\"img\" aria-label=\"" << html_escape(f.aria_label) << "\">";
   out << "<text x=\"" << kLabelWidth - 6 << "\" y=\"" << fixed(top + 4) << "\" text-anchor=\"end\" font-size=\"10\" fill=\"#59636e\">"
       << html_escape(f.top_label) << "</text>";
   out << "<text x=\"" << kLabelWidth - 6 << "\" y=\"" << fixed(bottom + 3) << "\" text-anchor=\"end\" font-size=\"10\" fill=\"#59636e\">"
       << html_escape(f.bottom_label) << "</text>";
   out << "<g transform=\"translate(" << kLabelWidth << ",0)\">";
-  out << "<rect x=\"0\" y=\"0\" width=\"" << w << "\" height=\"" << h << "\" fill=\"#f6f8fa\" rx=\"4\"/>";
+  out << "<rect x=\"0\" y=\"0\" width=\"" << w << "\" height=\"" << h << "\" fill=\"#f1f8ff\" rx=\"4\"/>";
   out << "<line x1=\"0\" y1=\"" << fixed(top) << "\" x2=\"" << w << "\" y2=\"" << fixed(top)
       << "\" stroke=\"#d0d7de\" stroke-dasharray=\"3 3\"/>";
   out << "<line x1=\"0\" y1=\"" << fixed(bottom) << "\" x2=\"" << w << "\" y2=\"" << fixed(bottom) << "\" stroke=\"#d0d7de\"/>";
@@ -83,7 +83,7 @@ std::string svg_line_plot(const std::vector<PlotPoint>& points, const PlotFrame&
 std::string svg_verdict_strip(const std::vector<HistoryPoint>& runs, int cell) {
   const int gap = 2, w = static_cast<int>(runs.size()) * (cell + gap);
   std::ostringstream out;
-  out << "<svg class=\"strip\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << std::max(w, 1) << "\" height=\"" << cell
+  out << "<svg class=\"strip\" width=\"" << std::max(w, 1) << "\" height=\"" << cell
       << "\" viewBox=\"0 0 " << std::max(w, 1) << " " << cell << "\" role=\"img\" aria-label=\"verdicts of the last "
       << runs.size() << (runs.size() == 1 ? " run" : " runs") << ", oldest first\">";
   for (std::size_t i = 0; i < runs.size(); ++i) {

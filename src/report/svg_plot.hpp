@@ -3,6 +3,8 @@
 // intended NIC's share and the throughput per run. Inline SVG needs no script and no external
 // asset, so the page's Content-Security-Policy (default-src 'none') still holds. Every label is
 // escaped; numbers are written with a fixed precision, so the same history gives the same bytes.
+// (Inline SVG in HTML needs no xmlns: the page names no external URL at all.) The plot area is
+// #f1f8ff, a colour used nowhere else, so a screenshot test can find each plot.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -13,11 +13,11 @@ using namespace pw::report;
 
 namespace {
 
-PolicyReport policy(std::string name, std::string node, std::string source, Verdict verdict) {
+PolicyReport policy(std::string name, std::string node, std::string nas, Verdict verdict) {
   PolicyReport p;
   p.policy = std::move(name);
   p.node = std::move(node);
-  p.source = std::move(source);
+  p.nas = std::move(nas);
   p.verdict = verdict;
   return p;
 }
@@ -45,15 +45,15 @@ std::vector<std::pair<double, double>> dots(const std::string& svg) {
 }  // namespace
 
 TEST_CASE("a run's history point carries its verdict, share and throughput, and reads back") {
-  auto p = policy("movies", "pve1", "nas1:/tank", Verdict::verified);
+  auto p = policy("movies", "pve1", "nas1", Verdict::verified);
   p.verification.emplace();
   p.verification->intended_share = 0.97;
   p.verification->throughput = 1.1e9;
   const auto h = history_point(p, "2026-12-03T10:00:00.000Z", "r1");
   const auto json = to_json(h);
   CHECK(boost::json::serialize(json) ==
-        R"({"finished_at":"2026-12-03T10:00:00.000Z","run_id":"r1","verdict":"verified","intended_share":9.7E-1,"throughput":1.1E9})");
-  const auto drift = to_json(history_point(policy("m", "pve1", "", Verdict::drift), "t2", "r2"));
+        R"({"finished_at":"2026-12-03T10:00:00.000Z","run_id":"r1","verdict":"verified","intended_share":9.7E-1,"throughput_bytes_per_second":1.1E9})");
+  const auto drift = to_json(history_point(policy("m", "pve1", "nas1", Verdict::drift), "t2", "r2"));
   CHECK_FALSE(drift.as_object().contains("intended_share"));  // no probe: no figure, not a zero
 
   auto back = history_from_json(boost::json::array{json, drift}, "results/movies.json");
@@ -111,8 +111,8 @@ TEST_CASE("the verdict strip has one square per run, coloured by verdict") {
 
 TEST_CASE("the fleet is counted per verdict by node and by NAS") {
   RunReport r;
-  r.policies = {policy("a", "pve1", "nas1.lab:/tank/a", Verdict::verified), policy("b", "pve1", "nas2.lab:/b", Verdict::wrong_path),
-                policy("c", "pve2", "nas1.lab:/tank/c", Verdict::verified), policy("d", "pve2", "[2001:db8::5]:/d", Verdict::drift),
+  r.policies = {policy("a", "pve1", "nas1.lab", Verdict::verified), policy("b", "pve1", "nas2.lab", Verdict::wrong_path),
+                policy("c", "pve2", "nas1.lab", Verdict::verified), policy("d", "pve2", "2001:db8::5", Verdict::drift),
                 policy("e", "", "", Verdict::unobserved)};
   const auto nodes = by_node(r);
   REQUIRE(nodes.size() == 3);
@@ -140,9 +140,9 @@ TEST_CASE("the fleet is counted per verdict by node and by NAS") {
 TEST_CASE("the page of last results: fleet, plots per policy, why a precondition failed, the drift's fstab diff") {
   RunReport r;
   r.mode = RunMode::last_results;
-  auto blocked = policy("backups", "pve2", "nas2:/b", Verdict::precondition_failed);
+  auto blocked = policy("backups", "pve2", "nas2", Verdict::precondition_failed);
   blocked.errors = {"guest media-vm unreachable <ssh>"};
-  auto drift = policy("movies", "pve1", "nas1:/tank", Verdict::drift);
+  auto drift = policy("movies", "pve1", "nas1", Verdict::drift);
   drift.planned = {{"change-fstab", "media-vm /mnt/movies", "192.0.2.10:/tank /mnt/movies nfs vers=4.1 0 0",
                     "203.0.113.10:/tank /mnt/movies nfs vers=4.2,nconnect=8 0 0", "re-make /mnt/movies"}};
   r.policies = {blocked, drift};

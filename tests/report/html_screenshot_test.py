@@ -10,13 +10,11 @@ decodes the PNG with zlib and checks that the page is not blank and that the ver
 drawn in blocks, not just specks.
 """
 import os
-import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
+from pwtest.screenshot import decode_png, near, screenshot
 from pwtest.script import Failure, check
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -28,72 +26,6 @@ RED = (0xCF, 0x22, 0x2E)    # rolled-back badge, card border, exit-code banner
 GREEN = (0x1A, 0x7F, 0x37)  # verified badge
 BLUE = (0x09, 0x69, 0xDA)   # bar of the intended NIC
 GREY = (0x8C, 0x95, 0x9F)   # bar of another NIC
-
-
-def decode_png(data):
-    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA PNG, non-interlaced."""
-    check(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
-    pos, idat, ihdr = 8, [], None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat.append(body)
-        elif kind == b"IEND":
-            break
-        pos += 12 + length
-    width, height, depth, colour, _, _, interlace = ihdr
-    check(depth == 8 and colour in (2, 6) and interlace == 0, f"unexpected PNG format {ihdr}")
-    bpp = 3 if colour == 2 else 4
-    raw = zlib.decompress(b"".join(idat))
-    stride = width * bpp
-    prev = bytearray(stride)
-    rows = []
-    for y in range(height):
-        start = y * (stride + 1)
-        ftype, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
-        if ftype == 1:
-            for i in range(bpp, stride):
-                line[i] = (line[i] + line[i - bpp]) & 0xFF
-        elif ftype == 2:
-            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev))
-        elif ftype == 3:
-            for i in range(stride):
-                left = line[i - bpp] if i >= bpp else 0
-                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
-        elif ftype == 4:
-            for i in range(stride):
-                a = line[i - bpp] if i >= bpp else 0
-                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                line[i] = (line[i] + pred) & 0xFF
-        else:
-            check(ftype == 0, f"bad PNG filter {ftype} in row {y}")
-        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
-        prev = line
-    return width, height, rows
-
-
-def near(pixel, colour, tolerance=4):
-    return all(abs(p - c) <= tolerance for p, c in zip(pixel, colour))
-
-
-def screenshot(html, png, workdir):
-    chromium = shutil.which("chromium")
-    check(chromium is not None, "chromium is not installed (tests/packages.txt lists it)")
-    profile = tempfile.mkdtemp(prefix="profile-", dir=workdir)
-    env = dict(os.environ, HOME=workdir)
-    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--hide-scrollbars", f"--user-data-dir={profile}", f"--screenshot={png}",
-           f"--window-size={WIDTH},{HEIGHT}", "file://" + html]
-    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180, env=env)
-    check(proc.returncode == 0 and os.path.exists(png),
-          f"chromium exited {proc.returncode} without a screenshot:\n{proc.stderr[-2000:]}")
 
 
 def main():
@@ -109,7 +41,7 @@ def main():
     proc = subprocess.run([binary, "report", "--input", REPORT, "--html", html], stdin=subprocess.DEVNULL, capture_output=True, text=True)
     check(proc.returncode == 0, f"pathwarden report exited {proc.returncode}:\n{proc.stderr}")
     with tempfile.TemporaryDirectory(prefix="pw-chromium-") as work:
-        screenshot(html, png, work)
+        screenshot(html, png, work, WIDTH, HEIGHT)
     with open(png, "rb") as f:
         width, height, rows = decode_png(f.read())
     check((width, height) == (WIDTH, HEIGHT), f"screenshot is {width}x{height}, want {WIDTH}x{HEIGHT}")
