@@ -7,6 +7,7 @@
 
 #include "ansible/child_process.hpp"
 #include "ansible/guest_port.hpp"
+#include "ansible/ssh_control.hpp"
 #include "policy/selection.hpp"
 #include "proxmox/client.hpp"
 #include "settings/loader.hpp"
@@ -57,21 +58,18 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     // within a run, as Ansible does by default (ControlPersist: one handshake per guest instead of one per task, which
     // on a slow guest is most of a task's cost), with dead-peer detection: a guest whose link went away is given up
     // after ServerAliveInterval × ServerAliveCountMax (15 s) instead of holding every later task on a dead shared
-    // connection until the run's time limit. The control sockets live in the private state directory; the runner closes
-    // their masters when it is done.
+    // connection until the run's time limit. The control sockets live in the run's own directory under the private state
+    // directory (<state>/ssh/<pid>: another run on the host never shares or closes them); the runner closes their
+    // masters and removes it when it is done.
     std::string ssh_args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
     if (!s.ansible.known_hosts_file.empty()) ssh_args += " -o UserKnownHostsFile=" + s.ansible.known_hosts_file;
-    const auto control_dir = rt->state->root() / "ssh";
-    // Ansible names a socket DIR/<40 hex digits>; a Unix socket path has at most 107 bytes.
-    constexpr std::size_t kMaxControlDir = 107 - 41;
-    std::error_code ec;
-    if (control_dir.string().size() <= kMaxControlDir && (std::filesystem::create_directory(control_dir, ec) || !ec)) {
-      std::filesystem::permissions(control_dir, std::filesystem::perms::owner_all, ec);
+    if (const auto control_dir = ansible::make_run_control_dir(rt->state->root() / "ssh")) {
       ssh_args += " -o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=5 -o ServerAliveCountMax=3";
-      a.environment.emplace_back("ANSIBLE_SSH_CONTROL_PATH_DIR", control_dir.string());
-      a.control_dir = control_dir;
+      a.environment.emplace_back("ANSIBLE_SSH_CONTROL_PATH_DIR", control_dir->string());
+      a.control_dir = *control_dir;
     } else {
-      spdlog::debug("SSH connections are not shared: {} is too long for a control socket path", control_dir.string());
+      spdlog::debug("SSH connections are not shared: no control socket directory under {} (too long a path?)",
+                    (rt->state->root() / "ssh").string());
     }
     a.environment.emplace_back("ANSIBLE_HOST_KEY_CHECKING", "True");
     a.environment.emplace_back("ANSIBLE_SSH_ARGS", ssh_args);

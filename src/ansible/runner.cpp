@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ansible/child_process.hpp"
+#include "ansible/ssh_control.hpp"
 
 namespace pw::ansible {
 
@@ -31,16 +32,9 @@ Result<std::string> read_text(const fs::path& path) {
 
 AnsiblePlaybookRunner::~AnsiblePlaybookRunner() {
   if (!settings_.control_dir) return;
+  close_control_masters(*settings_.control_dir);
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(*settings_.control_dir, ec)) {
-    if (!entry.is_socket(ec)) continue;
-    // The control socket is a path, not a network address: no namespace prefix is needed.
-    ChildProcessSpec spec;
-    spec.argv = {"ssh", "-o", "ControlPath=" + entry.path().string(), "-O", "exit", "pathwarden-control-master"};
-    spec.timeout = std::chrono::seconds(10);
-    spec.kill_grace = std::chrono::seconds(1);
-    (void)run_child_process(spec);  // best effort: a master that is gone already is fine
-  }
+  fs::remove_all(*settings_.control_dir, ec);  // the run's own directory (ssh_control.hpp)
 }
 
 std::vector<std::pair<std::string, std::string>> AnsiblePlaybookRunner::environment() const {

@@ -41,7 +41,8 @@ struct RunnerOptions {
   std::chrono::seconds kill_grace{10};
   std::optional<std::filesystem::path> record_dir;  // save stdout/stderr/exit code per phase
   // Where the SSH control sockets of shared connections live (ANSIBLE_SSH_CONTROL_PATH_DIR), if
-  // connections are shared: the runner closes those masters when it is destroyed.
+  // connections are shared: this run's own directory (ssh_control.hpp); the runner closes those
+  // masters and removes it when it is destroyed.
   std::optional<std::filesystem::path> control_dir;
 };
 

@@ -1,0 +1,64 @@
+#include "ansible/ssh_control.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <string>
+
+#include "ansible/child_process.hpp"
+
+namespace pw::ansible {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxControlDir = 107 - 41;
+
+// The pid a run directory is named by; nullopt for anything else in the parent.
+std::optional<pid_t> pid_of(const fs::path& dir) {
+  const auto name = dir.filename().string();
+  pid_t pid = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+  if (ec != std::errc{} || end != name.data() + name.size() || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+void close_control_masters(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_socket(ec)) continue;
+    // The control socket is a path, not a network address: no namespace prefix is needed.
+    ChildProcessSpec spec;
+    spec.argv = {"ssh", "-o", "ControlPath=" + entry.path().string(), "-O", "exit", "pathwarden-control-master"};
+    spec.timeout = std::chrono::seconds(10);
+    spec.kill_grace = std::chrono::seconds(1);
+    (void)run_child_process(spec);  // best effort: a master that is gone already is fine
+  }
+}
+
+std::optional<fs::path> make_run_control_dir(const fs::path& parent) {
+  std::error_code ec;
+  const auto own = parent / std::to_string(::getpid());
+  if (own.string().size() > kMaxControlDir) return std::nullopt;
+  if (!fs::create_directory(parent, ec) && ec) return std::nullopt;
+  fs::permissions(parent, fs::perms::owner_all, ec);
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const auto pid = pid_of(entry.path());
+    if (!pid || *pid == ::getpid() || alive(*pid) || !entry.is_directory(ec)) continue;
+    close_control_masters(entry.path());  // a killed run's masters (ControlPersist ends them soon anyway)
+    fs::remove_all(entry.path(), ec);
+  }
+  fs::remove_all(own, ec);  // a directory of an earlier process with this pid
+  if (!fs::create_directory(own, ec)) return std::nullopt;
+  fs::permissions(own, fs::perms::owner_all, ec);
+  return own;
+}
+
+}  // namespace pw::ansible

@@ -1,0 +1,62 @@
+// Each run's SSH control sockets in a directory of its own: made 0700, a dead run's cleared, a
+// live run's left alone, none when the path would be too long for a socket.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "ansible/ssh_control.hpp"
+#include "temp_dir.hpp"
+
+using pw::ansible::make_run_control_dir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The pid of a process that has exited and been reaped: no process has it now (until reused).
+pid_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+}  // namespace
+
+TEST_CASE("a run's control directory is its own; a dead run's is cleared, a live run's kept") {
+  pw::testing::TempDir tmp;
+  const auto parent = tmp.path() / "ssh";
+  fs::create_directory(parent);
+  const auto dead = parent / std::to_string(dead_pid());
+  const auto live = parent / std::to_string(::getppid());
+  const auto other = parent / "not-a-run";
+  for (const auto& d : {dead, live, other}) {
+    fs::create_directory(d);
+    std::ofstream(d / "left-over") << "x";
+  }
+
+  const auto own = make_run_control_dir(parent);
+  REQUIRE(own);
+  CHECK(*own == parent / std::to_string(::getpid()));
+  CHECK(fs::is_directory(*own));
+  CHECK(pw::testing::mode_of(*own) == 0700);
+  CHECK(pw::testing::mode_of(parent) == 0700);
+  CHECK_FALSE(fs::exists(dead));  // its run is gone
+  CHECK(fs::exists(live / "left-over"));  // its run may still use it
+  CHECK(fs::exists(other / "left-over"));  // not a run's: not ours to remove
+
+  SECTION("the same process asking again starts from an empty directory") {
+    std::ofstream(*own / "stale") << "x";
+    REQUIRE(make_run_control_dir(parent));
+    CHECK(fs::is_empty(*own));
+  }
+}
+
+TEST_CASE("no control directory where a socket path would be too long") {
+  pw::testing::TempDir tmp;
+  const auto deep = tmp.path() / std::string(80, 'd');
+  CHECK_FALSE(make_run_control_dir(deep));
+  CHECK_FALSE(fs::exists(deep));
+}
