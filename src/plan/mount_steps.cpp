@@ -1,0 +1,246 @@
+// Planning the fstab entry and the mount: a ChangeFstab step with its activations (the mounts
+// sharing the NFS client re-made with it) and the trunking-risk warnings, or, for a mount
+// pathwarden does not own, the comparison with the policy and on drift the operator's remedy.
+#include <array>
+#include <optional>
+
+#include "guest/mounts.hpp"
+#include "guest/sha256.hpp"
+#include "plan/names.hpp"
+#include "plan/planner_steps.hpp"
+#include "plan/unowned_mount.hpp"
+#include "verify/trunking_risk.hpp"
+
+namespace pw::plan::detail {
+namespace {
+
+const guest::MountInfo* mount_at(const std::vector<guest::MountInfo>& mounts, std::string_view path) {
+  // Stacked mounts: the last one in /proc/mounts is the one in effect.
+  const guest::MountInfo* found = nullptr;
+  for (const auto& m : mounts) {
+    if (m.mount_point == path) found = &m;
+  }
+  return found;
+}
+
+// Options to mount an existing mount again as it is now: its fstab entry when it has one, else
+// the effective options that matter for the path (version, connections, read-only).
+guest::MountActivation activation_as_is(const guest::MountInfo& m, const guest::FstabFile& fstab) {
+  guest::MountActivation a;
+  a.path = m.mount_point;
+  if (auto entry = fstab.entry_for(m.mount_point)) {
+    a.source = entry->spec;
+    a.fstype = entry->vfstype;
+    a.options = entry->option_list();
+    if (a.options.size() == 1 && a.options[0] == "defaults") a.options.clear();
+    return a;
+  }
+  a.source = m.device;
+  a.fstype = m.fstype;
+  if (auto v = m.nfs_version(); !v.empty()) a.options.push_back("vers=" + v);
+  if (m.nconnect() > 1) a.options.push_back("nconnect=" + std::to_string(m.nconnect()));
+  if (m.has_option("ro")) a.options.push_back("ro");
+  return a;
+}
+
+struct MountCheck {
+  bool ok = false;
+  std::string why;  // what differs, for the plan's summary
+};
+
+MountCheck check_mount(const guest::MountInfo* m, const policy::StoragePath& p) {
+  if (m == nullptr) return {false, p.mount.path + " is not mounted"};
+  if (!m->is_nfs()) return {false, p.mount.path + " holds a " + m->fstype + " mount, not NFS"};
+  std::vector<std::string> diffs;
+  if (m->server_address() != p.mount.server) {
+    diffs.push_back("uses server address " + m->server_address() + " instead of " + p.mount.server);
+  }
+  if (m->export_path() != p.mount.export_path) diffs.push_back("mounts " + m->export_path());
+  if (auto v = p.mount.nfs_version(); v && !nfs_version_matches(*v, m->nfs_version())) {
+    diffs.push_back("runs NFS " + m->nfs_version() + " instead of " + *v);
+  }
+  const int want_nconnect = p.mount.nconnect().value_or(1);
+  if (p.mount.nconnect() && m->nconnect() != want_nconnect) {
+    diffs.push_back("has nconnect=" + std::to_string(m->nconnect()) + " instead of " + std::to_string(want_nconnect));
+  }
+  const bool want_ro = p.mount.option("ro") != nullptr;
+  if (m->has_option("ro") != want_ro) diffs.push_back(want_ro ? "is read-write" : "is read-only");
+  if (diffs.empty()) return {true, {}};
+  return {false, p.mount.path + " " + join(diffs, ", ")};
+}
+
+// A mount pathwarden does not own: compared, proven, and on drift the remedy; never written.
+// The NIC's steps (queues) stay: the NIC is pathwarden's either way.
+std::optional<policy::StoragePath> plan_unowned(const policy::StoragePath& p, const policy::StoragePath& q,
+                                                const guest::GuestFacts& facts, PolicyPlan& out) {
+  auto located = locate_unowned_mount(p, q, facts);
+  if (!located) {
+    out.blockers.push_back(located.error().to_string());
+    return std::nullopt;
+  }
+  policy::StoragePath at = q;  // the resolved policy, at the path its owner mounts it
+  at.mount.path = located->path;
+  const guest::MountInfo* live = mount_at(facts.mounts, located->path);
+  if (live != nullptr && live->fstype == "autofs") live = nullptr;  // the trigger, not yet the NFS mount
+  const std::string owner(policy::to_string(p.mount.owner));
+  if (!located->configured.empty()) out.notes.push_back(p.mount.display() + " is configured with " + located->configured);
+  std::vector<std::string> diffs = located->differences;
+  if (live != nullptr) {
+    const MountCheck check = check_mount(live, at);
+    if (!check.ok) diffs.push_back("mounted now: " + check.why);
+  }
+  if (!diffs.empty()) {
+    out.notes.insert(out.notes.begin(), p.mount.display() + " (" + owner + "'s mount, " + located->path +
+                                            ") differs from the policy: " + join(diffs, "; "));
+    if (!out.steps.empty()) out.notes.push_back("the NIC's planned changes wait until the mount is as the policy says");
+    out.steps.clear();
+    out.remedy = unowned_remedy(p, *located);
+    out.state = PolicyState::drift;
+    return std::nullopt;
+  }
+  if (live == nullptr) {
+    out.blockers.push_back(
+        p.mount.display() + " is not mounted now" +
+        (p.mount.owner == policy::MountOwner::compose
+             ? std::string(": Docker mounts a volume only while a container uses it; start the project (docker compose up -d)")
+             : p.mount.owner == policy::MountOwner::autofs ? std::string(": autofs mounts it on first access (ls " + located->path + ")")
+                                                             : std::string(": systemctl start " + systemd_mount_unit(located->path))) +
+        ", then run again");
+    return std::nullopt;
+  }
+  out.notes.push_back(p.mount.display() + " is mounted as the policy says (" + owner + "'s mount; pathwarden only verifies it)");
+  return at;
+}
+
+// The other mounts that must be re-made with the policy's mount because they share its NFS client.
+std::vector<const guest::MountInfo*> mounts_sharing_client(const policy::StoragePath& p, const policy::StoragePath& q,
+                                                           const guest::GuestFacts& facts) {
+  // nconnect is fixed by the first mount of a server+version: the others sharing that client
+  // must come down and go up again with it, the policy's mount first.
+  std::vector<const guest::MountInfo*> sharing;
+  const std::array<std::string, 1> server{q.mount.server};
+  const auto want_version = p.mount.nfs_version();
+  const int want_nconnect = p.mount.nconnect().value_or(1);
+  bool nconnect_differs = false;
+  for (const auto& m : guest::nfs_mounts_of_server(facts.mounts, server)) {
+    if (m.mount_point == p.mount.path || m.server_address() != q.mount.server) continue;
+    if (want_version && !nfs_version_matches(*want_version, m.nfs_version())) continue;
+    const auto* live = mount_at(facts.mounts, m.mount_point);
+    if (live == nullptr) continue;
+    sharing.push_back(live);
+    if (live->nconnect() != want_nconnect) nconnect_differs = true;
+  }
+  // A policy that does not name nconnect takes the client as it is: its mount joins it, and
+  // re-making the others would only change their nconnect (or, for a mount Docker or autofs
+  // made, block the policy) for nothing the policy asked.
+  if (!nconnect_differs || !p.mount.nconnect()) sharing.clear();
+  return sharing;
+}
+
+// The ChangeFstab step: write `fstab` (the guest's with the policy's entry set) and re-make the
+// mount, with the mounts sharing its client. false when a blocker stops the plan.
+bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
+                       const guest::FstabFile& fstab, const guest::MountInfo* current, const MountCheck& mount_check,
+                       const PlanningContext& ctx, PolicyPlan& out) {
+  ChangeFstab c;
+  c.host = p.guest.host;
+  c.mount_point = p.mount.path;
+  c.old_content = facts.fstab_content;
+  c.new_content = fstab.print();
+  c.old_sha256 = facts.fstab_sha256.empty() ? guest::sha256_hex(c.old_content) : facts.fstab_sha256;
+  c.new_sha256 = guest::sha256_hex(c.new_content);
+  c.backup_path = ctx.backup_dir + "/fstab." + ctx.plan_id + "." + p.name;
+  const auto spec = desired_fstab_entry(p);
+  c.activations.push_back({p.mount.path, spec.spec, spec.vfstype, spec.options, true});
+
+  const std::vector<const guest::MountInfo*> sharing = mounts_sharing_client(p, q, facts);
+  // A mount Docker or autofs made is theirs: pathwarden never unmounts it, so nconnect cannot
+  // change for the client they share.
+  for (const auto* m : sharing) {
+    const auto owner = other_owner_of(facts.mounts, *m);
+    if (owner.empty()) continue;
+    out.blockers.push_back(
+        m->mount_point + " shares " + p.mount.path + "'s NFS client (same server address and NFS version), so " +
+        "nconnect changes only when both are mounted anew, but " + owner + " made it and pathwarden does not " +
+        "unmount what it does not own; stop what uses it first, or give this mount its own client (another "
+        "address of the NAS, or another NFS version)");
+  }
+  if (!out.blockers.empty()) return false;
+  for (const auto* m : sharing) c.activations.push_back(activation_as_is(*m, facts.fstab));
+
+  for (const auto* m : sharing) c.inverse_activations.push_back(activation_as_is(*m, facts.fstab));
+  if (current != nullptr) {
+    c.inverse_activations.push_back(activation_as_is(*current, facts.fstab));
+  } else {
+    c.inverse_activations.push_back({p.mount.path, spec.spec, spec.vfstype, {}, false});
+  }
+
+  std::string summary = c.writes_file() ? "write the fstab entry of " + p.mount.path + " and re-make the mount"
+                                        : "re-make the mount " + p.mount.path;
+  if (!mount_check.ok) summary += " (" + mount_check.why + ")";
+  if (!sharing.empty()) {
+    std::vector<std::string> names;
+    for (const auto* m : sharing) names.push_back(m->mount_point);
+    summary += "; also re-made because they share its NFS client: " + join(names, ", ");
+  }
+  out.steps.push_back({std::move(c), true, std::move(summary)});
+  return true;
+}
+
+void warn_trunking_risk(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
+                        PolicyPlan& out) {
+  // The seed's trap: an NFSv4.1+ mount to an address of a NAS the guest already reaches
+  // elsewhere joins that client and keeps its old link.
+  std::vector<verify::GuestNfsMount> existing;
+  for (const auto& m : facts.mounts) {
+    if (m.is_nfs()) existing.push_back({m.mount_point, m.server_address(), m.nfs_version()});
+  }
+  for (const auto& risk : verify::predict_trunking_risk(
+           {p.mount.path, q.mount.server, q.mount.nas_addresses, p.mount.nfs_version()}, existing)) {
+    out.warnings.push_back(risk.message);
+  }
+}
+
+// A mount pathwarden owns: its fstab entry and the mount, re-made when either differs from the
+// policy or the NIC changes under it.
+std::optional<policy::StoragePath> plan_owned(const policy::StoragePath& p, const policy::StoragePath& q,
+                                              const guest::GuestFacts& facts, bool nic_changes,
+                                              const PlanningContext& ctx, PolicyPlan& out) {
+  guest::FstabFile fstab = facts.fstab;
+  auto changed = fstab.set_entry(desired_fstab_entry(p), {p.name, p.mount.reason});
+  if (!changed) {
+    out.blockers.push_back("cannot write the fstab entry of " + p.mount.path + ": " + changed.error().to_string());
+    return std::nullopt;
+  }
+  const guest::MountInfo* current = mount_at(facts.mounts, p.mount.path);
+  const MountCheck mount_check = check_mount(current, q);
+  if (*changed || !mount_check.ok || nic_changes) {
+    if (!plan_fstab_change(p, q, facts, fstab, current, mount_check, ctx, out)) return std::nullopt;
+    warn_trunking_risk(p, q, facts, out);
+  } else {
+    out.notes.push_back(p.mount.path + " is mounted as the policy says and its fstab entry is current");
+  }
+  return q;
+}
+
+}  // namespace
+
+std::optional<policy::StoragePath> plan_mount(const policy::StoragePath& p, const guest::GuestFacts& facts,
+                                              bool nic_changes, const PlanningContext& ctx, PolicyPlan& out) {
+  // q: the policy with its NAS names as the guest resolves them, for every comparison with what
+  // the guest shows; the fstab entry keeps p's name.
+  auto named = with_resolved_names(p, facts);
+  if (!named) {
+    out.blockers.push_back(named.error().to_string());
+    return std::nullopt;
+  }
+  const policy::StoragePath& q = *named;
+  if (q.mount.server != p.mount.server) {
+    out.notes.push_back(p.mount.server + " resolves in guest " + p.guest.host + " to " + q.mount.server +
+                        " (the address mount.nfs uses there)");
+  }
+  if (!p.mount.owned()) return plan_unowned(p, q, facts, out);
+  return plan_owned(p, q, facts, nic_changes, ctx, out);
+}
+
+}  // namespace pw::plan::detail
