@@ -126,6 +126,17 @@ std::optional<std::string> decode_base64(std::string_view text) {
   return out;
 }
 
+// Cuts the report's leading "@@pathwarden fstab" section out of `report`; returns its body.
+static std::optional<std::string> take_fstab_section(std::string& report) {
+  constexpr std::string_view head = "@@pathwarden fstab\n";
+  if (!std::string_view(report).starts_with(head)) return std::nullopt;
+  const auto next = report.find("\n@@pathwarden ", head.size() - 1);
+  if (next == std::string::npos) return std::nullopt;
+  std::string body = report.substr(head.size(), next + 1 - head.size());
+  report.erase(0, next + 1);
+  return body;
+}
+
 std::optional<double> timestamp_seconds(std::string_view stamp) {
   // "YYYY-MM-DD HH:MM:SS.ffffff"
   if (stamp.size() < 19 || stamp[4] != '-' || stamp[7] != '-' || stamp[10] != ' ' || stamp[13] != ':' ||
@@ -155,18 +166,30 @@ std::optional<double> delta_seconds(std::string_view delta) {
 std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const PlaybookRun& report) {
   std::map<std::string, Result<guest::GuestFacts>> out;
   for (const auto& [name, host] : report.hosts) {
-    auto fstab_task = finished_task(host, task::read_fstab);
+    // The fstab's bytes: the report's first section (base64), or, in a run of a playbook from
+    // before the report read it (a recording), the slurp task's result.
+    const bool slurped = host.task(task::read_fstab) != nullptr;
+    auto fstab_task = slurped ? finished_task(host, task::read_fstab) : Result<const TaskOutcome*>{nullptr};
     auto report_task = finished_task(host, task::report);
     if (!fstab_task || !report_task) {
       out.emplace(name, std::unexpected(fstab_task ? report_task.error() : fstab_task.error()));
       continue;
     }
-    auto content = decode_base64(string_at((*fstab_task)->result, "content"));
+    std::string report_text = string_at((*report_task)->result, "stdout");
+    std::optional<std::string> content;
+    if (slurped) {
+      content = decode_base64(string_at((*fstab_task)->result, "content"));
+    } else if (auto section = take_fstab_section(report_text)) {
+      content = decode_base64(*section);
+    } else {
+      out.emplace(name, fail("the facts report has no fstab section", name, "was the right playbook run?"));
+      continue;
+    }
     if (!content) {
       out.emplace(name, fail("the fstab came back in a form that is not base64", name));
       continue;
     }
-    auto facts = guest::parse_guest_report(string_at((*report_task)->result, "stdout"), std::move(*content), name);
+    auto facts = guest::parse_guest_report(report_text, std::move(*content), name);
     if (const auto* resolve = host.task(task::resolve); facts && resolve != nullptr) {
       if (const auto* results = resolve->result.if_contains("results"); results && results->is_array()) {
         for (const auto& r : results->as_array()) {

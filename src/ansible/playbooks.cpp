@@ -250,10 +250,12 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
   reach.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
   YamlList tasks{
       std::move(reach),
-      make_task(task::read_fstab, "ansible.builtin.slurp", {{"src", options.fstab_path}},
-                {{"register", "pathwarden_fstab"}}, options),
+      // One module run per guest: the report script reads the fstab too (base64, its first
+      // section) instead of a slurp task of its own (tests/bench/profiles: every task costs each
+      // guest a worker fork and an SSH exchange on the controller, whatever it does).
       make_task(task::report, "ansible.builtin.command",
-                {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::guest_report_script())}}}},
+                {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::guest_report_script())}, "sh",
+                                   options.fstab_path}}},
                 {{"changed_when", false}, {"register", "pathwarden_report"}}, options),
   };
   // Names (a NAS given by host name) are resolved by the guest, as mount.nfs there will: through
@@ -484,35 +486,53 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
     return make_task(name, "ansible.builtin.command", {{"argv", read_argv}},
                      {{"changed_when", false}, {"register", register_as}}, options);
   };
-  YamlList tasks{
-      make_task(task::counters_baseline, "ansible.builtin.command", {{"argv", read_argv}},
-                {{"changed_when", false}, {"register", "pathwarden_counters_baseline"}, {"when", "pathwarden_host.baseline"}},
-                options),
-      make_task(task::baseline_wait, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.baseline_argv }}"}},
-                {{"changed_when", false}, {"when", "pathwarden_host.baseline"}}, options),
-      counters(task::counters_before, "pathwarden_counters_before"),
-      // dd's own failure (no probe file, permission, I/O error) is the verifier's to judge, after
-      // the facts that tell a removed mount from a missing file: it never fails the host.
-      make_task(task::probe, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.dd_argv }}"}},
-                {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_probe"}}, options,
-                Privilege::root),
-      counters(task::counters_after, "pathwarden_counters_after"),
-      // Only the file dd made: when dd refused because the name was taken, that file stays.
-      make_task("Remove the probe file written", "ansible.builtin.file",
-                {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}},
-                {{"when", "pathwarden_host.remove_after and 'File exists' not in pathwarden_probe.stderr"}}, options,
-                Privilege::root),
-      // After the counters: the commit cycles' few bytes never mix into the probe's window.
-      make_task(task::commit, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.commit_argv }}"}},
-                {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_commit"},
-                 {"when", "pathwarden_host.commit"}},
-                options, Privilege::root),
-      // Only the file dd made: when dd refused because the name was taken, that file stays.
-      make_task("Remove the commit file written", "ansible.builtin.file",
-                {{"path", "{{ pathwarden_host.commit_path }}"}, {"state", "absent"}},
-                {{"when", "pathwarden_host.commit and 'File exists' not in pathwarden_commit.stderr"}}, options,
-                Privilege::root),
-  };
+  // A task no guest of the run needs is left out, not skipped: a skipped task still costs each
+  // guest a worker fork on the controller (tests/bench/profiles, ~0.2 s per guest and task).
+  bool any_baseline = false, any_remove = false, any_commit = false;
+  for (const auto& p : probes) {
+    any_baseline = any_baseline || p.baseline.count() > 0;
+    any_remove = any_remove || p.direction == ProbeDirection::write;
+    any_commit = any_commit || p.commit_cycles > 0;
+  }
+  YamlList tasks;
+  if (any_baseline) {
+    tasks.push_back(make_task(task::counters_baseline, "ansible.builtin.command", {{"argv", read_argv}},
+                              {{"changed_when", false},
+                               {"register", "pathwarden_counters_baseline"},
+                               {"when", "pathwarden_host.baseline"}},
+                              options));
+    tasks.push_back(make_task(task::baseline_wait, "ansible.builtin.command",
+                              {{"argv", "{{ pathwarden_host.baseline_argv }}"}},
+                              {{"changed_when", false}, {"when", "pathwarden_host.baseline"}}, options));
+  }
+  tasks.push_back(counters(task::counters_before, "pathwarden_counters_before"));
+  // dd's own failure (no probe file, permission, I/O error) is the verifier's to judge, after
+  // the facts that tell a removed mount from a missing file: it never fails the host.
+  tasks.push_back(make_task(task::probe, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.dd_argv }}"}},
+                            {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_probe"}},
+                            options, Privilege::root));
+  tasks.push_back(counters(task::counters_after, "pathwarden_counters_after"));
+  if (any_remove) {
+    // Only the file dd made: when dd refused because the name was taken, that file stays.
+    tasks.push_back(make_task("Remove the probe file written", "ansible.builtin.file",
+                              {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}},
+                              {{"when", "pathwarden_host.remove_after and 'File exists' not in pathwarden_probe.stderr"}},
+                              options, Privilege::root));
+  }
+  if (any_commit) {
+    // After the counters: the commit cycles' few bytes never mix into the probe's window.
+    tasks.push_back(make_task(task::commit, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.commit_argv }}"}},
+                              {{"changed_when", false},
+                               {"failed_when", false},
+                               {"register", "pathwarden_commit"},
+                               {"when", "pathwarden_host.commit"}},
+                              options, Privilege::root));
+    // Only the file dd made: when dd refused because the name was taken, that file stays.
+    tasks.push_back(make_task("Remove the commit file written", "ansible.builtin.file",
+                              {{"path", "{{ pathwarden_host.commit_path }}"}, {"state", "absent"}},
+                              {{"when", "pathwarden_host.commit and 'File exists' not in pathwarden_commit.stderr"}},
+                              options, Privilege::root));
+  }
   return finish("probe", *hosts,
                 play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks), options,
                      Privilege::ssh_user),

@@ -15,6 +15,10 @@ constexpr std::string_view kMark = "@@pathwarden ";
 constexpr std::string_view kScript = R"sh(set -u
 mark() { printf '@@pathwarden %s\n' "$1"; }
 count() { if [ -e "$1" ]; then echo "$#"; else echo 0; fi; }
+if [ "$#" -gt 0 ]; then
+  mark fstab
+  base64 <"$1" || exit 66
+fi
 mark boot_id
 cat /proc/sys/kernel/random/boot_id
 mark mounts

@@ -47,7 +47,9 @@ struct GuestFacts {
 std::vector<std::string> parse_getent_ahosts(std::string_view output);
 
 // The POSIX sh script the facts playbook runs in each guest. It prints sections introduced by
-// "@@pathwarden NAME" lines and ends with "@@pathwarden end". It takes no input.
+// "@@pathwarden NAME" lines and ends with "@@pathwarden end". Given a file as its first argument
+// (the fstab), it starts with that file's bytes in base64 (section "fstab"; it exits 66 when
+// the file cannot be read): one module run per guest reads the fstab byte for byte and the rest.
 std::string_view guest_report_script();
 
 // Reads the script's output; `where` names the guest in messages.

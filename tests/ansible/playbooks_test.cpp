@@ -198,10 +198,38 @@ TEST_CASE("the facts playbook runs the guest report script") {
   // one) reaches the report instead of Ansible's "Broken pipe" race.
   CHECK(play["tasks"][0]["ansible.builtin.raw"].as<std::string>() == "true");
   CHECK(play["tasks"][0]["changed_when"].as<bool>() == false);
-  auto argv = play["tasks"][2]["ansible.builtin.command"]["argv"];
+  // Then one module run: the report script, which reads the fstab byte for byte too (its path is
+  // the script's first argument), not a slurp task of its own.
+  CHECK(play["tasks"].size() == 2);
+  auto argv = play["tasks"][1]["ansible.builtin.command"]["argv"];
   CHECK(argv[0].as<std::string>() == "/bin/sh");
   CHECK(argv[2].as<std::string>() == std::string(pw::guest::guest_report_script()));
-  CHECK(play["tasks"][1]["ansible.builtin.slurp"]["src"].as<std::string>() == "/etc/fstab");
+  CHECK(argv[3].as<std::string>() == "sh");
+  CHECK(argv[4].as<std::string>() == "/etc/fstab");
+}
+
+TEST_CASE("the probe playbook holds only the tasks some guest of the run needs") {
+  auto names = [](const std::vector<ProbeRequest>& probes) {
+    std::vector<std::string> out;
+    for (const auto& t : YAML::Load(value_of(probe_playbook(probes)).yaml)[0]["tasks"]) {
+      out.push_back(t["name"].as<std::string>());
+    }
+    return out;
+  };
+  // Read probes without a baseline or commit cycles: counters, dd, counters (a skipped task
+  // would still cost every guest a worker fork on the controller).
+  auto reads = examples::probes();
+  reads.pop_back();
+  CHECK(names(reads) == std::vector<std::string>{task::counters_before, task::probe, task::counters_after});
+  // One guest that writes, one with a baseline, one with commit cycles: their tasks, for all
+  // (each runs only where its `when` holds).
+  auto mixed = examples::probes();
+  mixed[0].baseline = std::chrono::milliseconds(2000);
+  mixed[1].commit_cycles = 8;
+  mixed[1].commit_path = "/mnt/other/.pathwarden-commit";
+  CHECK(names(mixed) == std::vector<std::string>{task::counters_baseline, task::baseline_wait, task::counters_before,
+                                                 task::probe, task::counters_after, "Remove the probe file written",
+                                                 task::commit, "Remove the commit file written"});
 }
 
 TEST_CASE("requests that cannot run safely are refused with the guest named") {
@@ -277,7 +305,10 @@ TEST_CASE("become covers what needs root and nothing else, and is named only whe
   }
   // Facts and counter reads run as the SSH user; the probe's dd and its clean-up as root.
   CHECK(value_of(facts_playbook(examples::hosts(), o)).yaml.find("become") == std::string::npos);
-  auto probe = YAML::Load(value_of(probe_playbook(examples::probes(), o)).yaml)[0];
+  auto probes = examples::probes();
+  probes[0].commit_cycles = 16;
+  probes[0].commit_path = "/mnt/movies/.pathwarden-commit";
+  auto probe = YAML::Load(value_of(probe_playbook(probes, o)).yaml)[0];
   CHECK_FALSE(become_of(probe));
   std::set<std::string> as_root;
   for (const auto& t : probe["tasks"]) {

@@ -1,9 +1,11 @@
 #include "ansible/run_report.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "ansible/phase_results.hpp"
+#include "ansible/playbooks.hpp"
 #include "ansible/runner.hpp"
 #include "guest/sha256.hpp"
 
@@ -67,6 +69,46 @@ TEST_CASE("a recorded facts run gives every guest's facts") {
   // Guest 2's fstab has no final newline (the light guests vary their fstabs on purpose).
   CHECK(facts.at("guest2")->fstab_content.back() != '\n');
   CHECK(facts.at("guest1")->fstab_content.back() == '\n');
+}
+
+TEST_CASE("the fstab from the report's own first section, as one module run per guest reads it") {
+  // The recorded run is of the playbook with a slurp task; move each guest's fstab into the
+  // report's "fstab" section (base64 as base64(1) prints it: lines of 76) and drop the slurp.
+  auto report = replay("facts", "facts", kGuests);
+  const auto slurped = guest_facts_from(report);
+  for (auto& [name, host] : report.hosts) {
+    auto& tasks = host.tasks;
+    auto it = std::find_if(tasks.begin(), tasks.end(), [](const TaskOutcome& t) { return t.task == task::read_fstab; });
+    REQUIRE(it != tasks.end());
+    const std::string b64(it->result.at("content").as_string());
+    tasks.erase(it);
+    std::string section = "@@pathwarden fstab\n";
+    for (std::size_t i = 0; i < b64.size(); i += 76) section += b64.substr(i, 76) + "\n";
+    for (auto& t : tasks) {
+      if (t.task == task::report) t.result["stdout"] = section + std::string(t.result.at("stdout").as_string());
+    }
+  }
+  const auto folded = guest_facts_from(report);
+  for (const auto& g : kGuests) {
+    INFO(g);
+    REQUIRE(folded.at(g));
+    CHECK(folded.at(g)->fstab_content == slurped.at(g)->fstab_content);
+    CHECK(folded.at(g)->fstab_sha256 == slurped.at(g)->fstab_sha256);
+    CHECK(folded.at(g)->mounts.size() == slurped.at(g)->mounts.size());
+    CHECK(folded.at(g)->interfaces.size() == slurped.at(g)->interfaces.size());
+  }
+  // Guest 2's fstab has no final newline, and keeps none.
+  CHECK(folded.at("guest2")->fstab_content.back() != '\n');
+  // Neither a slurp nor a section: the wrong playbook, said so.
+  for (auto& t : report.hosts.at("guest1").tasks) {
+    if (t.task == task::report) {
+      std::string out(t.result.at("stdout").as_string());
+      t.result["stdout"] = out.substr(out.find("@@pathwarden boot_id"));
+    }
+  }
+  auto none = guest_facts_from(report);
+  REQUIRE_FALSE(none.at("guest1"));
+  CHECK(none.at("guest1").error().what == "the facts report has no fstab section");
 }
 
 TEST_CASE("a recorded run with an unreachable guest") {
