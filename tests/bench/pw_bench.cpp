@@ -6,9 +6,13 @@
 //       the guests simulated in memory (answering at once, converged as the policies say).
 //   pw_bench throughput --fleet DIR --url URL --fingerprint FP --token ID=SECRET --requests N --in-flight K
 //       config reads (GET .../pending) as fast as pvesim answers them.
-//   pw_bench guest-phases --lab NAME --work DIR
+//   pw_bench guest-phases --lab NAME --work DIR [--forks N] [--one-by-one 0]
 //       the generated playbooks (facts, apply, probe, rollback) through AnsiblePlaybookRunner against
-//       light guests: one run for all guests, then one run per guest.
+//       light guests: one run for all guests, then (unless --one-by-one 0) one run per guest. Each
+//       phase's controller CPU-seconds (the ansible-playbook runs and what they waited for:
+//       getrusage(RUSAGE_CHILDREN) deltas) and the largest child's peak RSS come with its time.
+#include <sys/resource.h>
+
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
@@ -238,8 +242,22 @@ pw::testing::LightLab light_lab(const std::string& name) {
 // One phase's playbook for some guests; `facts` (from the first facts run) gives the fstab hashes.
 using PhaseBuilder = std::function<pw::Result<pw::ansible::Playbook>(const std::vector<std::string>& hosts)>;
 
+double children_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
+long children_max_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return u.ru_maxrss;
+}
+
 struct PhaseTiming {
   double together = 0;  // one run for every guest
+  double together_cpu = 0;  // CPU-seconds of that run (ansible-playbook and its forks)
   double one_by_one = 0;  // one run per guest, in turn
   int runs_together = 0, runs_one_by_one = 0;
   int ok_together = 0, ok_one_by_one = 0;
@@ -324,15 +342,18 @@ int run_guest_phases(const Args& a) {
   json::array out;
   // Together first, then one by one; each pair leaves the guests as it found them (rollback).
   std::map<std::string, PhaseTiming> timing;
-  for (int pass = 0; pass < 2; ++pass) {
+  const int passes = a.number("one-by-one", 1) != 0 ? 2 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
     for (const auto& [phase, build] : phases) {
       auto& t = timing[phase];
       const auto t0 = Clock::now();
       if (pass == 0) {
+        const double cpu0 = children_cpu_seconds();
         auto r = run(phase, build(hosts));
         ++t.runs_together;
         t.ok_together = count_ok(r);
         t.together = seconds_since(t0);
+        t.together_cpu = children_cpu_seconds() - cpu0;
       } else {
         for (const auto& h : hosts) {
           auto r = run(phase + "-" + h, build({h}));
@@ -348,12 +369,17 @@ int run_guest_phases(const Args& a) {
     out.push_back(json::object{{"phase", phase},
                                {"together_seconds", t.together},
                                {"together_runs", t.runs_together},
+                               {"together_cpu_seconds", t.together_cpu},
                                {"together_ok", t.ok_together},
                                {"one_by_one_seconds", t.one_by_one},
                                {"one_by_one_runs", t.runs_one_by_one},
                                {"one_by_one_ok", t.ok_one_by_one}});
   }
-  std::cout << json::serialize(json::object{{"mode", "guest-phases"}, {"guests", lab.guests}, {"phases", out}})
+  std::cout << json::serialize(json::object{{"mode", "guest-phases"},
+                                            {"guests", lab.guests},
+                                            {"forks", forks},
+                                            {"children_max_rss_kib", children_max_rss_kib()},
+                                            {"phases", out}})
             << "\n";
   return 0;
 }
