@@ -13,6 +13,8 @@
 #include "logging.hpp"
 #include "report/run_report.hpp"
 
+#include "diagnostics/stop_signals_blocked.hpp"
+
 namespace pw::cli {
 namespace {
 
@@ -20,7 +22,7 @@ namespace {
 // above it (TerminalLine, logging.hpp).
 class ProgressLine final : public TerminalLine {
  public:
-  ProgressLine() : ticker_([this] { tick(); }) { set_terminal_line(this); }
+  ProgressLine() : ticker_(thread_without_stop_signals([this] { tick(); })) { set_terminal_line(this); }
   ~ProgressLine() override {
     set_terminal_line(nullptr);
     {

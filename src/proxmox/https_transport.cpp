@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "diagnostics/stop_signals_blocked.hpp"
 #include "proxmox/client_options.hpp"
 #include "proxmox/http_transport.hpp"
 
@@ -87,7 +88,7 @@ class HttpsTransport final : public HttpTransport {
  public:
   HttpsTransport(TransportOptions options, ssl::context ctx)
       : options_(std::move(options)), ctx_(std::move(ctx)), work_(asio::make_work_guard(ioc_)), resolver_(ioc_) {
-    thread_ = std::thread([this] { ioc_.run(); });
+    thread_ = thread_without_stop_signals([this] { ioc_.run(); });  // stop signals are the main thread's
   }
 
   HttpsTransport(const HttpsTransport&) = delete;

@@ -1,5 +1,7 @@
 #include "reconcile/observer.hpp"
 
+#include "diagnostics/stop_signals_blocked.hpp"
+
 #include <algorithm>
 #include <future>
 #include <set>
@@ -72,7 +74,10 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   // One config read per VM (/pending holds the values in effect, the pending ones and the
   // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
   // the big part, are parsed on this thread, so every batch reuses the same heap.
-  auto pendings_future = std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); });
+  auto pendings_future = [&] {
+    const StopSignalsBlocked blocked;  // the stop signals are the main thread's (diagnostics/stop_signals_blocked.hpp)
+    return std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); });
+  }();
   auto facts = ctx_.d.guests.gather_facts(hosts, names);
   auto pendings = pendings_future.get();
   for (std::size_t i = 0; i < policies.size(); ++i) {
