@@ -1,7 +1,6 @@
 #include "report/fleet_view.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -30,12 +29,6 @@ std::vector<VerdictCounts> group(const RunReport& r, const std::function<std::st
   return out;
 }
 
-std::string percent(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", v);
-  return buf;
-}
-
 void table(std::ostringstream& out, const std::string& heading, const std::vector<VerdictCounts>& groups) {
   out << "<table class=\"fleet\"><caption>" << html_escape(heading) << "</caption><tbody>";
   for (const auto& g : groups) {
@@ -43,7 +36,7 @@ void table(std::ostringstream& out, const std::string& heading, const std::vecto
         << "</td><td class=\"mix\"><div class=\"stack\">";
     for (std::size_t i = 0; i < std::size(kVerdicts); ++i) {
       if (g.counts[i] == 0) continue;
-      out << "<span style=\"width:" << percent(100.0 * g.counts[i] / g.total)
+      out << "<span style=\"width:" << percent_text(100.0 * g.counts[i] / g.total)
           << ";background:" << verdict_colour(kVerdicts[i]) << "\"></span>";
     }
     out << "</div><small>";

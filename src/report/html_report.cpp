@@ -16,12 +16,6 @@ constexpr std::string_view kGreen = "#1a7f37";
 constexpr std::string_view kRed = "#cf222e";
 constexpr std::string_view kAmber = "#9a6700";
 
-std::string percent(double value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", value);
-  return buf;
-}
-
 std::string_view exit_meaning(int code) {
   switch (code) {
     case 0: return "nothing to do, or everything verified without changes";
@@ -149,9 +143,9 @@ class Page {
       if (total == 0) break;
       const double share = 100.0 * static_cast<double>(v.probe_bytes_of(i)) / static_cast<double>(total);
       if (share > 0) {
-        out_ << "<span" << (i.intended ? " class=\"intended\"" : "") << " style=\"width:" << percent(share) << "\"></span>";
+        out_ << "<span" << (i.intended ? " class=\"intended\"" : "") << " style=\"width:" << percent_text(share) << "\"></span>";
       }
-      if (share >= 1.0 || i.intended) parts.push_back(percent(share) + " " + html_escape(i.name) + (i.intended ? " (intended)" : ""));
+      if (share >= 1.0 || i.intended) parts.push_back(percent_text(share) + " " + html_escape(i.name) + (i.intended ? " (intended)" : ""));
     }
     out_ << "</div><small>";
     if (total == 0) out_ << "no bytes moved";
@@ -206,9 +200,9 @@ class Page {
         out_ << "<br><small>" << html_escape(i.mac);
         if (i.speed_mbps) out_ << " · " << *i.speed_mbps << " Mb/s";
         out_ << "</small></th><td class=\"track\"><div class=\"rail\"><div class=\"bar\" style=\"width:"
-             << percent(widths[k]) << "\"></div></div></td><td class=\"num\">" << v.counter_name() << " "
+             << percent_text(widths[k]) << "\"></div></div></td><td class=\"num\">" << v.counter_name() << " "
              << html_escape(human_bytes(bytes));
-        if (total > 0) out_ << " · " << percent(100.0 * static_cast<double>(bytes) / static_cast<double>(total));
+        if (total > 0) out_ << " · " << percent_text(100.0 * static_cast<double>(bytes) / static_cast<double>(total));
         out_ << "</td></tr>\n";
       }
       out_ << "</table>\n";
@@ -220,7 +214,7 @@ class Page {
       out_ << "<li" << (v.commit->below_minimum() || v.commit->error ? " class=\"warning\"" : "") << ">"
            << (v.commit->error ? "" : "commit latency ") << "<b>" << html_escape(v.commit->describe()) << "</b></li>";
     }
-    if (v.intended_share) out_ << "<li>intended share <b>" << percent(*v.intended_share * 100) << "</b></li>";
+    if (v.intended_share) out_ << "<li>intended share <b>" << percent_text(*v.intended_share * 100) << "</b></li>";
     if (v.probe_bytes > 0) out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << verify::to_string(v.direction) << "</li>";
     if (v.probes > 0) out_ << "<li>measurements <b>" << v.probes << "</b></li>";
     out_ << "</ul>\n";
@@ -323,6 +317,12 @@ std::string failed_reason(const PolicyReport& p) {
   if (p.verification && !p.verification->failed_preconditions.empty()) return p.verification->failed_preconditions.front();
   if (!p.errors.empty()) return p.errors.front();
   return {};
+}
+
+std::string percent_text(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", value);
+  return buf;
 }
 
 std::vector<double> bar_percentages(const Verification& v) {

@@ -35,6 +35,9 @@ std::string render_html(const RunReport& report, const HtmlOptions& options = {}
 // characters other than tab and newline replaced by U+FFFD.
 std::string html_escape(std::string_view text);
 
+// A percentage as every view of the page writes it: "12.5%" (value in percent, one decimal).
+std::string percent_text(double value);
+
 // Bar lengths in percent of the longest, one per interface in order: the bytes each carried in
 // the probe's direction (rx for a read probe, tx for a write). All zero when nothing moved.
 std::vector<double> bar_percentages(const Verification& verification);

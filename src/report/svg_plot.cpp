@@ -19,12 +19,6 @@ std::string fixed(double v) {
   return buf;
 }
 
-std::string percent_text(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", share * 100);
-  return buf;
-}
-
 std::string tooltip(const HistoryPoint& h, std::string_view figure) {
   std::string t = h.finished_at + " · " + std::string(to_string(h.verdict));
   if (!figure.empty()) t += " · " + std::string(figure);
@@ -99,7 +93,7 @@ std::string svg_share_plot(const std::vector<HistoryPoint>& runs) {
   std::vector<PlotPoint> points;
   for (const auto& h : runs) {
     points.push_back({h.intended_share, std::string(verdict_colour(h.verdict)),
-                      tooltip(h, h.intended_share ? percent_text(*h.intended_share) + " on the intended NIC" : "no probe")});
+                      tooltip(h, h.intended_share ? percent_text(*h.intended_share * 100) + " on the intended NIC" : "no probe")});
   }
   return svg_line_plot(points, {.y_max = 1.0, .top_label = "100%", .bottom_label = "0%",
                                 .aria_label = "the intended NIC's share of the probe's bytes, per run"});
