@@ -190,20 +190,6 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
       continue;
     }
     auto facts = guest::parse_guest_report(report_text, std::move(*content), name);
-    if (const auto* resolve = host.task(task::resolve); facts && resolve != nullptr) {
-      if (const auto* results = resolve->result.if_contains("results"); results && results->is_array()) {
-        for (const auto& r : results->as_array()) {
-          if (!r.is_object()) continue;
-          const auto* item = r.as_object().if_contains("item");
-          if (item == nullptr || !item->is_string()) continue;
-          const auto* rc = r.as_object().if_contains("rc");
-          auto& addrs = facts->resolved[std::string(item->as_string())];
-          if (rc != nullptr && rc->is_int64() && rc->as_int64() == 0) {
-            addrs = guest::parse_getent_ahosts(string_at(r.as_object(), "stdout"));
-          }
-        }
-      }
-    }
     if (const auto* docker = host.task(task::docker_volumes); facts && docker != nullptr &&
                                                                    docker->status != TaskResult::skipped) {
       facts->docker = docker_volumes_of(*docker, name);

@@ -231,6 +231,42 @@ Status validate_become(const Become& become) {
   return {};
 }
 
+namespace {
+
+// POSIX sh single quotes: the text exactly, whatever it holds.
+std::string sh_quote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "'";
+}
+
+// The facts phase's one task: guest::guest_report_script under /bin/sh (whatever the login
+// shell), the fstab's path as its first argument and, when `resolving`, each guest's NAS names
+// after it (from the vars file: unsafe text, shell-quoted by Ansible's `quote` filter). Ansible
+// templates a raw task's command; {% raw %} keeps the script's own text out of Jinja.
+YamlMap report_task(const PlaybookOptions& options, bool resolving) {
+  std::string command = "{% raw %}/bin/sh -c " + sh_quote(guest::guest_report_script()) + " sh " +
+                        sh_quote(options.fstab_path) + "{% endraw %}";
+  if (resolving) command += " {{ pathwarden_host.names | map('quote') | join(' ') }}";
+  // No tty: stdout and stderr apart, lines without the terminal's \r (ssh's -tt is Ansible's
+  // default for a raw command).
+  YamlMap t{{"name", task::report},
+            {"ansible.builtin.raw", YamlLiteral{std::move(command)}},
+            {"changed_when", false},
+            {"register", "pathwarden_report"},
+            {"vars", YamlMap{{"ansible_ssh_use_tty", false}}}};
+  t.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
+  return t;
+}
+
+}  // namespace
+
 Result<Playbook> facts_playbook(std::span<const std::string> hosts, const PlaybookOptions& options,
                                 const guest::FactsRequests& wanted) {
   if (auto s = validate_fstab_path(options.fstab_path); !s) return std::unexpected(s.error());
@@ -241,23 +277,13 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     if (seen.insert(h).second) names.push_back(h);
   }
   if (names.empty()) return fail("facts playbook without any guest", {}, "nothing to gather");
-  // The first contact carries no stdin (raw, not a pipelined module). With pipelining, Ansible
-  // writes the module to ssh's stdin; when ssh exits at once (a host key that is not the pinned
-  // one, a refused login) that write can fail before ssh is reaped, and Ansible then reports
-  // "Data could not be sent ... Broken pipe" and drops ssh's own message (ansible-core 2.14,
-  // plugins/connection/ssh.py _send_initial_data). Without stdin ssh's message always comes back.
-  YamlMap reach{{"name", task::reach}, {"ansible.builtin.raw", "true"}, {"changed_when", false}};
-  reach.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
-  YamlList tasks{
-      std::move(reach),
-      // One module run per guest: the report script reads the fstab too (base64, its first
-      // section) instead of a slurp task of its own (tests/bench/profiles: every task costs each
-      // guest a worker fork and an SSH exchange on the controller, whatever it does).
-      make_task(task::report, "ansible.builtin.command",
-                {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::guest_report_script())}, "sh",
-                                   options.fstab_path}}},
-                {{"changed_when", false}, {"register", "pathwarden_report"}}, options),
-  };
+  // One task per guest, and a `raw` one: no module (no AnsiballZ payload built on the controller,
+  // no Python started in the guest), one SSH exchange. Every task costs each guest a worker fork
+  // and an exchange on the controller whatever it does (tests/bench/profiles), so this is the
+  // floor for the phase every scheduled run pays on every guest. Raw sends nothing on ssh's
+  // stdin, so a refused login (a host key that is not the pinned one) keeps ssh's own message:
+  // with a pipelined module Ansible can report "Data could not be sent ... Broken pipe" instead
+  // (ansible-core 2.14, plugins/connection/ssh.py _send_initial_data).
   // Names (a NAS given by host name) are resolved by the guest, as mount.nfs there will: through
   // its own resolver (getent ahosts: getaddrinfo, nsswitch, /etc/hosts), never the controller's.
   json::object per_host;
@@ -279,20 +305,11 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     }
     per_host[h] = json::object{{"names", unsafe_list(lookups)}, {"docker", docker_volumes}};
   }
+  YamlList tasks{report_task(options, resolving)};
   if (!resolving && !docker) {
     return finish("facts", names,
                   play("Gather guest facts for pathwarden", names, "", std::move(tasks), options, Privilege::ssh_user),
                   "");
-  }
-  // getent exits 2 for a name it cannot resolve: the planner's to report, not a failed guest.
-  if (resolving) {
-    tasks.push_back(make_task(task::resolve, "ansible.builtin.command",
-                              {{"argv", YamlList{"getent", "ahosts", "{{ item }}"}}},
-                              {{"loop", "{{ pathwarden_host.names }}"},
-                               {"changed_when", false},
-                               {"failed_when", false},
-                               {"register", "pathwarden_resolved"}},
-                              options));
   }
   // Docker's socket is root's (or the docker group's): become, as for the fstab write. Docker
   // not answering is the policy's "could not observe", not a failed guest.

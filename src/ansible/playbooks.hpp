@@ -60,10 +60,8 @@ Result<Playbook> channels_playbook(std::span<const guest::ChannelsRequest> reque
 
 // Task names the result readers look for.
 namespace task {
-inline constexpr const char* reach = "Reach the guest over SSH";
 inline constexpr const char* read_fstab = "Read the fstab byte for byte";
 inline constexpr const char* report = "Report mounts, transports, counters and interfaces";
-inline constexpr const char* resolve = "Resolve the NAS names as the guest does";
 inline constexpr const char* docker_volumes = "Read Docker's Compose volumes";
 inline constexpr const char* fstab_now = "Read the fstab as it is now";
 inline constexpr const char* refuse_changed = "Refuse to write when the fstab changed since it was observed";

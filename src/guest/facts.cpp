@@ -18,6 +18,7 @@ count() { if [ -e "$1" ]; then echo "$#"; else echo 0; fi; }
 if [ "$#" -gt 0 ]; then
   mark fstab
   base64 <"$1" || exit 66
+  shift
 fi
 mark boot_id
 cat /proc/sys/kernel/random/boot_id
@@ -49,6 +50,10 @@ for dir in /sys/class/net/*; do
   printf 'rx_queues %s\n' "$(count "$dir"/queues/rx-*)"
   printf 'tx_queues %s\n' "$(count "$dir"/queues/tx-*)"
   ethtool -l "$name" 2>/dev/null || true
+done
+for name in "$@"; do
+  mark "resolve $name"
+  getent ahosts "$name" 2>/dev/null || true
 done
 mark end
 )sh";
@@ -116,6 +121,8 @@ Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab
       st = take(parse_ss_tcp(s.body, where("ss")), facts.nfs_connections);
     } else if (s.name == "addresses") {
       st = take(parse_ip_addr(s.body, where("ip -o addr")), facts.addresses);
+    } else if (s.name.starts_with("resolve ")) {
+      facts.resolved[s.name.substr(8)] = parse_getent_ahosts(s.body);
     } else if (s.name.starts_with("iface ")) {
       auto info = parse_interface_report(s.name.substr(6), s.body, where("/sys/class/net/" + s.name.substr(6)));
       if (!info)

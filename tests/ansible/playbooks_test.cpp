@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
 #include <set>
+#include <unistd.h>
 
 #include "example_requests.hpp"
 #include "guest/facts.hpp"
@@ -85,10 +87,11 @@ TEST_CASE("playbooks are one play for all their guests, using only builtin and p
       CHECK(m != "ansible.builtin.shell");
     }
     for (const auto& task : play["tasks"]) {
-      // raw only as the facts play's first contact, with a constant command: never policy data.
+      // raw only as the facts play's report: a constant script whose arguments are the
+      // validated fstab path and, from the vars file, names through Ansible's `quote` filter.
       if (task["ansible.builtin.raw"]) {
-        CHECK(task["name"].as<std::string>() == pw::ansible::task::reach);
-        CHECK(task["ansible.builtin.raw"].as<std::string>() == "true");
+        CHECK(task["name"].as<std::string>() == pw::ansible::task::report);
+        CHECK(task["ansible.builtin.raw"].as<std::string>().starts_with("{% raw %}/bin/sh -c '"));
       }
       CHECK(task["name"].as<std::string>().size() > 0);
       CHECK(task["timeout"].as<int>() == 300);
@@ -189,23 +192,75 @@ TEST_CASE("probe and channels commands are argv lists with the values as single 
   CHECK(argv == std::vector<std::string>{"ethtool", "-L", "ens19", "combined", "8"});
 }
 
-TEST_CASE("the facts playbook runs the guest report script") {
+namespace {
+
+// The raw task's command as Ansible would send it: outside {% raw %}, the one Jinja expression the
+// generator writes (the guest's NAS names, each through the `quote` filter) rendered by hand.
+std::string rendered(std::string command, const std::vector<std::string>& names) {
+  const std::string names_expr = " {{ pathwarden_host.names | map('quote') | join(' ') }}";
+  if (auto at = command.find(names_expr); at != std::string::npos) {
+    std::string args;
+    for (const auto& n : names) args += " '" + n + "'";  // names hold no quote (validated)
+    command.replace(at, names_expr.size(), args);
+  }
+  for (std::string marker : {"{% raw %}", "{% endraw %}"}) {
+    auto at = command.find(marker);
+    REQUIRE(at != std::string::npos);
+    command.erase(at, marker.size());
+  }
+  REQUIRE(command.find("{{") == std::string::npos);
+  REQUIRE(command.find("{%") == std::string::npos);
+  return command;
+}
+
+std::string run_sh(const std::string& command) {
+  auto dir = std::filesystem::temp_directory_path() / ("pw-report-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "cmd") << command;
+  }
+  const auto out = dir / "out";
+  // The login shell runs the raw command: here the test's /bin/sh does.
+  REQUIRE(std::system(("/bin/sh " + (dir / "cmd").string() + " >" + out.string()).c_str()) == 0);
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("the facts playbook is one raw task: the report script, byte for byte, under /bin/sh") {
   std::vector<std::string> hosts{"a", "b", "a"};
   auto p = value_of(facts_playbook(hosts));
   CHECK(p.hosts == std::vector<std::string>{"a", "b"});
   auto play = YAML::Load(p.yaml)[0];
-  // First a contact without stdin, so that SSH's own refusal (a host key that is not the pinned
-  // one) reaches the report instead of Ansible's "Broken pipe" race.
-  CHECK(play["tasks"][0]["ansible.builtin.raw"].as<std::string>() == "true");
-  CHECK(play["tasks"][0]["changed_when"].as<bool>() == false);
-  // Then one module run: the report script, which reads the fstab byte for byte too (its path is
-  // the script's first argument), not a slurp task of its own.
-  CHECK(play["tasks"].size() == 2);
-  auto argv = play["tasks"][1]["ansible.builtin.command"]["argv"];
-  CHECK(argv[0].as<std::string>() == "/bin/sh");
-  CHECK(argv[2].as<std::string>() == std::string(pw::guest::guest_report_script()));
-  CHECK(argv[3].as<std::string>() == "sh");
-  CHECK(argv[4].as<std::string>() == "/etc/fstab");
+  // One task: every task costs each guest a worker fork and an SSH exchange on the controller,
+  // and raw starts no Python in the guest. It carries no stdin either, so that SSH's own
+  // refusal (a host key that is not the pinned one) reaches the report.
+  REQUIRE(play["tasks"].size() == 1);
+  const auto task = play["tasks"][0];
+  CHECK(task["name"].as<std::string>() == task::report);
+  CHECK(task["changed_when"].as<bool>() == false);
+  CHECK(task["vars"]["ansible_ssh_use_tty"].as<bool>() == false);
+  auto command = task["ansible.builtin.raw"].as<std::string>();
+  while (command.ends_with('\n')) command.pop_back();  // a YAML block scalar's own newline
+  CHECK(command.starts_with("{% raw %}/bin/sh -c '"));
+  CHECK(command.ends_with(" sh '/etc/fstab'{% endraw %}"));
+
+  // Run it as the guest's shell would, the fstab a file of our own: the script arrives whole
+  // (its own quotes survive the quoting) and reads that file.
+  auto fstab = std::filesystem::temp_directory_path() / ("pw-fstab-" + std::to_string(::getpid()));
+  const std::string content = "# it's mine\n198.51.100.2:/tank/media /mnt/media nfs4 vers=4.1 0 0\n";
+  std::ofstream(fstab) << content;
+  PlaybookOptions o;
+  o.fstab_path = fstab.string();
+  auto own = value_of(facts_playbook(hosts, o));
+  auto text = run_sh(rendered(YAML::Load(own.yaml)[0]["tasks"][0]["ansible.builtin.raw"].as<std::string>(), {}));
+  std::filesystem::remove(fstab);
+  CHECK(text.starts_with("@@pathwarden fstab\n"));
+  CHECK(text.find("@@pathwarden end\n") != std::string::npos);
+  CHECK(text.find("@@pathwarden resolve") == std::string::npos);
 }
 
 TEST_CASE("the probe playbook holds only the tasks some guest of the run needs") {
@@ -326,19 +381,28 @@ TEST_CASE("become covers what needs root and nothing else, and is named only whe
   CHECK(validate_become(Become{"svc-backup.ops", "community.general.doas"}));
 }
 
-TEST_CASE("NAS names are resolved by the guest's resolver, each name a single argv item") {
+TEST_CASE("NAS names are resolved by the guest's resolver, each name one quoted argument") {
   const std::vector<std::string> hosts{"media-vm", "backup-vm"};
   auto plain = value_of(facts_playbook(hosts));
-  CHECK(plain.vars_json.empty());  // no names: the facts playbook as before
+  CHECK(plain.vars_json.empty());  // no names: no vars file, a constant command
+  CHECK(plain.yaml.find("{{") == std::string::npos);
   auto p = value_of(facts_playbook(hosts, {}, {{"media-vm", {{"truenas.lan"}}}}));
   auto play = YAML::Load(p.yaml)[0];
-  const auto tasks = play["tasks"];
-  const auto resolve = tasks[tasks.size() - 1];
-  CHECK(resolve["name"].as<std::string>() == task::resolve);
-  CHECK(resolve["ansible.builtin.command"]["argv"][2].as<std::string>() == "{{ item }}");
-  CHECK(resolve["failed_when"].as<bool>() == false);
+  REQUIRE(play["tasks"].size() == 1);  // still the one task: the script resolves them
+  auto command = play["tasks"][0]["ansible.builtin.raw"].as<std::string>();
+  while (command.ends_with('\n')) command.pop_back();  // a YAML block scalar's own newline
+  CHECK(command.ends_with("{% endraw %} {{ pathwarden_host.names | map('quote') | join(' ') }}"));
   auto vars = json::parse(p.vars_json);
   CHECK(unwrap(vars.at("pathwarden_hosts").at("media-vm").at("names").as_array().at(0)) == "truenas.lan");
   CHECK(vars.at("pathwarden_hosts").at("backup-vm").at("names").as_array().empty());
   CHECK_FALSE(facts_playbook(hosts, {}, {{"media-vm", {{"nas; reboot"}}}}));
+
+  // The script's own resolver run: "localhost" resolves, a name under .invalid (RFC 6761) never
+  // does and still gets its (empty) section, so the planner can tell "asked, no address".
+  auto text = run_sh(rendered(command, {"localhost", "nothing.invalid"}));
+  auto facts = parse_guest_report(text.substr(text.find("@@pathwarden boot_id")), "", "media-vm");
+  REQUIRE(facts);
+  REQUIRE(facts->resolved.size() == 2);
+  CHECK_FALSE(facts->resolved.at("localhost").empty());
+  CHECK(facts->resolved.at("nothing.invalid").empty());
 }

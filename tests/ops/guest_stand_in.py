@@ -118,11 +118,8 @@ class Guest:
         if name == "Read the fstab byte for byte":
             return "ok", {"changed": False, "content": base64.b64encode(self.fstab()).decode(), "encoding": "base64"}
         if name == "Report mounts, transports, counters and interfaces":
-            # The script reads the fstab itself (its first section, base64) when given its path.
-            argv = task.get("ansible.builtin.command", {}).get("argv", [])
-            fstab = ""
-            if len(argv) > 4:
-                fstab = MARK + "fstab\n" + base64.encodebytes(self.fstab()).decode()
+            # One raw task: the script reads the fstab itself (its first section, base64).
+            fstab = MARK + "fstab\n" + base64.encodebytes(self.fstab()).decode()
             return "ok", dict(ok, rc=0, stdout=fstab + self.report, stderr="", **self.tick(0.1))
         if name == "Refuse to write when the fstab changed since it was observed":
             if hashlib.sha256(self.fstab()).hexdigest() not in (h["observed_sha256"], h["new_sha256"]):
