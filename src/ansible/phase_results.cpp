@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "ansible/playbooks.hpp"
+#include "guest/probe_report.hpp"
 
 namespace pw::ansible {
 
@@ -13,23 +14,6 @@ namespace {
 std::string string_at(const json::object& o, std::string_view key) {
   auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::optional<double> number(std::string_view s) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
-long long days_from_civil(long long y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const long long era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<long long>(doe) - 719468;
 }
 
 // The Docker task runs with failed_when false: its exit code says what happened.
@@ -137,32 +121,6 @@ static std::optional<std::string> take_fstab_section(std::string& report) {
   return body;
 }
 
-std::optional<double> timestamp_seconds(std::string_view stamp) {
-  // "YYYY-MM-DD HH:MM:SS.ffffff"
-  if (stamp.size() < 19 || stamp[4] != '-' || stamp[7] != '-' || stamp[10] != ' ' || stamp[13] != ':' ||
-      stamp[16] != ':') {
-    return std::nullopt;
-  }
-  auto part = [&](std::size_t at, std::size_t len) { return number(stamp.substr(at, len)); };
-  auto y = part(0, 4), mo = part(5, 2), d = part(8, 2), h = part(11, 2), mi = part(14, 2);
-  auto s = number(stamp.substr(17));
-  if (!y || !mo || !d || !h || !mi || !s) return std::nullopt;
-  auto days = days_from_civil(static_cast<long long>(*y), static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
-  return static_cast<double>(days) * 86400.0 + *h * 3600.0 + *mi * 60.0 + *s;
-}
-
-std::optional<double> delta_seconds(std::string_view delta) {
-  // "H:MM:SS.ffffff"
-  auto first = delta.find(':');
-  auto second = delta.find(':', first == std::string_view::npos ? first : first + 1);
-  if (first == std::string_view::npos || second == std::string_view::npos) return std::nullopt;
-  auto h = number(delta.substr(0, first));
-  auto m = number(delta.substr(first + 1, second - first - 1));
-  auto s = number(delta.substr(second + 1));
-  if (!h || !m || !s) return std::nullopt;
-  return *h * 3600.0 + *m * 60.0 + *s;
-}
-
 std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const PlaybookRun& report) {
   std::map<std::string, Result<guest::GuestFacts>> out;
   for (const auto& [name, host] : report.hosts) {
@@ -202,57 +160,38 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
 std::map<std::string, Result<ProbeObservation>> probe_observations_from(const PlaybookRun& report) {
   std::map<std::string, Result<ProbeObservation>> out;
   for (const auto& [name, host] : report.hosts) {
-    auto before = finished_task(host, task::counters_before);
-    auto probe = finished_task(host, task::probe);
-    auto after = finished_task(host, task::counters_after);
-    if (!before || !probe || !after) {
-      out.emplace(name, std::unexpected(!before ? before.error() : !probe ? probe.error() : after.error()));
+    auto task = finished_task(host, task::probe);
+    if (!task) {
+      out.emplace(name, std::unexpected(task.error()));
+      continue;
+    }
+    auto probe = guest::parse_probe_report(string_at((*task)->result, "stdout"), name);
+    if (!probe) {
+      out.emplace(name, std::unexpected(probe.error()));
       continue;
     }
     ProbeObservation obs;
     obs.host = name;
-    auto read_before = guest::parse_counter_read(string_at((*before)->result, "stdout"), name);
-    auto read_after = guest::parse_counter_read(string_at((*after)->result, "stdout"), name);
-    if (!read_before || !read_after) {
-      out.emplace(name, std::unexpected(!read_before ? read_before.error() : read_after.error()));
-      continue;
+    obs.before = std::move(probe->before.read);
+    obs.after = std::move(probe->after.read);
+    obs.window_seconds = probe->after.at - probe->before.at;
+    obs.probe_seconds = probe->probe_seconds;
+    if (probe->baseline) {
+      obs.baseline_seconds = probe->before.at - probe->baseline->at;
+      obs.baseline = std::move(probe->baseline->read);
     }
-    obs.before = std::move(*read_before);
-    obs.after = std::move(*read_after);
-    obs.probe_seconds = delta_seconds(string_at((*probe)->result, "delta")).value_or(0);
-    auto window_start = timestamp_seconds(string_at((*before)->result, "end"));
-    auto window_end = timestamp_seconds(string_at((*after)->result, "start"));
-    if (!window_start || !window_end) {
-      out.emplace(name, fail("the probe's timestamps are missing or unreadable", name));
-      continue;
-    }
-    obs.window_seconds = *window_end - *window_start;
-    if (const auto* base = host.task(task::counters_baseline); base != nullptr && base->status != TaskResult::skipped) {
-      auto read_base = guest::parse_counter_read(string_at(base->result, "stdout"), name);
-      auto base_end = timestamp_seconds(string_at(base->result, "end"));
-      if (!read_base || !base_end) {
-        out.emplace(name, std::unexpected(!read_base ? read_base.error()
-                                                     : Error{"the baseline's timestamps are unreadable", name, {}}));
-        continue;
-      }
-      obs.baseline = std::move(*read_base);
-      obs.baseline_seconds = *window_start - *base_end;
-    }
-    obs.probe_stderr = string_at((*probe)->result, "stderr");
-    if (const auto* rc = (*probe)->result.if_contains("rc"); rc != nullptr && rc->is_int64())
-      obs.probe_rc = static_cast<int>(rc->as_int64());
+    obs.probe_rc = probe->probe.rc;
+    obs.probe_stderr = std::move(probe->probe.stderr_text);
     obs.dd = guest::parse_dd_summary(obs.probe_stderr);
-    if (const auto* c = host.task(task::commit); c != nullptr && c->status != TaskResult::skipped) {
+    if (probe->commit) {
       auto& run = obs.commit.emplace();
-      const auto stderr_text = string_at(c->result, "stderr");
-      const auto* rc = c->result.if_contains("rc");
-      const auto dd = guest::parse_dd_summary(stderr_text);
-      if (rc != nullptr && rc->is_int64() && rc->as_int64() == 0 && dd && dd->seconds > 0) {
+      const auto dd = guest::parse_dd_summary(probe->commit->stderr_text);
+      if (probe->commit->rc == 0 && dd && dd->seconds > 0) {
         run.cycles = static_cast<int>(dd->bytes / 8192);
         run.seconds = dd->seconds;
       } else {
-        const auto line = guest::dd_error_line(stderr_text);
-        run.error = line.empty() ? (c->message.empty() ? std::string("dd gave no summary") : c->message) : line;
+        const auto line = guest::dd_error_line(probe->commit->stderr_text);
+        run.error = line.empty() ? std::string("dd gave no summary") : line;
       }
     }
     out.emplace(name, std::move(obs));

@@ -22,13 +22,13 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
 struct ProbeObservation {
   std::string host;
   std::optional<guest::CounterRead> baseline;  // absent without a baseline
-  double baseline_seconds = 0;                 // from the baseline read to the "before" read
+  double baseline_seconds = 0;                 // from the baseline read to the "before" read (guest's clock)
   guest::CounterRead before;
   guest::CounterRead after;
-  double probe_seconds = 0;            // the dd command's own run time
-  double window_seconds = 0;           // from the end of the first counter read to the start of the second
+  double probe_seconds = 0;            // the dd command's own run time (the guest's clock)
+  double window_seconds = 0;           // from the "before" read to the "after" read (the guest's clock)
   std::optional<guest::DdSummary> dd;  // bytes dd reports it moved
-  int probe_rc = 0;                    // dd's exit status (the task never fails the host)
+  int probe_rc = 0;                    // dd's exit status (the probe script never fails the host)
   std::string probe_stderr;
   std::optional<guest::CommitRun> commit;  // the commit-latency cycles, when asked for
 };
@@ -42,10 +42,7 @@ std::string describe_outcome(const HostReport& host);
 // "Permission denied" when the guest is reached as another user without become); empty if none.
 std::string privilege_hint(std::string_view failure_message, bool become);
 
-// Exposed for tests: Ansible's command timestamps ("2026-11-30 02:12:41.379591") and deltas
-// ("0:00:01.234567") in seconds.
-std::optional<double> timestamp_seconds(std::string_view stamp);
-std::optional<double> delta_seconds(std::string_view delta);
+// Exposed for tests.
 std::optional<std::string> decode_base64(std::string_view text);
 
 }  // namespace pw::ansible

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "ansible/yaml_tree.hpp"
-#include "guest/counter_read.hpp"
+#include "guest/probe_report.hpp"
 #include "guest/facts.hpp"
 #include "guest/sha256.hpp"
 
@@ -246,21 +246,27 @@ std::string sh_quote(std::string_view text) {
   return out + "'";
 }
 
-// The facts phase's one task: guest::guest_report_script under /bin/sh (whatever the login
-// shell), the fstab's path as its first argument and, when `resolving`, each guest's NAS names
-// after it (from the vars file: unsafe text, shell-quoted by Ansible's `quote` filter). Ansible
-// templates a raw task's command; {% raw %} keeps the script's own text out of Jinja.
-YamlMap report_task(const PlaybookOptions& options, bool resolving) {
-  std::string command = "{% raw %}/bin/sh -c " + sh_quote(guest::guest_report_script()) + " sh " +
-                        sh_quote(options.fstab_path) + "{% endraw %}";
-  if (resolving) command += " {{ pathwarden_host.names | map('quote') | join(' ') }}";
-  // No tty: stdout and stderr apart, lines without the terminal's \r (ssh's -tt is Ansible's
-  // default for a raw command).
-  YamlMap t{{"name", task::report},
+// A phase's one task: a constant POSIX sh script run by /bin/sh (whatever the login shell),
+// as a `raw` task: no module, so no AnsiballZ payload built on the controller and no Python
+// started in the guest, and nothing on ssh's stdin (a refused login keeps ssh's own message).
+// Its arguments are `fixed` (validated, shell-quoted here) and, when `host_args` names a list in
+// the host's vars (unsafe text), that list through Ansible's `quote` filter. Ansible templates a
+// raw task's command; {% raw %} keeps the script's own text out of Jinja.
+YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
+                    std::string_view host_args, const char* register_as, const PlaybookOptions& options,
+                    Privilege privilege) {
+  std::string command = "{% raw %}/bin/sh -c " + sh_quote(script) + " sh";
+  for (const auto& a : fixed) command += " " + sh_quote(a);
+  command += "{% endraw %}";
+  if (!host_args.empty()) command += " {{ pathwarden_host." + std::string(host_args) + " | map('quote') | join(' ') }}";
+  YamlMap t{{"name", name},
             {"ansible.builtin.raw", YamlLiteral{std::move(command)}},
             {"changed_when", false},
-            {"register", "pathwarden_report"},
+            {"register", register_as},
+            // No tty: stdout and stderr apart, lines without the terminal's \r (ssh's -tt is
+            // Ansible's default for a raw command).
             {"vars", YamlMap{{"ansible_ssh_use_tty", false}}}};
+  add_become(t, privilege, options);
   t.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
   return t;
 }
@@ -277,12 +283,10 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     if (seen.insert(h).second) names.push_back(h);
   }
   if (names.empty()) return fail("facts playbook without any guest", {}, "nothing to gather");
-  // One task per guest, and a `raw` one: no module (no AnsiballZ payload built on the controller,
-  // no Python started in the guest), one SSH exchange. Every task costs each guest a worker fork
-  // and an exchange on the controller whatever it does (tests/bench/profiles), so this is the
-  // floor for the phase every scheduled run pays on every guest. Raw sends nothing on ssh's
-  // stdin, so a refused login (a host key that is not the pinned one) keeps ssh's own message:
-  // with a pipelined module Ansible can report "Data could not be sent ... Broken pipe" instead
+  // One task per guest (tests/bench/profiles: every task costs each guest a worker fork and an
+  // SSH exchange on the controller whatever it does): the floor for the phase every scheduled
+  // run pays on every guest. With a pipelined module instead of raw, a refused login can come
+  // back as Ansible's "Data could not be sent ... Broken pipe" without ssh's own message
   // (ansible-core 2.14, plugins/connection/ssh.py _send_initial_data).
   // Names (a NAS given by host name) are resolved by the guest, as mount.nfs there will: through
   // its own resolver (getent ahosts: getaddrinfo, nsswitch, /etc/hosts), never the controller's.
@@ -305,7 +309,10 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     }
     per_host[h] = json::object{{"names", unsafe_list(lookups)}, {"docker", docker_volumes}};
   }
-  YamlList tasks{report_task(options, resolving)};
+  // The facts phase is one task: the report script, the fstab's path its first argument and the
+  // guest's NAS names after it.
+  YamlList tasks{script_task(task::report, guest::guest_report_script(), {options.fstab_path},
+                             resolving ? "names" : "", "pathwarden_report", options, Privilege::ssh_user)};
   if (!resolving && !docker) {
     return finish("facts", names,
                   play("Gather guest facts for pathwarden", names, "", std::move(tasks), options, Privilege::ssh_user),
@@ -479,77 +486,22 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
             // (dd refuses: "File exists"), so removing it afterwards removes only its own bytes.
             : std::vector<std::string>{"dd",           "if=/dev/zero",    "of=" + p.path, bs, "count=" + count,
                                        "oflag=direct", "conv=fsync,excl"};
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.3f", static_cast<double>(p.baseline.count()) / 1000.0);
-    json::object data{{"dd_argv", unsafe_list(argv)},
-                      {"path", unsafe(p.path)},
-                      {"remove_after", p.direction == ProbeDirection::write},
-                      {"baseline", p.baseline.count() > 0},
-                      {"baseline_argv", unsafe_list({"sleep", seconds})},
-                      {"commit", p.commit_cycles > 0}};
+    guest::ProbeScriptArgs args;
+    args.baseline_seconds = static_cast<double>(p.baseline.count()) / 1000.0;
+    if (p.direction == ProbeDirection::write) args.remove_after = p.path;
     if (p.commit_cycles > 0) {
       if (auto s = require_absolute(p.commit_path, "commit file", p.host); !s) return std::unexpected(s.error());
-      // conv=excl: a file of that name is never overwritten (dd refuses: "File exists").
-      data["commit_argv"] = unsafe_list({"dd", "if=/dev/zero", "of=" + p.commit_path, "bs=8192",
-                                         "count=" + std::to_string(p.commit_cycles), "oflag=dsync", "conv=excl"});
-      data["commit_path"] = unsafe(p.commit_path);
+      args.commit_cycles = p.commit_cycles;
+      args.commit_path = p.commit_path;
     }
-    per_host[p.host] = std::move(data);
+    args.dd_argv = std::move(argv);
+    per_host[p.host] = json::object{{"probe_args", unsafe_list(guest::probe_script_argv(args))}};
   }
-  // Each read is one constant script (guest::counter_read_script): interface counters, ifindexes
-  // and the NFS connections' byte counters from one instant.
-  const YamlList read_argv{"/bin/sh", "-c", YamlLiteral{std::string(guest::counter_read_script())}};
-  auto counters = [&](const char* name, const char* register_as) {
-    return make_task(name, "ansible.builtin.command", {{"argv", read_argv}},
-                     {{"changed_when", false}, {"register", register_as}}, options);
-  };
-  // A task no guest of the run needs is left out, not skipped: a skipped task still costs each
-  // guest a worker fork on the controller (tests/bench/profiles, ~0.2 s per guest and task).
-  bool any_baseline = false, any_remove = false, any_commit = false;
-  for (const auto& p : probes) {
-    any_baseline = any_baseline || p.baseline.count() > 0;
-    any_remove = any_remove || p.direction == ProbeDirection::write;
-    any_commit = any_commit || p.commit_cycles > 0;
-  }
-  YamlList tasks;
-  if (any_baseline) {
-    tasks.push_back(make_task(task::counters_baseline, "ansible.builtin.command", {{"argv", read_argv}},
-                              {{"changed_when", false},
-                               {"register", "pathwarden_counters_baseline"},
-                               {"when", "pathwarden_host.baseline"}},
-                              options));
-    tasks.push_back(make_task(task::baseline_wait, "ansible.builtin.command",
-                              {{"argv", "{{ pathwarden_host.baseline_argv }}"}},
-                              {{"changed_when", false}, {"when", "pathwarden_host.baseline"}}, options));
-  }
-  tasks.push_back(counters(task::counters_before, "pathwarden_counters_before"));
-  // dd's own failure (no probe file, permission, I/O error) is the verifier's to judge, after
-  // the facts that tell a removed mount from a missing file: it never fails the host.
-  tasks.push_back(make_task(task::probe, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.dd_argv }}"}},
-                            {{"changed_when", false}, {"failed_when", false}, {"register", "pathwarden_probe"}},
-                            options, Privilege::root));
-  tasks.push_back(counters(task::counters_after, "pathwarden_counters_after"));
-  if (any_remove) {
-    // Only the file dd made: when dd refused because the name was taken, that file stays.
-    tasks.push_back(make_task("Remove the probe file written", "ansible.builtin.file",
-                              {{"path", "{{ pathwarden_host.path }}"}, {"state", "absent"}},
-                              {{"when", "pathwarden_host.remove_after and 'File exists' not in pathwarden_probe.stderr"}},
-                              options, Privilege::root));
-  }
-  if (any_commit) {
-    // After the counters: the commit cycles' few bytes never mix into the probe's window.
-    tasks.push_back(make_task(task::commit, "ansible.builtin.command", {{"argv", "{{ pathwarden_host.commit_argv }}"}},
-                              {{"changed_when", false},
-                               {"failed_when", false},
-                               {"register", "pathwarden_commit"},
-                               {"when", "pathwarden_host.commit"}},
-                              options, Privilege::root));
-    // Only the file dd made: when dd refused because the name was taken, that file stays.
-    tasks.push_back(make_task("Remove the commit file written", "ansible.builtin.file",
-                              {{"path", "{{ pathwarden_host.commit_path }}"}, {"state", "absent"}},
-                              {{"when", "pathwarden_host.commit and 'File exists' not in pathwarden_commit.stderr"}},
-                              options, Privilege::root));
-  }
+  // One task per guest: the probe script reads the counters, moves the bytes and reads them again
+  // (plus the baseline before and the commit cycles after, when asked), as root (dd reads files
+  // only root may; the write probe makes a file). Nothing runs in the counter window but dd.
+  YamlList tasks{script_task(task::probe, guest::probe_script(), {}, "probe_args", "pathwarden_probe", options,
+                             Privilege::root)};
   return finish("probe", *hosts,
                 play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks), options,
                      Privilege::ssh_user),

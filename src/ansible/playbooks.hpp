@@ -69,12 +69,7 @@ inline constexpr const char* write_fstab = "Write the new fstab";
 inline constexpr const char* unmount = "Unmount the mounts to re-make";
 inline constexpr const char* mount = "Mount them again with the new options";
 inline constexpr const char* restore = "Put the backup back";
-inline constexpr const char* counters_baseline = "Read the interface counters for the background baseline";
-inline constexpr const char* baseline_wait = "Wait out the baseline window";
-inline constexpr const char* counters_before = "Read the interface counters before the probe";
-inline constexpr const char* probe = "Move the probe bytes bypassing the page cache";
-inline constexpr const char* counters_after = "Read the interface counters after the probe";
-inline constexpr const char* commit = "Time 8 KiB O_DSYNC commits on the mount";
+inline constexpr const char* probe = "Read the counters around the probe bytes moved bypassing the page cache";
 inline constexpr const char* set_channels = "Set the combined queue count";
 }  // namespace task
 

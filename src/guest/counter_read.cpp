@@ -5,19 +5,10 @@
 namespace pw::guest {
 namespace {
 
-constexpr std::string_view kScript = R"sh(cat /proc/net/dev
-echo '@@pathwarden ifindex'
-for d in /sys/class/net/*; do [ -e "$d/ifindex" ] && printf '%s %s\n' "${d##*/}" "$(cat "$d/ifindex")"; done
-echo '@@pathwarden nfs_connections'
-ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
-)sh";
-
 constexpr std::string_view kIfindex = "@@pathwarden ifindex";
 constexpr std::string_view kConnections = "@@pathwarden nfs_connections";
 
 }  // namespace
-
-std::string_view counter_read_script() { return kScript; }
 
 Result<CounterRead> parse_counter_read(std::string_view text, std::string_view where) {
   std::string netdev, ifindex, connections;

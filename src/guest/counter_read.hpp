@@ -21,11 +21,10 @@ struct CounterRead {
   std::vector<TcpConnection> nfs_connections;       // established, peer port 2049
 };
 
-// The script (POSIX sh, no input): /proc/net/dev, then "@@pathwarden ifindex" and one
-// "NAME IFINDEX" line per interface, then "@@pathwarden nfs_connections" and `ss -Htni`.
-std::string_view counter_read_script();
-
-// Output of an older counter read (only /proc/net/dev) parses too: no ifindex, no connections.
+// One read as the probe script takes it (guest/probe_report.cpp): /proc/net/dev, then
+// "@@pathwarden ifindex" and one "NAME IFINDEX" line per interface, then
+// "@@pathwarden nfs_connections" and `ss -Htni`. Output of an older read (only /proc/net/dev)
+// parses too: no ifindex, no connections.
 Result<CounterRead> parse_counter_read(std::string_view text, std::string_view where);
 
 }  // namespace pw::guest

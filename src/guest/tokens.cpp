@@ -1,6 +1,7 @@
 #include "guest/tokens.hpp"
 
 #include <charconv>
+#include <cmath>
 
 namespace pw::guest {
 
@@ -49,6 +50,11 @@ std::optional<std::int64_t> to_int64(std::string_view digits) {
 }
 std::optional<int> to_int(std::string_view digits) {
   return parse_number<int>(digits);
+}
+std::optional<double> to_seconds(std::string_view text) {
+  auto v = parse_number<double>(text);
+  if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
+  return v;
 }
 
 std::string decode_octal_escapes(std::string_view field) {

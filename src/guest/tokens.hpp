@@ -17,6 +17,9 @@ std::vector<std::string_view> fields_of(std::string_view line);
 std::optional<std::uint64_t> to_uint64(std::string_view digits);
 std::optional<std::int64_t> to_int64(std::string_view digits);
 std::optional<int> to_int(std::string_view digits);
+// A duration or clock reading such as "1234.56": finite and not negative (from_chars alone also
+// reads "-1", "nan" and "inf").
+std::optional<double> to_seconds(std::string_view text);
 
 // Decodes the octal escapes (\040 space, \011 tab, \012 newline, \134 backslash...) the kernel
 // and fstab use inside fields; anything that is not a three-digit octal escape stays as it is.

@@ -87,10 +87,11 @@ TEST_CASE("playbooks are one play for all their guests, using only builtin and p
       CHECK(m != "ansible.builtin.shell");
     }
     for (const auto& task : play["tasks"]) {
-      // raw only as the facts play's report: a constant script whose arguments are the
-      // validated fstab path and, from the vars file, names through Ansible's `quote` filter.
+      // raw only as the facts and probe plays' one task: a constant script whose arguments are
+      // the validated fstab path or, from the vars file, values through Ansible's `quote` filter.
       if (task["ansible.builtin.raw"]) {
-        CHECK(task["name"].as<std::string>() == pw::ansible::task::report);
+        CHECK((task["name"].as<std::string>() == pw::ansible::task::report ||
+               task["name"].as<std::string>() == pw::ansible::task::probe));
         CHECK(task["ansible.builtin.raw"].as<std::string>().starts_with("{% raw %}/bin/sh -c '"));
       }
       CHECK(task["name"].as<std::string>().size() > 0);
@@ -168,20 +169,23 @@ TEST_CASE("the rollback data: only unmount entries that did not exist before") {
 TEST_CASE("probe and channels commands are argv lists with the values as single arguments") {
   auto probe = value_of(probe_playbook(examples::probes()));
   auto hosts = json::parse(probe.vars_json).at("pathwarden_hosts");
-  std::vector<std::string> argv;
-  for (const auto& a : hosts.at("guest1").at("dd_argv").as_array()) argv.push_back(unwrap(a));
-  CHECK(argv == std::vector<std::string>{"dd", "if=/mnt/movies/probe.bin", "of=/dev/null", "bs=1048576", "count=256",
-                                         "iflag=direct"});
-  argv.clear();
-  for (const auto& a : hosts.at("guest2").at("dd_argv").as_array()) argv.push_back(unwrap(a));
-  CHECK(argv[2] == "of=/mnt/" + examples::kHostile);
-  CHECK(argv[5] == "oflag=direct");
+  // The probe script's arguments: baseline seconds, the file to remove after, commit cycles and
+  // their file, then dd's argv (guest/probe_report.hpp), each through Ansible's `quote` filter.
+  auto args_of = [&](const char* host) {
+    std::vector<std::string> out;
+    for (const auto& a : hosts.at(host).at("probe_args").as_array()) out.push_back(unwrap(a));
+    return out;
+  };
+  CHECK(args_of("guest1") == std::vector<std::string>{"0", "", "0", "", "dd", "if=/mnt/movies/probe.bin",
+                                                      "of=/dev/null", "bs=1048576", "count=256", "iflag=direct"});
+  auto argv = args_of("guest2");
+  CHECK(argv[1] == "/mnt/" + examples::kHostile);  // a write probe's file is removed after
+  CHECK(argv[6] == "of=/mnt/" + examples::kHostile);
+  CHECK(argv[9] == "oflag=direct");
   // A write probe never overwrites a file that is there, so its removal afterwards removes only
   // what it wrote (and not when dd refused because the name was taken).
-  CHECK(argv[6] == "conv=fsync,excl");
-  CHECK(hosts.at("guest2").at("remove_after").as_bool());
-  CHECK(probe.yaml.find("pathwarden_host.remove_after and 'File exists' not in pathwarden_probe.stderr") !=
-        std::string::npos);
+  CHECK(argv[10] == "conv=fsync,excl");
+  CHECK(probe.yaml.find("{{ pathwarden_host.probe_args | map('quote') | join(' ') }}") != std::string::npos);
 
   auto channels = value_of(channels_playbook(examples::channels()));
   auto channel_vars = json::parse(channels.vars_json);
@@ -271,20 +275,21 @@ TEST_CASE("the probe playbook holds only the tasks some guest of the run needs")
     }
     return out;
   };
-  // Read probes without a baseline or commit cycles: counters, dd, counters (a skipped task
-  // would still cost every guest a worker fork on the controller).
+  // One task, whatever the guests ask for: the probe script does the baseline, the counters
+  // around dd, the clean-up and the commit cycles (each task would cost every guest a worker
+  // fork on the controller, and Python started between the counter reads would widen the window).
   auto reads = examples::probes();
   reads.pop_back();
-  CHECK(names(reads) == std::vector<std::string>{task::counters_before, task::probe, task::counters_after});
-  // One guest that writes, one with a baseline, one with commit cycles: their tasks, for all
-  // (each runs only where its `when` holds).
+  CHECK(names(reads) == std::vector<std::string>{task::probe});
   auto mixed = examples::probes();
   mixed[0].baseline = std::chrono::milliseconds(2000);
   mixed[1].commit_cycles = 8;
   mixed[1].commit_path = "/mnt/other/.pathwarden-commit";
-  CHECK(names(mixed) == std::vector<std::string>{task::counters_baseline, task::baseline_wait, task::counters_before,
-                                                 task::probe, task::counters_after, "Remove the probe file written",
-                                                 task::commit, "Remove the commit file written"});
+  CHECK(names(mixed) == std::vector<std::string>{task::probe});
+  auto vars = json::parse(value_of(probe_playbook(mixed)).vars_json).at("pathwarden_hosts");
+  CHECK(unwrap(vars.at("guest1").at("probe_args").as_array()[0]) == "2.000");
+  CHECK(unwrap(vars.at("guest2").at("probe_args").as_array()[2]) == "8");
+  CHECK(unwrap(vars.at("guest2").at("probe_args").as_array()[3]) == "/mnt/other/.pathwarden-commit");
 }
 
 TEST_CASE("requests that cannot run safely are refused with the guest named") {
@@ -358,7 +363,7 @@ TEST_CASE("become covers what needs root and nothing else, and is named only whe
     CHECK(play["become_user"].as<std::string>() == "root");
     CHECK(play["become_method"].as<std::string>() == "sudo");
   }
-  // Facts and counter reads run as the SSH user; the probe's dd and its clean-up as root.
+  // Facts run as the SSH user; the probe (dd, its clean-up, the counter reads around it) as root.
   CHECK(value_of(facts_playbook(examples::hosts(), o)).yaml.find("become") == std::string::npos);
   auto probes = examples::probes();
   probes[0].commit_cycles = 16;
@@ -369,8 +374,7 @@ TEST_CASE("become covers what needs root and nothing else, and is named only whe
   for (const auto& t : probe["tasks"]) {
     if (become_of(t)) as_root.insert(t["name"].as<std::string>());
   }
-  CHECK(as_root == std::set<std::string>{task::probe, "Remove the probe file written", task::commit,
-                                         "Remove the commit file written"});
+  CHECK(as_root == std::set<std::string>{task::probe});
   // Without it the playbooks leave become to Ansible's own configuration.
   for (const auto& p : all_playbooks()) CHECK(p.yaml.find("become") == std::string::npos);
   // Ansible templates keywords: only plain names get in.

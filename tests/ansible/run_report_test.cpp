@@ -141,9 +141,9 @@ TEST_CASE("a recorded apply where one guest's fstab had changed") {
   }
 }
 
-TEST_CASE("a recorded probe: observations, and the guest whose probe failed") {
+TEST_CASE("a recorded probe: observations, and the guest whose dd failed") {
   auto report = replay("probe", "probe", kGuests);
-  CHECK(report.exit_code == 2);
+  CHECK(report.exit_code == 0);  // dd's failure is the verifier's to judge, not a failed host
   auto obs = probe_observations_from(report);
   for (const char* g : {"guest1", "guest2"}) {
     INFO(g);
@@ -157,9 +157,10 @@ TEST_CASE("a recorded probe: observations, and the guest whose probe failed") {
     CHECK(pw::guest::find_counters(o->before.counters, "eth0"));
     CHECK(pw::guest::find_counters(o->after.counters, "eth0")->rx_bytes > pw::guest::find_counters(o->before.counters, "eth0")->rx_bytes);
   }
-  REQUIRE_FALSE(obs.at("guest3"));
-  CHECK(obs.at("guest3").error().what.find("No such file or directory") != std::string::npos);
-  CHECK(report.host("guest3")->failure()->task == task::probe);
+  REQUIRE(obs.at("guest3"));
+  CHECK(obs.at("guest3")->probe_rc != 0);
+  CHECK(obs.at("guest3")->probe_stderr.find("No such file or directory") != std::string::npos);
+  CHECK_FALSE(obs.at("guest3")->dd);
 }
 
 TEST_CASE("a recorded run cut short by its timeout") {
@@ -231,15 +232,7 @@ TEST_CASE("the real runner's command line: one process, all guests, machine-read
   CHECK(has("ANSIBLE_CONFIG", "/x/ansible.cfg"));
 }
 
-TEST_CASE("timestamps, deltas and base64 as Ansible prints them") {
-  CHECK(timestamp_seconds("1970-01-01 00:00:01.500000") == Approx(1.5));
-  CHECK(*timestamp_seconds("2026-11-30 02:12:41.387515") - *timestamp_seconds("2026-11-30 02:12:41.379591") ==
-        Approx(0.007924));
-  CHECK(*timestamp_seconds("2024-03-01 00:00:00") - *timestamp_seconds("2024-02-28 00:00:00") == Approx(2 * 86400));
-  CHECK_FALSE(timestamp_seconds("yesterday"));
-  CHECK(delta_seconds("0:00:01.250000") == Approx(1.25));
-  CHECK(delta_seconds("1:02:03.5") == Approx(3723.5));
-  CHECK_FALSE(delta_seconds("soon"));
+TEST_CASE("base64 as Ansible prints it") {
   CHECK(decode_base64("aGVsbG8gd29ybGQK") == "hello world\n");
   CHECK(decode_base64("YQ==") == "a");
   CHECK(decode_base64("") == "");
@@ -323,50 +316,54 @@ TEST_CASE("the facts run's Docker task: the volumes, or why Docker did not list 
 }
 
 TEST_CASE("the probe run's commit cycles: dd oflag=dsync's summary as a figure, or dd's complaint") {
-  auto report = replay("probe", "probe", kGuests);
-  auto commit = [](long long rc, std::string err, std::string msg = {}) {
-    return TaskOutcome{task::commit, TaskResult::ok, std::move(msg),
-                       boost::json::object{{"rc", rc}, {"stdout", ""}, {"stderr", std::move(err)}}};
-  };
-  auto run_of = [&](TaskOutcome t) {
-    auto obs = with_task(report, "guest1", std::move(t), probe_observations_from);
+  // A probe task's output as the probe script prints it, with the commit section given.
+  const std::string netdev =
+      "Inter-|   Receive                                                |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
+      "compressed\n"
+      "  eth0: 1000 10 0 0 0 0 0 0 2000 20 0 0 0 0 0 0\n";
+  auto run_of = [&](std::optional<std::pair<int, std::string>> commit) {
+    std::string out = "@@pathwarden read before 10.0\n" + netdev + "@@pathwarden read after 11.0\n" + netdev +
+                      "@@pathwarden probe 0 10.1 10.9\n";
+    if (commit) out += "@@pathwarden commit " + std::to_string(commit->first) + "\n" + commit->second;
+    out += "@@pathwarden end\n";
+    PlaybookRun report;
+    auto& h = report.hosts["guest1"];
+    h.host = "guest1";
+    h.outcome = HostOutcome::ok;
+    h.tasks.push_back(TaskOutcome{task::probe, TaskResult::ok, {}, boost::json::object{{"rc", 0}, {"stdout", out}}});
+    auto obs = probe_observations_from(report);
     REQUIRE(obs.at("guest1"));
     return obs.at("guest1")->commit;
   };
-  CHECK(run_of(commit(0, "")).has_value());  // a task that ran always gives a run, a figure or why not
   // GNU coreutils dd.
-  auto gnu = run_of(commit(0,
-                           "256+0 records in\n256+0 records out\n2097152 bytes (2.1 MB, 2.0 MiB) copied, 0.41 s, "
-                           "5.1 MB/s\n"));
+  auto gnu = run_of(std::pair{0, std::string("256+0 records in\n256+0 records out\n2097152 bytes (2.1 MB, 2.0 MiB) "
+                                             "copied, 0.41 s, 5.1 MB/s\n")});
   REQUIRE(gnu);
   CHECK(gnu->cycles == 256);
   CHECK(gnu->seconds == Approx(0.41));
   CHECK_FALSE(gnu->error);
   // busybox dd.
-  auto busybox = run_of(commit(0,
-                               "100+0 records in\n100+0 records out\n819200 bytes (800.0KB) copied, 2.500000 "
-                               "seconds, 320.0KB/s\n"));
+  auto busybox = run_of(std::pair{0, std::string("100+0 records in\n100+0 records out\n819200 bytes (800.0KB) copied, "
+                                                 "2.500000 seconds, 320.0KB/s\n")});
   REQUIRE(busybox);
   CHECK(busybox->cycles == 100);
   CHECK(busybox->seconds == Approx(2.5));
   // dd refused: the commit file's name was taken (conv=excl).
-  auto taken = run_of(commit(1, "dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists\n"));
+  auto taken = run_of(std::pair{1, std::string("dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists\n")});
   REQUIRE(taken);
   CHECK(taken->error == "dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists");
   // Stopped part way (a read-only export): the complaint, not a figure from the partial summary.
-  auto rofs = run_of(commit(1,
-                            "dd: error writing '/mnt/movies/probe.bin.pathwarden-commit': Read-only file system\n"
-                            "1+0 records in\n0+0 records out\n0 bytes copied, 0.01 s, 0.0 kB/s\n"));
+  auto rofs = run_of(std::pair{1, std::string("dd: error writing '/mnt/movies/probe.bin.pathwarden-commit': Read-only "
+                                              "file system\n1+0 records in\n0+0 records out\n0 bytes copied, 0.01 s, "
+                                              "0.0 kB/s\n")});
   REQUIRE(rofs);
   CHECK(rofs->error == "dd: error writing '/mnt/movies/probe.bin.pathwarden-commit': Read-only file system");
   CHECK(rofs->cycles == 0);
-  auto no_summary = run_of(commit(0, ""));
-  REQUIRE(no_summary);
+  auto no_summary = run_of(std::pair{0, std::string()});
+  REQUIRE(no_summary);  // cycles that ran always give a run: a figure or why not
   CHECK(no_summary->error == "dd gave no summary");
-  auto killed = run_of(commit(-9, "", "non-zero return code"));
-  CHECK(killed->error == "non-zero return code");
-  TaskOutcome skipped = commit(0, "");
-  skipped.status = TaskResult::skipped;
-  CHECK_FALSE(run_of(skipped));
-  CHECK_FALSE(probe_observations_from(report).at("guest1")->commit);  // not asked for: none
+  auto killed = run_of(std::pair{137, std::string()});
+  CHECK(killed->error == "dd gave no summary");
+  CHECK_FALSE(run_of(std::nullopt));  // not asked for: none
 }

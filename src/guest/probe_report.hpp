@@ -1,0 +1,59 @@
+#pragma once
+// The probe phase in one run of one script per guest (the probe playbook's only task): the
+// interface counters read before and after the probe's bytes, the bytes themselves (dd), the
+// optional background baseline before, and the optional commit-latency cycles after, timed by
+// the guest's own monotonic clock (/proc/uptime). One script instead of a task per step: the
+// counter window holds the dd and nothing else (no Ansible task, no Python start-up between the
+// reads), and each task costs every guest a worker fork and an SSH exchange on the controller.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics/error.hpp"
+#include "guest/counter_read.hpp"
+
+namespace pw::guest {
+
+// What the script is told, in the order of its arguments.
+struct ProbeScriptArgs {
+  double baseline_seconds = 0;       // 0: no baseline read
+  std::string remove_after;          // a write probe's new file, removed after (unless dd refused)
+  int commit_cycles = 0;             // 0: no commit cycles
+  std::string commit_path;           // their new file, removed after (unless dd refused)
+  std::vector<std::string> dd_argv;  // the probe itself
+};
+
+// The script's argv after "sh -c SCRIPT sh": every value one argument.
+std::vector<std::string> probe_script_argv(const ProbeScriptArgs& args);
+
+// The script (POSIX sh). It prints "@@pathwarden read NAME UPTIME" before each counter read
+// (NAME baseline, before, after; UPTIME the guest's /proc/uptime just before /proc/net/dev is
+// read), "@@pathwarden probe RC START END" and dd's stderr, "@@pathwarden commit RC" and dd's
+// stderr, and ends with "@@pathwarden end". It exits 0 whatever dd does: dd's failure is the
+// verifier's to judge.
+std::string_view probe_script();
+
+struct TimedRead {
+  CounterRead read;
+  double at = 0;  // guest uptime, seconds
+};
+
+struct DdOutcome {
+  int rc = 0;
+  std::string stderr_text;
+};
+
+struct ProbeReport {
+  std::optional<TimedRead> baseline;
+  TimedRead before;
+  TimedRead after;
+  DdOutcome probe;
+  double probe_seconds = 0;  // dd's run time by the guest's clock
+  std::optional<DdOutcome> commit;
+};
+
+// Reads the script's output; `where` names the guest in messages.
+Result<ProbeReport> parse_probe_report(std::string_view text, std::string_view where);
+
+}  // namespace pw::guest
