@@ -1,7 +1,5 @@
 #include "ansible/phase_results.hpp"
 
-#include <charconv>
-
 #include "ansible/playbooks.hpp"
 #include "guest/probe_report.hpp"
 

@@ -8,9 +8,10 @@
 #include <set>
 
 #include "ansible/yaml_tree.hpp"
-#include "guest/probe_report.hpp"
 #include "guest/facts.hpp"
+#include "guest/probe_report.hpp"
 #include "guest/sha256.hpp"
+#include "guest/tokens.hpp"
 
 namespace pw::ansible {
 
@@ -233,19 +234,6 @@ Status validate_become(const Become& become) {
 
 namespace {
 
-// POSIX sh single quotes: the text exactly, whatever it holds.
-std::string sh_quote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out + "'";
-}
-
 // A phase's one task: a constant POSIX sh script run by /bin/sh (whatever the login shell),
 // as a `raw` task: no module, so no AnsiballZ payload built on the controller and no Python
 // started in the guest, and nothing on ssh's stdin (a refused login keeps ssh's own message).
@@ -255,8 +243,8 @@ std::string sh_quote(std::string_view text) {
 YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
                     std::string_view host_args, const char* register_as, const PlaybookOptions& options,
                     Privilege privilege) {
-  std::string command = "{% raw %}/bin/sh -c " + sh_quote(script) + " sh";
-  for (const auto& a : fixed) command += " " + sh_quote(a);
+  std::string command = "{% raw %}/bin/sh -c " + guest::shell_quote(script) + " sh";
+  for (const auto& a : fixed) command += " " + guest::shell_quote(a);
   command += "{% endraw %}";
   if (!host_args.empty()) command += " {{ pathwarden_host." + std::string(host_args) + " | map('quote') | join(' ') }}";
   YamlMap t{{"name", name},

@@ -57,6 +57,18 @@ std::optional<double> to_seconds(std::string_view text) {
   return v;
 }
 
+std::string shell_quote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "'";
+}
+
 std::string decode_octal_escapes(std::string_view field) {
   auto is_octal = [](char c) { return c >= '0' && c <= '7'; };
   std::string out;

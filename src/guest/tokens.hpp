@@ -26,6 +26,9 @@ std::optional<double> to_seconds(std::string_view text);
 std::string decode_octal_escapes(std::string_view field);
 
 std::string_view trim(std::string_view s);
+
+// POSIX sh single quotes around `text`, exactly as it is (an argument of the guest scripts).
+std::string shell_quote(std::string_view text);
 bool starts_with_word(std::string_view line, std::string_view word);
 
 }  // namespace pw::guest

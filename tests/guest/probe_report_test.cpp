@@ -10,17 +10,12 @@
 
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
+#include "guest/tokens.hpp"
 
 using namespace pw::guest;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string sh_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 struct Dir {
   fs::path path = fs::temp_directory_path() / ("pw-probe-" + std::to_string(::getpid()));
@@ -30,8 +25,8 @@ struct Dir {
 
 // Runs the script as the raw task does: /bin/sh -c SCRIPT sh ARGS...
 std::string run_script(const Dir& d, const ProbeScriptArgs& args) {
-  std::string command = "/bin/sh -c " + sh_quote(std::string(probe_script())) + " sh";
-  for (const auto& a : probe_script_argv(args)) command += " " + sh_quote(a);
+  std::string command = "/bin/sh -c " + shell_quote(std::string(probe_script())) + " sh";
+  for (const auto& a : probe_script_argv(args)) command += " " + shell_quote(a);
   const auto out = d.path / "out";
   REQUIRE(std::system((command + " >" + out.string() + " 2>&1").c_str()) == 0);
   std::ifstream in(out);
