@@ -54,26 +54,24 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     a.work_dir = rt->state->root() / "playbooks";
     // Host keys are always checked; the settings may name the known_hosts file to use.
     // Modules are piped over the task's SSH session instead of copied first (with become, a
-    // sudoers `requiretty` would refuse that: see policies/README.md, spec.ansible.become). Connections are shared
-    // within a run, as Ansible does by default (ControlPersist: one handshake per guest instead of one per task, which
-    // on a slow guest is most of a task's cost), with dead-peer detection: a guest whose link went away is given up
-    // after ServerAliveInterval × ServerAliveCountMax (15 s) instead of holding every later task on a dead shared
-    // connection until the run's time limit. The control sockets live in the run's own directory under the private state
-    // directory (<state>/ssh/<pid>: another run on the host never shares or closes them); the runner closes their
-    // masters and removes it when it is done.
-    std::string ssh_args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
-    if (!s.ansible.known_hosts_file.empty()) ssh_args += " -o UserKnownHostsFile=" + s.ansible.known_hosts_file;
-    if (const auto control_dir = ansible::make_run_control_dir(rt->state->root() / "ssh")) {
-      ssh_args += " -o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=5 -o ServerAliveCountMax=3";
-      a.environment.emplace_back("ANSIBLE_SSH_CONTROL_PATH_DIR", control_dir->string());
-      a.control_dir = *control_dir;
-    } else {
-      spdlog::debug("SSH connections are not shared: no control socket directory under {} (too long a path?)",
-                    (rt->state->root() / "ssh").string());
+    // sudoers `requiretty` would refuse that: see policies/README.md, spec.ansible.become).
+    // Connections are shared within a run (spec.ansible.share_connections, on by default, as Ansible
+    // does: one handshake per guest per phase instead of one per task), with dead-peer detection
+    // (ansible::ssh_environment). The control sockets live in the run's own directory under the
+    // private state directory (<state>/ssh/<pid>: another run on the host never shares or closes
+    // them); the runner closes their masters and removes it when it is done.
+    ansible::SshOptions ssh;
+    ssh.known_hosts_file = s.ansible.known_hosts_file;
+    if (s.ansible.share_connections) {
+      ssh.control_dir = ansible::make_run_control_dir(rt->state->root() / "ssh");
+      if (!ssh.control_dir) {
+        spdlog::debug("SSH connections are not shared: no control socket directory under {} (a path longer than a "
+                      "Unix socket allows?)",
+                     (rt->state->root() / "ssh").string());
+      }
     }
-    a.environment.emplace_back("ANSIBLE_HOST_KEY_CHECKING", "True");
-    a.environment.emplace_back("ANSIBLE_SSH_ARGS", ssh_args);
-    a.environment.emplace_back("ANSIBLE_PIPELINING", "True");
+    a.control_dir = ssh.control_dir;
+    for (auto& kv : ansible::ssh_environment(ssh)) a.environment.push_back(std::move(kv));
     if (!s.ansible.private_key_file.empty())
       a.environment.emplace_back("ANSIBLE_PRIVATE_KEY_FILE", s.ansible.private_key_file);
     if (!s.ansible.remote_user.empty()) a.environment.emplace_back("ANSIBLE_REMOTE_USER", s.ansible.remote_user);

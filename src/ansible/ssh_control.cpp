@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ansible/child_process.hpp"
+#include "guest/tokens.hpp"
 
 namespace pw::ansible {
 
@@ -59,6 +60,19 @@ std::optional<fs::path> make_run_control_dir(const fs::path& parent) {
   if (!fs::create_directory(own, ec)) return std::nullopt;
   fs::permissions(own, fs::perms::owner_all, ec);
   return own;
+}
+
+std::vector<std::pair<std::string, std::string>> ssh_environment(const SshOptions& options) {
+  std::string args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
+  // Ansible splits ssh_args as a shell would (shlex): a path with a space stays one argument.
+  if (!options.known_hosts_file.empty()) args += " -o " + guest::shell_quote("UserKnownHostsFile=" + options.known_hosts_file);
+  std::vector<std::pair<std::string, std::string>> env{{"ANSIBLE_PIPELINING", "True"}};
+  if (options.control_dir) {
+    args += " -o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=5 -o ServerAliveCountMax=3";
+    env.emplace_back("ANSIBLE_SSH_CONTROL_PATH_DIR", options.control_dir->string());
+  }
+  env.emplace_back("ANSIBLE_SSH_ARGS", std::move(args));
+  return env;
 }
 
 }  // namespace pw::ansible

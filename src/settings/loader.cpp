@@ -21,9 +21,9 @@ constexpr std::array<std::string_view, 16> kProxmoxKeys{
     "url",     "token_id",    "token_secret_file",    "token_secret_env", "user",    "password_file", "password_env",
     "ca_file", "fingerprint", "insecure_skip_verify", "max_in_flight",    "timeout", "token_secret",  "password",
     "secret",  "token"};
-constexpr std::array<std::string_view, 10> kAnsibleKeys{
-    "inventory",        "playbook_command", "forks",  "timeout",     "private_key_file",
-    "known_hosts_file", "remote_user",      "become", "become_user", "become_method"};
+constexpr std::array<std::string_view, 11> kAnsibleKeys{
+    "inventory",   "playbook_command", "forks",       "timeout",       "private_key_file", "known_hosts_file",
+    "remote_user", "become",           "become_user", "become_method", "share_connections"};
 // Inline secrets are refused with a pointer to the file/env variants.
 constexpr std::array<std::string_view, 4> kInlineSecretKeys{"token_secret", "password", "secret", "token"};
 
@@ -207,6 +207,9 @@ class ControllerDecoder {
     }
     if (auto v = s.get("become")) {
       if (auto b = read_bool(d_, *v, "spec.ansible.become")) a.become = *b;
+    }
+    if (auto v = s.get("share_connections")) {
+      if (auto b = read_bool(d_, *v, "spec.ansible.share_connections")) a.share_connections = *b;
     }
     // Each checked on its own, so the message points at the key that is wrong.
     auto become_field = [&](const char* key, std::string ansible::Become::*field, std::string& into) {

@@ -36,6 +36,9 @@ struct AnsibleSettings {
   std::string private_key_file;
   std::string known_hosts_file;  // host keys are always checked; this names the file
   std::string remote_user;
+  // SSH connections shared within a run (ControlMaster/ControlPersist with dead-peer detection).
+  // Off: one connection per task, for jump hosts or ssh wrappers that cannot multiplex.
+  bool share_connections = true;
   // Privilege escalation for the tasks that need root (see ansible::Become). Off: the playbooks
   // name no become, and Ansible's own configuration decides for every task.
   bool become = false;

@@ -10,6 +10,7 @@
 #include "temp_dir.hpp"
 
 using pw::ansible::make_run_control_dir;
+using pw::ansible::ssh_environment;
 namespace fs = std::filesystem;
 
 namespace {
@@ -59,4 +60,42 @@ TEST_CASE("no control directory where a socket path would be too long") {
   const auto deep = tmp.path() / std::string(80, 'd');
   CHECK_FALSE(make_run_control_dir(deep));
   CHECK_FALSE(fs::exists(deep));
+}
+
+namespace {
+
+std::string env_value(const std::vector<std::pair<std::string, std::string>>& env, const std::string& key) {
+  std::string found;
+  int seen = 0;
+  for (const auto& [k, v] : env) {
+    if (k == key) {
+      found = v;
+      ++seen;
+    }
+  }
+  REQUIRE(seen <= 1);  // one value per key: no later entry silently wins
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("Ansible's SSH environment: host keys checked, shared connections only with a control directory") {
+  pw::ansible::SshOptions o;
+  o.known_hosts_file = "/etc/pathwarden/known hosts";
+  const auto alone = ssh_environment(o);
+  const auto args = env_value(alone, "ANSIBLE_SSH_ARGS");
+  CHECK_THAT(args, Catch::Contains("-o StrictHostKeyChecking=yes -o BatchMode=yes"));
+  // shlex-split by Ansible: the space stays inside one argument.
+  CHECK_THAT(args, Catch::Contains("-o 'UserKnownHostsFile=/etc/pathwarden/known hosts'"));
+  CHECK_THAT(args, !Catch::Contains("ControlMaster"));
+  CHECK(env_value(alone, "ANSIBLE_SSH_CONTROL_PATH_DIR").empty());
+  CHECK(env_value(alone, "ANSIBLE_PIPELINING") == "True");
+
+  o.control_dir = "/var/lib/pathwarden/ssh/42";
+  const auto shared = ssh_environment(o);
+  // ControlPersist with dead-peer detection: a dead shared connection is dropped within ~15 s.
+  CHECK_THAT(env_value(shared, "ANSIBLE_SSH_ARGS"),
+             Catch::Contains("-o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=5 "
+                             "-o ServerAliveCountMax=3"));
+  CHECK(env_value(shared, "ANSIBLE_SSH_CONTROL_PATH_DIR") == "/var/lib/pathwarden/ssh/42");
 }

@@ -6,11 +6,12 @@
 //       the guests simulated in memory (answering at once, converged as the policies say).
 //   pw_bench throughput --fleet DIR --url URL --fingerprint FP --token ID=SECRET --requests N --in-flight K
 //       config reads (GET .../pending) as fast as pvesim answers them.
-//   pw_bench guest-phases --lab NAME --work DIR [--forks N] [--one-by-one 0]
+//   pw_bench guest-phases --lab NAME --work DIR [--forks N] [--one-by-one 0] [--share 0]
 //       the generated playbooks (facts, apply, probe, rollback) through AnsiblePlaybookRunner against
 //       light guests: one run for all guests, then (unless --one-by-one 0) one run per guest. Each
 //       phase's controller CPU-seconds (the ansible-playbook runs and what they waited for:
 //       getrusage(RUSAGE_CHILDREN) deltas) and the largest child's peak RSS come with its time.
+//       SSH as the controller runs it (shared connections unless --share 0).
 #include <sys/resource.h>
 
 #include <boost/json.hpp>
@@ -270,11 +271,10 @@ int run_guest_phases(const Args& a) {
   const fs::path work = a.get("work");
   std::vector<std::string> hosts;
   for (int i = 1; i <= lab.guests; ++i) hosts.push_back("guest" + std::to_string(i));
-  pw::ansible::RunnerOptions s;
-  s.command_prefix = {"ip", "netns", "exec", lab.controller_namespace};
-  s.work_dir = work;
-  s.environment = {{"ANSIBLE_CONFIG", lab.ansible_config}};
-  pw::ansible::AnsiblePlaybookRunner runner(s);
+  // SSH as pathwarden's runtime sets it up; --share 0 turns connection sharing off, as
+  // spec.ansible.share_connections: false does (the gain of sharing, issue 18).
+  const bool share = a.number("share", 1) != 0;
+  pw::ansible::AnsiblePlaybookRunner runner(lab.runner_options(work, share));
   const int forks = static_cast<int>(a.number("forks", 16));
   auto run = [&](const std::string& phase, pw::Result<pw::ansible::Playbook> book) {
     if (!book) die(phase + ": " + book.error().to_string());
@@ -378,6 +378,7 @@ int run_guest_phases(const Args& a) {
   std::cout << json::serialize(json::object{{"mode", "guest-phases"},
                                             {"guests", lab.guests},
                                             {"forks", forks},
+                                            {"share", share},
                                             {"children_max_rss_kib", children_max_rss_kib()},
                                             {"phases", out}})
             << "\n";

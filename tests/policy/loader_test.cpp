@@ -205,6 +205,26 @@ TEST_CASE("become: Ansible's names, checked where they are written") {
   CHECK_THAT(typo.diagnostics[0].message, Catch::Contains("did you mean 'become'"));
 }
 
+TEST_CASE("share_connections: on unless turned off, a boolean") {
+  const std::string head =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox: {url: \"https://127.0.0.1:8006\", token_id: pw@pve!ci, token_secret_file: token}\n";
+  auto on = pw::settings::load_text(head + "  ansible: {inventory: i}\n", "c.yaml");
+  REQUIRE(on.ok());
+  CHECK(on.controllers.at(0).ansible.share_connections);
+  auto off = pw::settings::load_text(head + "  ansible: {inventory: i, share_connections: false}\n", "c.yaml");
+  INFO(render(off.diagnostics));
+  REQUIRE(off.ok());
+  CHECK_FALSE(off.controllers.at(0).ansible.share_connections);
+  auto bad = pw::settings::load_text(head + "  ansible: {inventory: i, share_connections: sometimes}\n", "c.yaml");
+  REQUIRE(bad.diagnostics.size() == 1);
+  CHECK_THAT(bad.diagnostics[0].to_string(), Catch::StartsWith("c.yaml:5:46: "));
+  CHECK_THAT(bad.diagnostics[0].message, Catch::Contains("spec.ansible.share_connections"));
+  auto typo = pw::settings::load_text(head + "  ansible: {inventory: i, share_connection: false}\n", "c.yaml");
+  REQUIRE(typo.diagnostics.size() == 1);
+  CHECK_THAT(typo.diagnostics[0].message, Catch::Contains("did you mean 'share_connections'"));
+}
+
 TEST_CASE("secrets written inline never reach a message") {
   const std::string text =
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"

@@ -1,11 +1,13 @@
 #include "light_lab.hpp"
 
+#include <stdlib.h>
+
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
-#include "ansible/runner.hpp"
 #include "ansible/guest_port.hpp"
+#include "ansible/ssh_control.hpp"
 
 namespace pw::testing {
 namespace {
@@ -74,18 +76,28 @@ void LightLab::set_link(int i, bool up) const {
   if (r.exit_code != 0) throw std::runtime_error("ip link set eth0 in " + guest_namespace(i) + ": " + r.err);
 }
 
-std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::path& work_dir,
-                                                             std::chrono::seconds task_timeout,
-                                                             std::vector<std::filesystem::path> extra_inventories) const {
+ansible::RunnerOptions LightLab::runner_options(const std::filesystem::path& work_dir, bool share) const {
   ansible::RunnerOptions s;
   s.command_prefix = {"ip", "netns", "exec", controller_namespace};
   s.work_dir = work_dir;
-  // As pathwarden's runtime runs Ansible (controller/runtime.cpp): host keys checked, no
-  // multiplexed connection outliving a run.
-  s.environment = {{"ANSIBLE_CONFIG", ansible_config},
-                   {"ANSIBLE_HOST_KEY_CHECKING", "True"},
-                   {"ANSIBLE_SSH_ARGS", "-o StrictHostKeyChecking=yes -o BatchMode=yes -o UserKnownHostsFile=" +
-                                            state_dir + "/known_hosts"}};
+  ansible::SshOptions ssh;
+  ssh.known_hosts_file = state_dir + "/known_hosts";
+  if (share) {
+    // Short and unique: a control socket's path has at most 107 bytes (ssh_control.hpp).
+    std::string dir = "/tmp/pw-cp-XXXXXX";
+    if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("mkdtemp " + dir);
+    ssh.control_dir = dir;
+  }
+  s.control_dir = ssh.control_dir;  // the runner closes the masters and removes it
+  s.environment = ansible::ssh_environment(ssh);
+  s.environment.emplace_back("ANSIBLE_CONFIG", ansible_config);
+  return s;
+}
+
+std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::path& work_dir,
+                                                             std::chrono::seconds task_timeout,
+                                                             std::vector<std::filesystem::path> extra_inventories) const {
+  auto s = runner_options(work_dir);
   ansible::GuestPortOptions o;
   o.inventories = {inventory};
   for (auto& i : extra_inventories) o.inventories.push_back(std::move(i));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ansible/child_process.hpp"
+#include "ansible/runner.hpp"
 #include "guest/port.hpp"
 
 namespace pw::testing {
@@ -37,6 +38,11 @@ class LightLab {
   std::string file(int i, const std::string& path) const { return must(i, {"cat", "--", path}); }
   std::string mac(int i) const;  // eth0's
   void set_link(int i, bool up) const;
+
+  // ansible-playbook in the controller namespace, with SSH as pathwarden's runtime sets it up
+  // (ansible::ssh_environment): host keys pinned in the lab's known_hosts, and with `share` the
+  // connections shared within the runner's life, control sockets in a fresh directory of its own.
+  ansible::RunnerOptions runner_options(const std::filesystem::path& work_dir, bool share = true) const;
 
   // The real guest port: ansible-playbook in the controller namespace over real SSH.
   // `extra_inventories` come after the lab's (host variables there win, e.g. ansible_user).
