@@ -33,10 +33,10 @@ from pwtest import fleet  # noqa: E402
 from pwtest.lab import topology as topo  # noqa: E402
 from pwtest.lab import lab, pvesim, scenarios  # noqa: E402
 from pwtest.lab.background import measured_rate, ping_background, stop_ping_background  # noqa: E402
+from pwtest.lab.session import LabBusy, running_lab  # noqa: E402
 from pwtest.paths import ROOT  # noqa: E402
 from pwtest.policies import seed_fix, write as write_policy  # noqa: E402
 
-LAB = os.path.join(ROOT, "tests", "lab", "lab")
 START_PROBE = 4 << 20
 MAX_PROBE = topo.PROBE_BYTES
 POLICY = seed_fix("movies-bench", reason="benchmark: verification cost", probe_bytes=START_PROBE,
@@ -182,28 +182,18 @@ def main():
     ap.add_argument("--rates", default="0,1,5,20")
     ap.add_argument("--record-facts")
     args = ap.parse_args()
-    if os.path.exists(f"/run/netns/{topo.NETNS}"):
-        log(f"another lab is running (namespace {topo.NETNS}); run again when it is down")
-        return 3
-    env = dict(os.environ, PW_PVESIM=args.pvesim)
-    log("bringing the lab up")
-    t0 = time.monotonic()
-    up = subprocess.run([LAB, "up"], stdin=subprocess.DEVNULL, env=env, capture_output=True, text=True)
-    if up.returncode != 0:
-        sys.stderr.write(up.stdout[-3000:] + up.stderr[-3000:])
-        subprocess.run([LAB, "down"], stdin=subprocess.DEVNULL, env=env, capture_output=True)
-        return 1
-    result = {"lab_up_seconds": time.monotonic() - t0}
     try:
-        status = lab.read_state()
-        result["accel"] = status.get("accel")
-        rates = [float(x) if "." in x else int(x) for x in args.rates.split(",")]
-        result["rows"] = run_cases(args.pathwarden, rates)
-        if args.record_facts:
-            record_facts(args.pathwarden, args.record_facts)
-    finally:
-        log("taking the lab down")
-        subprocess.run([LAB, "down"], stdin=subprocess.DEVNULL, env=env, capture_output=True, text=True)
+        with running_lab(args.pvesim, log) as up_seconds:
+            result = {"lab_up_seconds": up_seconds}
+            status = lab.read_state()
+            result["accel"] = status.get("accel")
+            rates = [float(x) if "." in x else int(x) for x in args.rates.split(",")]
+            result["rows"] = run_cases(args.pathwarden, rates)
+            if args.record_facts:
+                record_facts(args.pathwarden, args.record_facts)
+    except LabBusy as e:
+        log(str(e))
+        return 3
     print(json.dumps(result))
     wrong = [r for r in result["rows"] if r["status"] == "WRONG"]
     return 1 if wrong else 0

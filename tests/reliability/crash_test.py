@@ -14,6 +14,7 @@ rollback: the kills land in every forward step and in every step of the rollback
 runs without KVM here: one reboot costs minutes, too slow for a loop over every record.)
 """
 import os
+import time
 
 from pwtest.cli_world import World, describe_record, enter_controller_namespace, policy_text, report_of, results_record
 from pwtest.script import check, test_main
@@ -49,6 +50,7 @@ def main(pvesim, pathwarden):
         check(total >= 20, f"only {total} journal records in a full run")
         kinds = {}
         for n in range(1, total + 1):
+            started = time.monotonic()
             name = f"kill{n}"
             torn = n % 3 == 0
             killed = w.run(w.settings(name), "reconcile", policies, "--output", "json",
@@ -69,7 +71,7 @@ def main(pvesim, pathwarden):
             verdicts = sorted({p["verdict"] for p in recovered["policies"]}) or ["nothing to do"]
             kinds.setdefault(at, []).append(n)
             print(f"kill {n}/{total} after {at}{' (torn)' if torn else ''}: recover "
-                  f"{', '.join(verdicts)}; consistent", flush=True)
+                  f"{', '.join(verdicts)}; consistent ({time.monotonic() - started:.0f} s)", flush=True)
         # A last reconcile after all that still plans the same thing and ends as before.
         final = w.run(w.settings(f"kill{total}"), "reconcile", policies, "--output", "json")
         check(final.returncode == 4 and w.snapshot() == before, f"final run: exit {final.returncode}")
