@@ -65,9 +65,10 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     if (s.ansible.share_connections) {
       ssh.control_dir = ansible::make_run_control_dir(rt->state->root() / "ssh");
       if (!ssh.control_dir) {
-        spdlog::debug("SSH connections are not shared: no control socket directory under {} (a path longer than a "
-                      "Unix socket allows?)",
-                     (rt->state->root() / "ssh").string());
+        spdlog::debug(
+            "SSH connections are not shared: no control socket directory under {} (a path longer than a "
+            "Unix socket allows?)",
+            (rt->state->root() / "ssh").string());
       }
     }
     a.control_dir = ssh.control_dir;

@@ -31,8 +31,8 @@ struct SshOptions {
 };
 
 // The ANSIBLE_* environment for those options (the runner adds ANSIBLE_HOST_KEY_CHECKING itself):
-// StrictHostKeyChecking, BatchMode (never a prompt),
-// modules piped over the task's session (ANSIBLE_PIPELINING), and with a control directory
+// StrictHostKeyChecking, BatchMode (never a prompt), modules piped over the task's session
+// (ANSIBLE_PIPELINING), and with a control directory
 // ControlMaster=auto, ControlPersist=60s and dead-peer detection (ServerAliveInterval=5 ×
 // ServerAliveCountMax=3: a guest whose link went away is given up after ~15 s instead of holding
 // every later task on a dead shared connection until the run's time limit). These replace

@@ -3,8 +3,8 @@
 playbook end to end on localhost.
 
 usage: awx_examples_test.py PATHWARDEN PVESIM
-1. configure.yml (collection awx.awx, bundled with Debian's ansible) is run task by task
-   (--start-at-task) against a closed port on 127.0.0.1: each awx.awx module validates its
+1. configure.yml (collection awx.awx, bundled with Debian's ansible) is run to its end (a copy
+   with `ignore_errors: true` on the play) against a closed port on 127.0.0.1: each awx.awx module validates its
    arguments with its own argument spec first and only then fails to connect. So every task must
    fail with a connection error, never with an argument error; a copy with a misspelt option must
    fail with "Unsupported parameters" (the check can tell the two apart). The workflows' nodes as
@@ -54,30 +54,43 @@ CONFIGURE_TASKS = ["Project with the policies and the pathwarden playbooks", "In
 PASSWORD = "pw-test-controller-password-7f3a"  # distinctive: no_log masks it wherever it appears
 
 
-def run_configure(playbook, start_at):
-    env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_loopback_port()}", CONTROLLER_USERNAME="admin",
-               CONTROLLER_PASSWORD=PASSWORD, CONTROLLER_VERIFY_SSL="true",
-               ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", no_proxy="*")
-    for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
-        env.pop(k, None)
-    proc = subprocess.run(["ansible-playbook", "-i", "localhost,", playbook, "-e", "@" + os.path.join(AWX, "shards.yml"),
-                           "--start-at-task", start_at], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, env=env)
+def run_configure(text, to_the_end=True):
+    """Runs a copy of configure.yml (its text) once against a closed port, every task to the end:
+    the copy only adds `ignore_errors: true` to the play, so each task still fails on its own
+    (arguments first, then the connection) instead of ending the play. Returns
+    [(task name, localhost's result, messages)] in the order the tasks ran. to_the_end=False: the
+    copy as it is, so the play stops at its first failure."""
+    marker = "  gather_facts: false\n"
+    check(text.count(marker) == 1, "configure.yml's play no longer says 'gather_facts: false' once")
+    with tempfile.TemporaryDirectory(prefix="pw-awx-") as tmp:
+        playbook = os.path.join(tmp, "configure.yml")
+        with open(playbook, "w") as f:
+            f.write(text.replace(marker, marker + "  ignore_errors: true\n") if to_the_end else text)
+        env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_loopback_port()}", CONTROLLER_USERNAME="admin",
+                   CONTROLLER_PASSWORD=PASSWORD, CONTROLLER_VERIFY_SSL="true",
+                   ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", no_proxy="*")
+        for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+            env.pop(k, None)
+        proc = subprocess.run(["ansible-playbook", "-i", "localhost,", playbook, "-e", "@" + os.path.join(AWX, "shards.yml")],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, env=env)
     run = RoleRun(proc)
-    tasks = run.out["plays"][0]["tasks"]
-    check(tasks, f"{start_at}: no task ran:\n{proc.stderr[-1500:]}")
-    failed = tasks[-1]
-    host = failed["hosts"]["localhost"]
-    name = failed["task"]["name"]
-    # A loop's messages are per item.
-    msgs = [r.get("msg", "") for r in host["results"]] if "results" in host else [host.get("msg", "")]
-    return name, host, msgs
+    out = []
+    for t in run.out["plays"][0]["tasks"]:
+        host = t["hosts"]["localhost"]
+        # A loop's messages are per item.
+        msgs = [r.get("msg", "") for r in host["results"]] if "results" in host else [host.get("msg", "")]
+        out.append((t["task"]["name"], host, msgs))
+    check(out, f"no task ran:\n{proc.stderr[-1500:]}")
+    return out
 
 
 def check_configure():
+    with open(os.path.join(AWX, "configure.yml")) as f:
+        text = f.read()
+    ran = run_configure(text)
+    check([name for name, _, _ in ran] == CONFIGURE_TASKS, f"configure.yml's tasks: {[name for name, _, _ in ran]}")
     templates = {}
-    for task in CONFIGURE_TASKS:
-        name, host, msgs = run_configure(os.path.join(AWX, "configure.yml"), task)
-        check(name == task, f"--start-at-task {task!r} stopped at {name!r}: {msgs}")
+    for task, host, msgs in ran:
         check(host.get("failed") and all("Connection refused" in m for m in msgs),
               f"{task}: want only connection errors (arguments valid), got {msgs}")
         if task == "Job template per shard":
@@ -85,14 +98,9 @@ def check_configure():
         if task.startswith("Workflow"):
             check_workflow(task, host["invocation"]["module_args"]["workflow_nodes"], templates)
     # The same check catches a wrong option.
-    with tempfile.TemporaryDirectory(prefix="pw-awx-") as tmp:
-        bad = os.path.join(tmp, "configure.yml")
-        with open(os.path.join(AWX, "configure.yml")) as f:
-            text = f.read()
-        with open(bad, "w") as f:
-            f.write(text.replace("        scm_clean: true\n", "        scm_clean: true\n        scm_cleaned: true\n"))
-        _, _, msgs = run_configure(bad, CONFIGURE_TASKS[0])
-        check("Unsupported parameters" in msgs[0] and "scm_cleaned" in msgs[0], f"a misspelt option was not caught: {msgs}")
+    _, _, msgs = run_configure(text.replace("        scm_clean: true\n", "        scm_clean: true\n        scm_cleaned: true\n"),
+                               to_the_end=False)[0]
+    check("Unsupported parameters" in msgs[0] and "scm_cleaned" in msgs[0], f"a misspelt option was not caught: {msgs}")
 
 
 def check_workflow(task, nodes, templates):
