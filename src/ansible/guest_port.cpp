@@ -1,8 +1,7 @@
 #include "ansible/guest_port.hpp"
 
-#include "guest/counter_snapshot.hpp"
-
 #include "ansible/phase_results.hpp"
+#include "guest/counter_snapshot.hpp"
 #include "guest/interfaces.hpp"
 
 namespace pw::ansible {
@@ -13,33 +12,42 @@ using guest::PerHost;
 using guest::ProbeOutcome;
 namespace {
 
-constexpr std::string_view kRefuseRestore = "Refuse to restore over someone else's edit";
-
-// `changes_from`: the first task of the playbook that changes the guest; a failure before it
-// reached that task changed nothing (a backup file made on the way is no change of state).
-GuestFailure failure_of(const PlaybookRun& run, const std::string& host, std::string_view conflict_task,
-                        bool become, std::string_view changes_from = {}) {
+GuestFailure failure_of(const PlaybookRun& run, const std::string& host, bool become) {
   const auto* h = run.host(host);
   if (h == nullptr) return {GuestFailure::Kind::failed, Error{"no result from ansible-playbook", host, {}}};
   const std::string what = describe_outcome(*h);
   switch (h->outcome) {
-    case HostOutcome::unreachable: return {GuestFailure::Kind::unreachable, Error{what, host, {}}};
-    case HostOutcome::timed_out: return {GuestFailure::Kind::timeout, Error{what, host, {}}};
-    case HostOutcome::failed: {
-      const auto* t = h->failure();
-      const bool conflict = t != nullptr && !conflict_task.empty() && t->task == conflict_task;
-      const bool untouched = !conflict && t != nullptr && !changes_from.empty() && h->task(changes_from) == nullptr;
-      return {conflict ? GuestFailure::Kind::conflict
-                       : untouched ? GuestFailure::Kind::untouched : GuestFailure::Kind::failed,
-              Error{what, host, privilege_hint(what, become)}};
-    }
+    case HostOutcome::unreachable:
+      return {GuestFailure::Kind::unreachable, Error{what, host, {}}};
+    case HostOutcome::timed_out:
+      return {GuestFailure::Kind::timeout, Error{what, host, {}}};
+    case HostOutcome::failed:
+      return {GuestFailure::Kind::failed, Error{what, host, privilege_hint(what, become)}};
     case HostOutcome::not_run: {
       std::string why = "no task ran (is it in the inventory?)";
       for (const auto& w : run.inventory_warnings()) why += "; ansible: " + w;
-      return {GuestFailure::Kind::failed, Error{why, host, "check spec.ansible.inventory (pathwarden validate checks it)"}};
+      return {GuestFailure::Kind::failed,
+              Error{why, host, "check spec.ansible.inventory (pathwarden validate checks it)"}};
     }
-    default: return {GuestFailure::Kind::failed, Error{what, host, {}}};
+    default:
+      return {GuestFailure::Kind::failed, Error{what, host, {}}};
   }
+}
+
+// Which fstab phase a run was, for what its stages mean to the engine.
+enum class ChangePhase : std::uint8_t { apply, rollback };
+
+// An fstab script's failure: refused in `refuse` is someone else's edit (conflict); an apply that
+// stopped before `write` left the fstab and the mounts as they were (untouched: a backup made on
+// the way is no change of state); anything later may have changed them.
+GuestFailure change_failure(const ChangeOutcome& outcome, const std::string& host, ChangePhase phase, bool become) {
+  using guest::ChangeStage;
+  auto kind = GuestFailure::Kind::failed;
+  if (outcome.failed_in == ChangeStage::refuse)
+    kind = GuestFailure::Kind::conflict;
+  else if (phase == ChangePhase::apply && !outcome.report.reached(ChangeStage::write))
+    kind = GuestFailure::Kind::untouched;
+  return {kind, Error{outcome.message, host, privilege_hint(outcome.message, become)}};
 }
 
 bool succeeded(const PlaybookRun& run, const std::string& host) {
@@ -62,7 +70,8 @@ class AnsibleGuestPort final : public guest::GuestPort {
       : runner_(std::move(runner)), o_(std::move(options)) {}
 
   using guest::GuestPort::gather_facts;
-  PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts, const guest::FactsRequests& names) override {
+  PerHost<guest::GuestFacts> gather_facts(std::span<const std::string> hosts,
+                                          const guest::FactsRequests& names) override {
     PerHost<guest::GuestFacts> out;
     if (hosts.empty()) return out;
     auto run = run_phase("facts", facts_playbook(hosts, o_.playbook, names), hosts);
@@ -70,13 +79,14 @@ class AnsibleGuestPort final : public guest::GuestPort {
     auto facts = guest_facts_from(*run);
     for (const auto& h : hosts) {
       if (!succeeded(*run, h)) {
-        out.emplace(h, std::unexpected(failure_of(*run, h, {}, o_.playbook.become.has_value())));
+        out.emplace(h, std::unexpected(failure_of(*run, h, o_.playbook.become.has_value())));
         continue;
       }
       auto it = facts.find(h);
       if (it == facts.end() || !it->second) {
-        out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed,
-                                                    it == facts.end() ? Error{"no facts", h, {}} : it->second.error()}));
+        out.emplace(h,
+                    std::unexpected(GuestFailure{GuestFailure::Kind::failed,
+                                                 it == facts.end() ? Error{"no facts", h, {}} : it->second.error()}));
         continue;
       }
       out.emplace(h, std::move(*it->second));
@@ -87,19 +97,19 @@ class AnsibleGuestPort final : public guest::GuestPort {
   PerHost<void> apply_fstab(std::span<const guest::FstabChange> changes) override {
     std::vector<std::string> hosts;
     for (const auto& c : changes) hosts.push_back(c.host);
-    return simple("apply", apply_playbook(changes, o_.playbook), hosts, task::refuse_changed, task::write_fstab);
+    return change("apply", apply_playbook(changes, o_.playbook), hosts, ChangePhase::apply, task::apply);
   }
 
   PerHost<void> restore_fstab(std::span<const guest::FstabRestore> restores) override {
     std::vector<std::string> hosts;
     for (const auto& r : restores) hosts.push_back(r.host);
-    return simple("rollback", rollback_playbook(restores, o_.playbook), hosts, kRefuseRestore);
+    return change("rollback", rollback_playbook(restores, o_.playbook), hosts, ChangePhase::rollback, task::rollback);
   }
 
   PerHost<void> set_channels(std::span<const guest::ChannelsRequest> requests) override {
     std::vector<std::string> hosts;
     for (const auto& r : requests) hosts.push_back(r.host);
-    return simple("channels", channels_playbook(requests, o_.playbook), hosts, {});
+    return simple("channels", channels_playbook(requests, o_.playbook), hosts);
   }
 
   PerHost<ProbeOutcome> probe(std::span<const guest::ProbeRequest> probes) override {
@@ -119,21 +129,21 @@ class AnsibleGuestPort final : public guest::GuestPort {
     for (const auto& p : probes) {
       const auto& h = p.host;
       if (!succeeded(*run, h)) {
-        out.emplace(h, std::unexpected(failure_of(*run, h, {}, o_.playbook.become.has_value())));
+        out.emplace(h, std::unexpected(failure_of(*run, h, o_.playbook.become.has_value())));
         continue;
       }
       auto obs = observations.find(h);
       if (obs == observations.end() || !obs->second) {
-        out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed,
-                                                    obs == observations.end() ? Error{"no probe result", h, {}}
-                                                                              : obs->second.error()}));
+        out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed, obs == observations.end()
+                                                                                    ? Error{"no probe result", h, {}}
+                                                                                    : obs->second.error()}));
         continue;
       }
       auto facts = after.find(h);
       if (facts == after.end() || !facts->second) {
-        out.emplace(h, std::unexpected(facts == after.end()
-                                           ? GuestFailure{GuestFailure::Kind::failed, Error{"no facts after the probe", h, {}}}
-                                           : facts->second.error()));
+        out.emplace(h, std::unexpected(facts == after.end() ? GuestFailure{GuestFailure::Kind::failed,
+                                                                           Error{"no facts after the probe", h, {}}}
+                                                            : facts->second.error()));
         continue;
       }
       const auto& o = *obs->second;
@@ -151,7 +161,8 @@ class AnsibleGuestPort final : public guest::GuestPort {
       po.run.direction = p.direction;
       po.run.wall_time = std::chrono::nanoseconds(static_cast<std::int64_t>(o.probe_seconds * 1e9));
       if (o.probe_rc != 0) {
-        if (auto why = guest::dd_open_failure(o.probe_stderr)) po.run.open_error = *why;
+        if (auto why = guest::dd_open_failure(o.probe_stderr))
+          po.run.open_error = *why;
         else {
           const auto line = guest::dd_error_line(o.probe_stderr);
           po.run.error = (line.empty() ? "dd exited with status " + std::to_string(o.probe_rc) : line);
@@ -177,10 +188,10 @@ class AnsibleGuestPort final : public guest::GuestPort {
         if (it != facts.end() && it->second) {
           out.emplace(h, GuestResult<void>{});
         } else if (sleeper.now() >= deadline) {
-          out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::timeout,
-                                                      Error{"did not answer over SSH within " +
-                                                                std::to_string(timeout.count()) + " s",
-                                                            h, "check the guest's console"}}));
+          out.emplace(h, std::unexpected(GuestFailure{
+                             GuestFailure::Kind::timeout,
+                             Error{"did not answer over SSH within " + std::to_string(timeout.count()) + " s", h,
+                                   "check the guest's console"}}));
         } else {
           still.push_back(h);
         }
@@ -192,8 +203,7 @@ class AnsibleGuestPort final : public guest::GuestPort {
   }
 
  private:
-  Result<PlaybookRun> run_phase(const std::string& phase, Result<Playbook> book,
-                                       std::span<const std::string>) {
+  Result<PlaybookRun> run_phase(const std::string& phase, Result<Playbook> book, std::span<const std::string>) {
     if (!book) return std::unexpected(book.error());
     RunRequest request;
     request.phase = phase;
@@ -211,15 +221,47 @@ class AnsibleGuestPort final : public guest::GuestPort {
     return out;
   }
 
-  PerHost<void> simple(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts,
-                       std::string_view conflict_task, std::string_view changes_from = {}) {
+  PerHost<void> simple(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts) {
     PerHost<void> out;
     if (hosts.empty()) return out;
     auto run = run_phase(phase, std::move(book), hosts);
     if (!run) return all_failed<void>(hosts, run.error());
     for (const auto& h : hosts) {
-      if (succeeded(*run, h)) out.emplace(h, GuestResult<void>{});
-      else out.emplace(h, std::unexpected(failure_of(*run, h, conflict_task, o_.playbook.become.has_value(), changes_from)));
+      if (succeeded(*run, h))
+        out.emplace(h, GuestResult<void>{});
+      else
+        out.emplace(h, std::unexpected(failure_of(*run, h, o_.playbook.become.has_value())));
+    }
+    return out;
+  }
+
+  // apply and rollback: the script's stages say what a failure touched.
+  PerHost<void> change(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts,
+                       ChangePhase kind, std::string_view task_name) {
+    PerHost<void> out;
+    if (hosts.empty()) return out;
+    auto run = run_phase(phase, std::move(book), hosts);
+    if (!run) return all_failed<void>(hosts, run.error());
+    const bool become = o_.playbook.become.has_value();
+    for (const auto& h : hosts) {
+      const auto* report = run->host(h);
+      const bool ran =
+          report != nullptr && (report->outcome == HostOutcome::ok || report->outcome == HostOutcome::changed ||
+                                report->outcome == HostOutcome::failed);
+      if (!ran || (report->outcome == HostOutcome::failed && report->failure() != nullptr &&
+                   report->failure()->task != task_name)) {
+        out.emplace(h, std::unexpected(failure_of(*run, h, become)));
+        continue;
+      }
+      auto outcome = change_outcome_from(*report, task_name);
+      if (!outcome) {
+        // Unreadable output of a script that may have written: not "untouched".
+        out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed, outcome.error()}));
+      } else if (outcome->failed_in || report->outcome == HostOutcome::failed) {
+        out.emplace(h, std::unexpected(change_failure(*outcome, h, kind, become)));
+      } else {
+        out.emplace(h, GuestResult<void>{});
+      }
     }
     return out;
   }

@@ -2,6 +2,7 @@
 
 #include "ansible/playbooks.hpp"
 #include "guest/probe_report.hpp"
+#include "guest/tokens.hpp"
 
 namespace pw::ansible {
 
@@ -18,15 +19,17 @@ std::string string_at(const json::object& o, std::string_view key) {
 Result<std::vector<guest::DockerVolume>> docker_volumes_of(const TaskOutcome& t, const std::string& host) {
   const auto* rc = t.result.if_contains("rc");
   const long long code = rc != nullptr && rc->is_int64() ? rc->as_int64() : -1;
-  if (code == 0) return guest::parse_docker_volume_inspect(string_at(t.result, "stdout"), host + ": docker volume inspect");
+  if (code == 0)
+    return guest::parse_docker_volume_inspect(string_at(t.result, "stdout"), host + ": docker volume inspect");
   std::string why = string_at(t.result, "stderr");
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
   if (why.empty()) why = t.message.empty() ? "exit " + std::to_string(code) : t.message;
-  const char* hint = code == 3 ? "install Docker there, or use another spec.mount.owner"
-                     : why.find("permission denied") != std::string::npos
-                         ? "Docker's socket is root's: set spec.ansible.become: true in the Controller settings, or add the SSH user "
-                           "to the docker group"
-                         : "check 'systemctl status docker' in the guest";
+  const char* hint =
+      code == 3 ? "install Docker there, or use another spec.mount.owner"
+      : why.find("permission denied") != std::string::npos
+          ? "Docker's socket is root's: set spec.ansible.become: true in the Controller settings, or add the SSH user "
+            "to the docker group"
+          : "check 'systemctl status docker' in the guest";
   return fail("Docker did not list its volumes: " + why, host, hint);
 }
 
@@ -146,11 +149,33 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
       continue;
     }
     auto facts = guest::parse_guest_report(report_text, std::move(*content), name);
-    if (const auto* docker = host.task(task::docker_volumes); facts && docker != nullptr &&
-                                                                   docker->status != TaskResult::skipped) {
+    if (const auto* docker = host.task(task::docker_volumes);
+        facts && docker != nullptr && docker->status != TaskResult::skipped) {
       facts->docker = docker_volumes_of(*docker, name);
     }
     out.emplace(name, std::move(facts));
+  }
+  return out;
+}
+
+Result<ChangeOutcome> change_outcome_from(const HostReport& host, std::string_view task_name) {
+  const auto* t = host.task(task_name);
+  if (t == nullptr) return fail(std::string("no result for task '") + std::string(task_name) + "'", host.host);
+  auto report = guest::parse_change_report(string_at(t->result, "stdout"), host.host);
+  if (!report) return std::unexpected(report.error());
+  ChangeOutcome out;
+  out.report = std::move(*report);
+  if (t->status == TaskResult::failed) {
+    out.failed_in = out.report.last();
+    // The script's one line on stderr; without a stage it never ran, and Ansible's message says why.
+    std::string why(guest::trim(string_at(t->result, "stderr")));
+    if (!out.failed_in || why.empty()) why = t->message;
+    out.message = "failed in '" + std::string(out.failed_in ? guest::title(*out.failed_in) : task_name) + "': " + why;
+    return out;
+  }
+  if (!out.report.finished) {
+    return fail("the fstab script ended without its end mark", host.host,
+                "check that /bin/sh, sha256sum, mktemp, dd, mount and awk work there");
   }
   return out;
 }

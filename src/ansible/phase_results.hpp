@@ -8,6 +8,7 @@
 
 #include "ansible/run_report.hpp"
 #include "diagnostics/error.hpp"
+#include "guest/change_script.hpp"
 #include "guest/counter_read.hpp"
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
@@ -34,6 +35,19 @@ struct ProbeObservation {
 };
 
 std::map<std::string, Result<ProbeObservation>> probe_observations_from(const PlaybookRun& report);
+
+// How a guest's fstab script (apply or rollback) ended: the stages it announced, and, when it
+// failed, the stage it failed in and its own words (stderr; Ansible's message when the script
+// never ran, e.g. sudo refused).
+struct ChangeOutcome {
+  guest::ChangeReport report;
+  std::optional<guest::ChangeStage> failed_in;  // set when the task failed after announcing a stage
+  std::string message;                          // "failed in 'STAGE': WHY" for a failure; empty when done
+};
+
+// `task_name`: the phase's script task (task::apply, task::rollback). An error when the host has
+// no result for it, or the script's output is unreadable or ends without its end mark.
+Result<ChangeOutcome> change_outcome_from(const HostReport& host, std::string_view task_name);
 
 // Why a guest did not finish a phase, as one line: "unreachable: ...", "failed in 'TASK': ...".
 std::string describe_outcome(const HostReport& host);

@@ -1,13 +1,15 @@
-// Over 400 lines on purpose: the five phase playbooks share one task vocabulary (below, in the anonymous namespace); apart they would copy it.
+// Over 400 lines on purpose: the five phase playbooks share one task vocabulary (below, in the anonymous namespace);
+// apart they would copy it.
 #include "ansible/playbooks.hpp"
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cstdio>
 #include <fstream>
 #include <set>
 
 #include "ansible/yaml_tree.hpp"
+#include "guest/change_script.hpp"
 #include "guest/facts.hpp"
 #include "guest/probe_report.hpp"
 #include "guest/sha256.hpp"
@@ -36,15 +38,6 @@ json::object unsafe(const std::string& s) {
 json::array unsafe_list(const std::vector<std::string>& items) {
   json::array out;
   for (const auto& s : items) out.push_back(unsafe(s));
-  return out;
-}
-
-std::string join(const std::vector<std::string>& items, char sep) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out.push_back(sep);
-    out += s;
-  }
   return out;
 }
 
@@ -110,8 +103,8 @@ void add_become(YamlMap& keywords, Privilege privilege, const PlaybookOptions& o
   if (!options.become->method.empty()) keywords.emplace_back("become_method", options.become->method);
 }
 
-YamlMap make_task(const char* name, const char* module, YamlMap args, YamlMap keywords,
-                  const PlaybookOptions& options, Privilege privilege = Privilege::ssh_user) {
+YamlMap make_task(const char* name, const char* module, YamlMap args, YamlMap keywords, const PlaybookOptions& options,
+                  Privilege privilege = Privilege::ssh_user) {
   YamlMap t{{"name", name}, {module, std::move(args)}};
   for (auto& k : keywords) t.push_back(std::move(k));
   add_become(t, privilege, options);
@@ -119,8 +112,8 @@ YamlMap make_task(const char* name, const char* module, YamlMap args, YamlMap ke
   return t;
 }
 
-Yaml play(const std::string& name, const std::vector<std::string>& hosts, const std::string& vars_file,
-          YamlList tasks, const PlaybookOptions& options, Privilege privilege) {
+Yaml play(const std::string& name, const std::vector<std::string>& hosts, const std::string& vars_file, YamlList tasks,
+          const PlaybookOptions& options, Privilege privilege) {
   YamlMap p{{"name", name}, {"hosts", host_list(hosts)}, {"gather_facts", false}};
   add_become(p, privilege, options);
   if (!vars_file.empty()) {
@@ -151,47 +144,6 @@ Status validate_activations(const std::vector<MountActivation>& activations, con
     }
   }
   return {};
-}
-
-// Unmount in reverse order (inner mounts first), mount in the given order.
-void add_activations(json::object& data, const std::vector<MountActivation>& activations) {
-  json::array unmount, mount;
-  for (auto it = activations.rbegin(); it != activations.rend(); ++it) {
-    unmount.push_back(json::object{{"path", unsafe(it->path)}});
-  }
-  for (const auto& a : activations) {
-    if (!a.mount) continue;
-    mount.push_back(json::object{{"path", unsafe(a.path)},
-                                 {"source", unsafe(a.source)},
-                                 {"fstype", unsafe(a.fstype)},
-                                 {"options", unsafe(a.options.empty() ? "defaults" : join(a.options, ','))}});
-  }
-  data["unmount"] = std::move(unmount);
-  data["mount"] = std::move(mount);
-}
-
-YamlList activation_tasks(const PlaybookOptions& options) {
-  return {
-      make_task(task::unmount, "ansible.posix.mount", {{"path", "{{ item.path }}"}, {"state", "unmounted"}},
-                {{"loop", "{{ pathwarden_host.unmount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
-                options),
-      // state ephemeral mounts with exactly these values and leaves fstab alone (it was written
-      // above, byte for byte); on a path unmounted just before, it never falls back to remount.
-      make_task(task::mount, "ansible.posix.mount",
-                {{"path", "{{ item.path }}"},
-                 {"src", "{{ item.source }}"},
-                 {"fstype", "{{ item.fstype }}"},
-                 {"opts", "{{ item.options }}"},
-                 {"state", "ephemeral"}},
-                {{"loop", "{{ pathwarden_host.mount }}"}, {"loop_control", YamlMap{{"label", "{{ item.path }}"}}}},
-                options),
-  };
-}
-
-YamlMap stat_fstab(const char* name, const char* path_expr, const char* register_as, const PlaybookOptions& options) {
-  return make_task(name, "ansible.builtin.stat",
-                   {{"path", path_expr}, {"get_checksum", true}, {"checksum_algorithm", "sha256"}},
-                   {{"register", register_as}}, options);
 }
 
 Playbook finish(std::string name, std::vector<std::string> hosts, Yaml root, std::string vars_json) {
@@ -240,16 +192,17 @@ namespace {
 // Its arguments are `fixed` (validated, shell-quoted here) and, when `host_args` names a list in
 // the host's vars (unsafe text), that list through Ansible's `quote` filter. Ansible templates a
 // raw task's command; {% raw %} keeps the script's own text out of Jinja.
+// `changes`: whether the script changes the guest (Ansible's recap counts it "changed").
 YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
                     std::string_view host_args, const char* register_as, const PlaybookOptions& options,
-                    Privilege privilege) {
+                    Privilege privilege, bool changes = false) {
   std::string command = "{% raw %}/bin/sh -c " + guest::shell_quote(script) + " sh";
   for (const auto& a : fixed) command += " " + guest::shell_quote(a);
   command += "{% endraw %}";
   if (!host_args.empty()) command += " {{ pathwarden_host." + std::string(host_args) + " | map('quote') | join(' ') }}";
   YamlMap t{{"name", name},
             {"ansible.builtin.raw", YamlLiteral{std::move(command)}},
-            {"changed_when", false},
+            {"changed_when", changes},
             {"register", register_as},
             // No tty: stdout and stderr apart, lines without the terminal's \r (ssh's -tt is
             // Ansible's default for a raw command).
@@ -291,7 +244,8 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     docker = docker || docker_volumes;
     for (const auto& n : lookups) {
       if (n.empty() || n.size() > 253 || n.front() == '-' ||
-          n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != std::string::npos) {
+          n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+              std::string::npos) {
         return fail("'" + n + "' is not a host name to resolve", h);
       }
     }
@@ -299,8 +253,8 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
   }
   // The facts phase is one task: the report script, the fstab's path its first argument and the
   // guest's NAS names after it.
-  YamlList tasks{script_task(task::report, guest::guest_report_script(), {options.fstab_path},
-                             resolving ? "names" : "", "pathwarden_report", options, Privilege::ssh_user)};
+  YamlList tasks{script_task(task::report, guest::guest_report_script(), {options.fstab_path}, resolving ? "names" : "",
+                             "pathwarden_report", options, Privilege::ssh_user)};
   if (!resolving && !docker) {
     return finish("facts", names,
                   play("Gather guest facts for pathwarden", names, "", std::move(tasks), options, Privilege::ssh_user),
@@ -312,13 +266,14 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     if (options.become) {
       if (auto st = validate_become(*options.become); !st) return std::unexpected(st.error());
     }
-    tasks.push_back(make_task(task::docker_volumes, "ansible.builtin.command",
-                              {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::docker_volumes_script())}}}},
-                              {{"when", "pathwarden_host.docker"},
-                               {"changed_when", false},
-                               {"failed_when", false},
-                               {"register", "pathwarden_docker"}},
-                              options, Privilege::root));
+    tasks.push_back(
+        make_task(task::docker_volumes, "ansible.builtin.command",
+                  {{"argv", YamlList{"/bin/sh", "-c", YamlLiteral{std::string(guest::docker_volumes_script())}}}},
+                  {{"when", "pathwarden_host.docker"},
+                   {"changed_when", false},
+                   {"failed_when", false},
+                   {"register", "pathwarden_docker"}},
+                  options, Privilege::root));
   }
   return finish("facts", names,
                 play("Gather guest facts for pathwarden", names, "facts.vars.json", std::move(tasks), options,
@@ -343,60 +298,19 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
     if (slash == 0 || slash + 1 == c.backup_path.size()) {
       return fail("backup path '" + c.backup_path + "' must name a file inside a directory", c.host);
     }
-    json::object data{{"observed_sha256", unsafe(c.observed_sha256)},
-                      {"new_sha256", unsafe(guest::sha256_hex(c.new_content))},
-                      {"new_content", unsafe(c.new_content)},
-                      {"backup_path", unsafe(c.backup_path)},
-                      {"backup_dir", unsafe(c.backup_path.substr(0, slash))}};
-    add_activations(data, c.activations);
-    per_host[c.host] = std::move(data);
+    auto argv = guest::apply_script_argv(c, guest::sha256_hex(c.new_content));
+    if (!argv) return std::unexpected(argv.error());
+    per_host[c.host] = json::object{{"apply_args", unsafe_list(*argv)}};
   }
-  const auto& fstab = options.fstab_path;
-  YamlList tasks{
-      stat_fstab(task::fstab_now, fstab.c_str(), "pathwarden_fstab_now", options),
-      stat_fstab("Read an earlier backup of this change", "{{ pathwarden_host.backup_path }}",
-                 "pathwarden_earlier_backup", options),
-      // The new content is only ours when this change's backup exists (a retry of it; the backup's
-      // hash is checked below): the same content written by another controller is its change, and
-      // this run must re-observe.
-      make_task(task::refuse_changed, "ansible.builtin.assert",
-                {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
-                                   "pathwarden_fstab_now.stat.checksum in [pathwarden_host.observed_sha256, "
-                                   "pathwarden_host.new_sha256]",
-                                   "pathwarden_fstab_now.stat.checksum == pathwarden_host.observed_sha256 or "
-                                   "pathwarden_earlier_backup.stat.exists"}},
-                 {"fail_msg", "the fstab changed since pathwarden observed it; gather facts and plan again"},
-                 {"quiet", true}},
-                {}, options),
-      make_task("Make the backup directory", "ansible.builtin.file",
-                {{"path", "{{ pathwarden_host.backup_dir }}"}, {"state", "directory"}, {"mode", "0700"}}, {}, options),
-      make_task("Keep a backup of the fstab as observed", "ansible.builtin.copy",
-                {{"src", fstab}, {"remote_src", true}, {"dest", "{{ pathwarden_host.backup_path }}"}, {"mode", "0600"}},
-                {{"when", "pathwarden_fstab_now.stat.checksum == pathwarden_host.observed_sha256"}}, options),
-      stat_fstab("Read the backup", "{{ pathwarden_host.backup_path }}", "pathwarden_backup", options),
-      make_task("Refuse to write without a backup of the observed fstab", "ansible.builtin.assert",
-                {{"that", YamlList{"pathwarden_backup.stat.exists",
-                                   "pathwarden_backup.stat.checksum == pathwarden_host.observed_sha256"}},
-                 {"fail_msg", "the backup does not hold the fstab as observed (it changed while it was copied?)"},
-                 {"quiet", true}},
-                {}, options),
-      make_task(task::write_fstab, "ansible.builtin.copy",
-                {{"content", "{{ pathwarden_host.new_content }}"},
-                 {"dest", fstab},
-                 {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
-                {}, options),
-      stat_fstab("Read the fstab as written", fstab.c_str(), "pathwarden_fstab_written", options),
-      make_task("Check the fstab holds exactly what was written", "ansible.builtin.assert",
-                {{"that", YamlList{"pathwarden_fstab_written.stat.checksum == pathwarden_host.new_sha256"}},
-                 {"fail_msg", "the fstab does not hold what pathwarden wrote"},
-                 {"quiet", true}},
-                {}, options),
-  };
-  for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
-  return finish("apply", *hosts,
-                play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks), options,
-                     Privilege::root),
-                vars_document(std::move(per_host)));
+  // One task per guest (the play as root): the apply script (guest/change_script.hpp) refuses when the
+  // fstab moved since it was observed, keeps a backup, writes the new file atomically, checks
+  // its hash, and re-makes the mounts; the stage it stopped in says what a failure touched.
+  YamlList tasks{script_task(task::apply, guest::apply_script(), {options.fstab_path}, "apply_args", "pathwarden_apply",
+                             options, Privilege::ssh_user, true)};
+  return finish(
+      "apply", *hosts,
+      play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks), options, Privilege::root),
+      vars_document(std::move(per_host)));
 }
 
 Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const PlaybookOptions& options) {
@@ -412,40 +326,14 @@ Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const
     if (auto s = require_sha256(r.written_sha256, "written fstab hash", r.host); !s) return std::unexpected(s.error());
     if (auto s = require_absolute(r.backup_path, "backup path", r.host); !s) return std::unexpected(s.error());
     if (auto s = validate_activations(r.activations, r.host); !s) return std::unexpected(s.error());
-    json::object data{{"backup_path", unsafe(r.backup_path)},
-                      {"backup_sha256", unsafe(r.backup_sha256)},
-                      {"written_sha256", unsafe(r.written_sha256)}};
-    add_activations(data, r.activations);
-    per_host[r.host] = std::move(data);
+    auto argv = guest::rollback_script_argv(r);
+    if (!argv) return std::unexpected(argv.error());
+    per_host[r.host] = json::object{{"rollback_args", unsafe_list(*argv)}};
   }
-  const auto& fstab = options.fstab_path;
-  YamlList tasks{
-      stat_fstab(task::fstab_now, fstab.c_str(), "pathwarden_fstab_now", options),
-      make_task(
-          "Refuse to restore over someone else's edit", "ansible.builtin.assert",
-          {{"that", YamlList{"pathwarden_fstab_now.stat.exists",
-                             "pathwarden_fstab_now.stat.checksum in [pathwarden_host.written_sha256, "
-                             "pathwarden_host.backup_sha256]"}},
-           {"fail_msg", "the fstab changed since pathwarden wrote it; restore the backup by hand if still wanted"},
-           {"quiet", true}},
-          {}, options),
-      // An apply that never got to its backup (guest unreachable, refused) left the fstab as it
-      // was: nothing to restore, so no backup is needed, and the mounts are still re-made.
-      stat_fstab("Read the backup", "{{ pathwarden_host.backup_path }}", "pathwarden_backup", options),
-      make_task("Check the backup is the fstab as observed before the change", "ansible.builtin.assert",
-                {{"that", YamlList{"pathwarden_backup.stat.exists",
-                                   "pathwarden_backup.stat.checksum == pathwarden_host.backup_sha256"}},
-                 {"fail_msg", "the backup is missing or not the fstab pathwarden saved"},
-                 {"quiet", true}},
-                {{"when", "pathwarden_fstab_now.stat.checksum != pathwarden_host.backup_sha256"}}, options),
-      make_task(task::restore, "ansible.builtin.copy",
-                {{"src", "{{ pathwarden_host.backup_path }}"},
-                 {"remote_src", true},
-                 {"dest", fstab},
-                 {"mode", "{{ pathwarden_fstab_now.stat.mode }}"}},
-                {{"when", "pathwarden_fstab_now.stat.checksum != pathwarden_host.backup_sha256"}}, options),
-  };
-  for (auto& t : activation_tasks(options)) tasks.push_back(std::move(t));
+  // One task per guest (the play as root): the rollback script puts the backup back only over what apply
+  // wrote (never over someone else's edit), then re-makes the mounts.
+  YamlList tasks{script_task(task::rollback, guest::rollback_script(), {options.fstab_path}, "rollback_args",
+                             "pathwarden_rollback", options, Privilege::ssh_user, true)};
   return finish("rollback", *hosts,
                 play("Roll back fstab changes for pathwarden", *hosts, "rollback.vars.json", std::move(tasks), options,
                      Privilege::root),
@@ -472,7 +360,7 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
             ? std::vector<std::string>{"dd", "if=" + p.path, "of=/dev/null", bs, "count=" + count, "iflag=direct"}
             // conv=excl: a write probe makes a new file and never overwrites one that is there
             // (dd refuses: "File exists"), so removing it afterwards removes only its own bytes.
-            : std::vector<std::string>{"dd",           "if=/dev/zero",    "of=" + p.path, bs, "count=" + count,
+            : std::vector<std::string>{"dd",           "if=/dev/zero",   "of=" + p.path, bs, "count=" + count,
                                        "oflag=direct", "conv=fsync,excl"};
     guest::ProbeScriptArgs args;
     args.baseline_seconds = static_cast<double>(p.baseline.count()) / 1000.0;
@@ -488,8 +376,8 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
   // One task per guest: the probe script reads the counters, moves the bytes and reads them again
   // (plus the baseline before and the commit cycles after, when asked), as root (dd reads files
   // only root may; the write probe makes a file). Nothing runs in the counter window but dd.
-  YamlList tasks{script_task(task::probe, guest::probe_script(), {}, "probe_args", "pathwarden_probe", options,
-                             Privilege::root)};
+  YamlList tasks{
+      script_task(task::probe, guest::probe_script(), {}, "probe_args", "pathwarden_probe", options, Privilege::root)};
   return finish("probe", *hosts,
                 play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks), options,
                      Privilege::ssh_user),

@@ -4,7 +4,8 @@
 // came from a policy or from observation. Every string in that file is marked unsafe for
 // Ansible's templating, and commands take argv lists, so no value can change what runs.
 //
-// Only ansible.builtin and ansible.posix modules are used (both ship with Debian's ansible).
+// Only ansible.builtin modules are used (the fstab, facts and probe phases are `raw` scripts: no
+// Python needed in the guest).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -56,19 +57,17 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
 Result<Playbook> apply_playbook(std::span<const guest::FstabChange> changes, const PlaybookOptions& options = {});
 Result<Playbook> rollback_playbook(std::span<const guest::FstabRestore> restores, const PlaybookOptions& options = {});
 Result<Playbook> probe_playbook(std::span<const guest::ProbeRequest> probes, const PlaybookOptions& options = {});
-Result<Playbook> channels_playbook(std::span<const guest::ChannelsRequest> requests, const PlaybookOptions& options = {});
+Result<Playbook> channels_playbook(std::span<const guest::ChannelsRequest> requests,
+                                   const PlaybookOptions& options = {});
 
 // Task names the result readers look for.
 namespace task {
 inline constexpr const char* read_fstab = "Read the fstab byte for byte";
 inline constexpr const char* report = "Report mounts, transports, counters and interfaces";
 inline constexpr const char* docker_volumes = "Read Docker's Compose volumes";
-inline constexpr const char* fstab_now = "Read the fstab as it is now";
-inline constexpr const char* refuse_changed = "Refuse to write when the fstab changed since it was observed";
-inline constexpr const char* write_fstab = "Write the new fstab";
-inline constexpr const char* unmount = "Unmount the mounts to re-make";
-inline constexpr const char* mount = "Mount them again with the new options";
-inline constexpr const char* restore = "Put the backup back";
+// The fstab phases' one task each; their stages are guest::ChangeStage (guest/change_script.hpp).
+inline constexpr const char* apply = "Write the new fstab with a backup and re-make the mounts";
+inline constexpr const char* rollback = "Put the fstab back from the backup and re-make the mounts";
 inline constexpr const char* probe = "Read the counters around the probe bytes moved bypassing the page cache";
 inline constexpr const char* set_channels = "Set the combined queue count";
 }  // namespace task

@@ -74,8 +74,8 @@ AnsiblePlaybookRunner runner(const std::string& tag) {
 }
 
 PlaybookRun run_phase(const std::string& tag, const std::string& phase, pw::Result<Playbook> playbook,
-                    std::vector<fs::path> extra_inventories = {},
-                    std::chrono::seconds timeout = std::chrono::minutes(5)) {
+                      std::vector<fs::path> extra_inventories = {},
+                      std::chrono::seconds timeout = std::chrono::minutes(5)) {
   if (!playbook) FAIL(playbook.error().to_string());
   RunRequest request{phase, std::move(*playbook), {lab().inventory}, 10, timeout};
   for (auto& i : extra_inventories) request.inventories.push_back(i);
@@ -245,8 +245,11 @@ TEST_CASE("apply refuses a guest whose fstab changed since it was observed; the 
   const auto& g2 = *report.host("guest2");
   CHECK(g2.outcome == HostOutcome::failed);
   REQUIRE(g2.failure());
-  CHECK(g2.failure()->task == task::refuse_changed);
-  CHECK(g2.failure()->message.find("changed since pathwarden observed it") != std::string::npos);
+  CHECK(g2.failure()->task == task::apply);
+  auto refused = change_outcome_from(g2, task::apply);
+  REQUIRE(refused);
+  CHECK(refused->failed_in == pw::guest::ChangeStage::refuse);
+  CHECK(refused->message.find("changed since pathwarden observed it") != std::string::npos);
   CHECK(guest_file(2, "/etc/fstab") == edited);
   CHECK_FALSE(guest_has(2, "/var/backups/pathwarden/fstab.light-cas"));
   for (int i : {1, 3}) {
@@ -463,8 +466,9 @@ TEST_CASE("guests reached as an unprivileged user: become for what needs root, t
 
   const std::string path = "/mnt/pw-become";
   const std::string backup = "/var/backups/pathwarden/fstab.become";
-  REQUIRE(in_guest(1, {"sh", "-c", "mkdir -p \"$1\" && mount -t tmpfs -o size=1m pwbecome \"$1\"", "sh", path})
-              .exit_code == 0);
+  REQUIRE(
+      in_guest(1, {"sh", "-c", "mkdir -p \"$1\" && mount -t tmpfs -o size=1m pwbecome \"$1\"", "sh", path}).exit_code ==
+      0);
 
   auto facts_run = run_phase("become-facts", "facts", facts_playbook(std::vector<std::string>{"guest1"}, become),
                              as_user("pwadmin", {1}));
@@ -526,9 +530,13 @@ TEST_CASE("guests reached as an unprivileged user: become for what needs root, t
     REQUIRE(obs.at("guest1")->dd);
     CHECK(obs.at("guest1")->dd->bytes == 2u << 20);
 
-    const std::vector<FstabRestore> restores{{"guest1", backup, f.fstab_sha256, sha256_hex(changes[0].new_content),
+    const std::vector<FstabRestore> restores{{"guest1",
+                                              backup,
+                                              f.fstab_sha256,
+                                              sha256_hex(changes[0].new_content),
                                               {{path, "pwbecome", "tmpfs", {"size=1m"}, true}}}};
-    auto rolled = run_phase("become-rollback", "rollback", rollback_playbook(restores, become), as_user("pwadmin", {1}));
+    auto rolled =
+        run_phase("become-rollback", "rollback", rollback_playbook(restores, become), as_user("pwadmin", {1}));
     CHECK(rolled.host("guest1")->outcome == HostOutcome::changed);
     CHECK(guest_file(1, "/etc/fstab") == f.fstab_content);
   }

@@ -1,17 +1,20 @@
 #include "ansible/playbooks.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cstdlib>
 #include <set>
-#include <unistd.h>
 
 #include "example_requests.hpp"
+#include "guest/change_script.hpp"
 #include "guest/facts.hpp"
+#include "guest/tokens.hpp"
 
 using namespace pw::ansible;
 using namespace pw::guest;
@@ -70,7 +73,7 @@ std::string unwrap(const json::value& v) {
 
 }  // namespace
 
-TEST_CASE("playbooks are one play for all their guests, using only builtin and posix modules") {
+TEST_CASE("playbooks are one play for all their guests, using only builtin modules") {
   for (const auto& p : all_playbooks()) {
     INFO(p.name);
     auto doc = YAML::Load(p.yaml);
@@ -83,15 +86,16 @@ TEST_CASE("playbooks are one play for all their guests, using only builtin and p
     CHECK(hosts == p.hosts);
     for (const auto& m : module_names(play)) {
       INFO(m);
-      CHECK((m.starts_with("ansible.builtin.") || m.starts_with("ansible.posix.")));
+      CHECK(m.starts_with("ansible.builtin."));
       CHECK(m != "ansible.builtin.shell");
     }
     for (const auto& task : play["tasks"]) {
-      // raw only as the facts and probe plays' one task: a constant script whose arguments are
-      // the validated fstab path or, from the vars file, values through Ansible's `quote` filter.
+      // raw only as the facts, apply, rollback and probe plays' one task: a constant script whose
+      // arguments are the validated fstab path or, from the vars file, values through Ansible's
+      // `quote` filter.
       if (task["ansible.builtin.raw"]) {
-        CHECK((task["name"].as<std::string>() == pw::ansible::task::report ||
-               task["name"].as<std::string>() == pw::ansible::task::probe));
+        const auto name = task["name"].as<std::string>();
+        CHECK((name == task::report || name == task::probe || name == task::apply || name == task::rollback));
         CHECK(task["ansible.builtin.raw"].as<std::string>().starts_with("{% raw %}/bin/sh -c '"));
       }
       CHECK(task["name"].as<std::string>().size() > 0);
@@ -124,46 +128,43 @@ TEST_CASE("policy values live only in the vars file, every string marked unsafe"
   }
 }
 
+static std::vector<std::string> unwrap_list(const json::value& v) {
+  std::vector<std::string> out;
+  for (const auto& item : v.as_array()) out.push_back(unwrap(item));
+  return out;
+}
+
 TEST_CASE("the apply data: hashes, exact content, backup, unmount in reverse then mount") {
   auto changes = examples::fstab_changes();
   auto p = value_of(apply_playbook(changes));
   auto g1 = json::parse(p.vars_json).at("pathwarden_hosts").at("guest1");
-  CHECK(unwrap(g1.at("observed_sha256")) == changes[0].observed_sha256);
-  CHECK(unwrap(g1.at("new_content")) == changes[0].new_content);
-  CHECK(unwrap(g1.at("new_sha256")) == pw::guest::sha256_hex(changes[0].new_content));
-  CHECK(unwrap(g1.at("backup_dir")) == "/var/backups/pathwarden");
-  const auto& unmount = g1.at("unmount").as_array();
-  REQUIRE(unmount.size() == 2);
-  CHECK(unwrap(unmount[0].at("path")) == "/mnt/other");
-  CHECK(unwrap(unmount[1].at("path")) == "/mnt/movies");
-  const auto& mount = g1.at("mount").as_array();
-  REQUIRE(mount.size() == 2);
-  CHECK(unwrap(mount[0].at("path")) == "/mnt/movies");
-  CHECK(unwrap(mount[0].at("options")) == "vers=3,nconnect=8");
-  CHECK(unwrap(mount[1].at("options")) == "defaults");
-
+  CHECK(unwrap_list(g1.at("apply_args")) ==
+        std::vector<std::string>{changes[0].observed_sha256, pw::guest::sha256_hex(changes[0].new_content),
+                                 "/var/backups/pathwarden/fstab.change-1", changes[0].new_content,
+                                 // two to unmount, inner (later) first, each with its /proc/mounts text
+                                 "2", "/mnt/other", "/mnt/other", "/mnt/movies", "/mnt/movies",
+                                 // then mounted in order: path, its text, source, type, options
+                                 "/mnt/movies", "/mnt/movies", "10.0.1.31:/volume1/movies", "nfs", "vers=3,nconnect=8",
+                                 "/mnt/other", "/mnt/other", "10.0.1.31:/volume1/other", "nfs", "defaults"});
+  // One task: the script's stages replace the ten module tasks.
   auto play = YAML::Load(p.yaml)[0];
-  std::vector<std::string> order;
-  for (const auto& t : play["tasks"]) order.push_back(t["name"].as<std::string>());
-  auto at = [&](const char* name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
-  CHECK(at(task::fstab_now) < at(task::refuse_changed));
-  CHECK(at(task::refuse_changed) < at(task::write_fstab));
-  CHECK(at(task::write_fstab) < at(task::unmount));
-  CHECK(at(task::unmount) < at(task::mount));
-  for (const auto& t : play["tasks"]) {
-    if (t["ansible.posix.mount"]) {
-      auto state = t["ansible.posix.mount"]["state"].as<std::string>();
-      CHECK((state == "unmounted" || state == "ephemeral"));  // never remounted, never mounted (fstab edit)
-    }
-  }
+  REQUIRE(play["tasks"].size() == 1);
+  CHECK(play["tasks"][0]["name"].as<std::string>() == task::apply);
+  CHECK(play["tasks"][0]["changed_when"].as<bool>());
+  auto guest2 = unwrap_list(json::parse(p.vars_json).at("pathwarden_hosts").at("guest2").at("apply_args"));
+  CHECK(guest2[3] == examples::kHostile);  // the content, whole, one argument
+  CHECK(guest2[6] == proc_mounts_escaped(changes[1].activations[0].path));
+  CHECK(proc_mounts_escaped("/mnt/a b\\c\td\ne") == "/mnt/a\\040b\\134c\\011d\\012e");
 }
 
 TEST_CASE("the rollback data: only unmount entries that did not exist before") {
   auto p = value_of(rollback_playbook(examples::fstab_restores()));
   auto g1 = json::parse(p.vars_json).at("pathwarden_hosts").at("guest1");
-  CHECK(g1.at("unmount").as_array().size() == 2);
-  REQUIRE(g1.at("mount").as_array().size() == 1);
-  CHECK(unwrap(g1.at("mount").as_array()[0].at("path")) == "/mnt/other");
+  CHECK(unwrap_list(g1.at("rollback_args")) ==
+        std::vector<std::string>{"/var/backups/pathwarden/fstab.change-1", pw::guest::sha256_hex("a"),
+                                 pw::guest::sha256_hex("b"), "2", "/mnt/other", "/mnt/other", "/mnt/movies",
+                                 "/mnt/movies", "/mnt/other", "/mnt/other", "10.0.1.31:/volume1/other", "nfs",
+                                 "defaults"});
 }
 
 TEST_CASE("probe and channels commands are argv lists with the values as single arguments") {
@@ -220,9 +221,7 @@ std::string rendered(std::string command, const std::vector<std::string>& names)
 std::string run_sh(const std::string& command) {
   auto dir = std::filesystem::temp_directory_path() / ("pw-report-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  {
-    std::ofstream(dir / "cmd") << command;
-  }
+  { std::ofstream(dir / "cmd") << command; }
   const auto out = dir / "out";
   // The login shell runs the raw command: here the test's /bin/sh does.
   REQUIRE(std::system(("/bin/sh " + (dir / "cmd").string() + " >" + out.string()).c_str()) == 0);
@@ -232,7 +231,136 @@ std::string run_sh(const std::string& command) {
   return text;
 }
 
+// A fstab script's raw command with its host list (`apply_args`, `rollback_args`) rendered as
+// Ansible's `quote` filter would (shlex.quote: guest::shell_quote does the same).
+std::string rendered_args(std::string command, const std::vector<std::string>& args) {
+  const auto open = command.find(" {{ pathwarden_host.");
+  REQUIRE(open != std::string::npos);
+  const auto close = command.find("}}", open);
+  command.replace(open, close + 2 - open, " @ARGS@");
+  command = rendered(command, {});  // checks that no other Jinja is left
+  std::string quoted;
+  for (const auto& a : args) quoted += " " + shell_quote(a);
+  command.replace(command.find(" @ARGS@"), 7, quoted);
+  return command;
+}
+
+struct ShRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+ShRun run_sh_full(const std::string& command) {
+  auto dir = std::filesystem::temp_directory_path() / ("pw-sh-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "cmd") << command;
+  const int status = std::system(
+      ("/bin/sh " + (dir / "cmd").string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string()).c_str());
+  auto slurp = [](const std::filesystem::path& f) {
+    std::ifstream in(f);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  ShRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
 }  // namespace
+
+TEST_CASE("the fstab scripts under /bin/sh: compare-and-swap, backup, atomic write, refusal, restore") {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("pw-change-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto fstab = dir / "fstab";
+  const auto backups = dir / "backups";
+  auto put = [](const fs::path& f, const std::string& text) { std::ofstream(f, std::ios::trunc) << text; };
+  auto read = [](const fs::path& f) {
+    std::ifstream in(f);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto perms = [](const fs::path& f) { return fs::status(f).permissions() & fs::perms::all; };
+  auto stages = [](const ShRun& r) {
+    auto report = parse_change_report(r.out, "guest1");
+    REQUIRE(report);
+    return *report;
+  };
+  const std::string old_content = "UUID=abc / ext4 defaults 0 1\n";
+  put(fstab, old_content);
+  fs::permissions(fstab, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read,
+                  fs::perm_options::replace);
+  PlaybookOptions o;
+  o.fstab_path = fstab.string();
+  // The hostile text of the examples, whole, in the new content: data, never code.
+  FstabChange change{"guest1",
+                     sha256_hex(old_content),
+                     old_content + "# " + examples::kHostile + "\n",
+                     (backups / "fstab.change-1").string(),
+                     {}};
+  FstabRestore restore{"guest1", change.backup_path, change.observed_sha256, sha256_hex(change.new_content), {}};
+  auto command = [&](const Playbook& p, const char* list) {
+    auto args = unwrap_list(json::parse(p.vars_json).at("pathwarden_hosts").at("guest1").at(list));
+    return rendered_args(YAML::Load(p.yaml)[0]["tasks"][0]["ansible.builtin.raw"].as<std::string>(), args);
+  };
+  const auto apply = command(value_of(apply_playbook(std::span(&change, 1), o)), "apply_args");
+  const auto rollback = command(value_of(rollback_playbook(std::span(&restore, 1), o)), "rollback_args");
+  using S = ChangeStage;
+
+  auto r = run_sh_full(apply);
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(read(fstab) == change.new_content);
+  CHECK(perms(fstab) == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));  // kept
+  CHECK(read(change.backup_path) == old_content);
+  CHECK(perms(change.backup_path) == (fs::perms::owner_read | fs::perms::owner_write));
+  CHECK(perms(backups) == fs::perms::owner_all);
+  CHECK(stages(r).stages ==
+        std::vector<S>{S::read, S::refuse, S::backup, S::write, S::check_written, S::unmount, S::mount});
+  CHECK(stages(r).finished);
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  CHECK(names == std::set<std::string>{"backups", "fstab"});  // no temporary file left
+
+  // A retry of the same change once written: accepted, its backup is there and still the old file.
+  CHECK(run_sh_full(apply).rc == 0);
+  CHECK(read(change.backup_path) == old_content);
+
+  // Someone edits after the write: the rollback refuses and the edit stays.
+  put(fstab, change.new_content + "# edited after pathwarden wrote\n");
+  r = run_sh_full(rollback);
+  CHECK(r.rc == 1);
+  CHECK(r.err == "the fstab changed since pathwarden wrote it; restore the backup by hand if still wanted\n");
+  CHECK(stages(r).last() == S::refuse);
+  CHECK(read(fstab) == change.new_content + "# edited after pathwarden wrote\n");
+
+  // The rollback of the change as written: the backup back, byte for byte, mode kept.
+  put(fstab, change.new_content);
+  r = run_sh_full(rollback);
+  CHECK(r.rc == 0);
+  CHECK(read(fstab) == old_content);
+  CHECK(perms(fstab) == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  CHECK(stages(r).reached(S::restore));
+  // Again: nothing to restore, the mounts are still re-made.
+  r = run_sh_full(rollback);
+  CHECK(r.rc == 0);
+  CHECK_FALSE(stages(r).reached(S::restore));
+  CHECK(stages(r).reached(S::mount));
+
+  // The new content there without this change's backup is another controller's change: refused,
+  // nothing touched (no backup made).
+  fs::remove_all(backups);
+  put(fstab, change.new_content);
+  r = run_sh_full(apply);
+  CHECK(r.rc == 1);
+  CHECK(r.err == "the fstab changed since pathwarden observed it; gather facts and plan again\n");
+  CHECK(stages(r).last() == S::refuse);
+  CHECK_FALSE(fs::exists(backups));
+
+  // A missing fstab is refused the same way.
+  fs::remove(fstab);
+  CHECK(stages(run_sh_full(apply)).last() == S::refuse);
+  fs::remove_all(dir);
+}
 
 TEST_CASE("the facts playbook is one raw task: the report script, byte for byte, under /bin/sh") {
   std::vector<std::string> hosts{"a", "b", "a"};

@@ -128,16 +128,23 @@ TEST_CASE("a recorded apply where one guest's fstab had changed") {
   CHECK(report.exit_code == 2);
   const auto& g2 = *report.host("guest2");
   CHECK(g2.outcome == HostOutcome::failed);
-  CHECK(g2.failure()->task == task::refuse_changed);
-  CHECK(describe_outcome(g2) ==
+  REQUIRE(g2.failure());
+  CHECK(g2.failure()->task == task::apply);
+  auto refused = change_outcome_from(g2, task::apply);
+  REQUIRE(refused);
+  CHECK(refused->failed_in == pw::guest::ChangeStage::refuse);  // nothing after the refusal ran
+  CHECK_FALSE(refused->report.reached(pw::guest::ChangeStage::backup));
+  CHECK(refused->message ==
         "failed in 'Refuse to write when the fstab changed since it was observed': the fstab changed since "
         "pathwarden observed it; gather facts and plan again");
-  CHECK(g2.task(task::write_fstab) == nullptr);  // nothing after the refusal ran
   for (const char* g : {"guest1", "guest3"}) {
     const auto& h = *report.host(g);
     CHECK(h.outcome == HostOutcome::changed);
-    REQUIRE(h.task(task::write_fstab));
-    CHECK(h.task(task::write_fstab)->status == TaskResult::changed);
+    auto done = change_outcome_from(h, task::apply);
+    REQUIRE(done);
+    CHECK(done->report.finished);
+    CHECK_FALSE(done->failed_in);
+    CHECK(done->report.reached(pw::guest::ChangeStage::write));
   }
 }
 
@@ -155,7 +162,8 @@ TEST_CASE("a recorded probe: observations, and the guest whose dd failed") {
     CHECK(o->probe_seconds > 0);
     CHECK(o->window_seconds >= o->probe_seconds);
     CHECK(pw::guest::find_counters(o->before.counters, "eth0"));
-    CHECK(pw::guest::find_counters(o->after.counters, "eth0")->rx_bytes > pw::guest::find_counters(o->before.counters, "eth0")->rx_bytes);
+    CHECK(pw::guest::find_counters(o->after.counters, "eth0")->rx_bytes >
+          pw::guest::find_counters(o->before.counters, "eth0")->rx_bytes);
   }
   REQUIRE(obs.at("guest3"));
   CHECK(obs.at("guest3")->probe_rc != 0);
@@ -350,7 +358,8 @@ TEST_CASE("the probe run's commit cycles: dd oflag=dsync's summary as a figure, 
   CHECK(busybox->cycles == 100);
   CHECK(busybox->seconds == Approx(2.5));
   // dd refused: the commit file's name was taken (conv=excl).
-  auto taken = run_of(std::pair{1, std::string("dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists\n")});
+  auto taken =
+      run_of(std::pair{1, std::string("dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists\n")});
   REQUIRE(taken);
   CHECK(taken->error == "dd: failed to open '/mnt/movies/probe.bin.pathwarden-commit': File exists");
   // Stopped part way (a read-only export): the complaint, not a figure from the partial summary.

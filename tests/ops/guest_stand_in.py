@@ -12,12 +12,12 @@ whose fstab lives in a file the test can edit.
 It answers the generated playbooks as the recorded guest would, task by task from the playbook
 file, in the ansible.posix.jsonl callback's format:
 - facts: the recorded report, and the fstab file's bytes;
-- apply: refuses, like the real playbook, when the fstab's sha256 is neither the observed nor the
-  new one, and writes the new content into DIR/fstab; the mounts stay as recorded (the test's plan
-  re-makes them with the options they have);
+- apply: the apply script's stage marks; it refuses, like the real script, when the fstab's sha256
+  is neither the observed nor the new one, and writes the new content into DIR/fstab; the mounts
+  stay as recorded (the test's plan re-makes them with the options they have);
 - probe: the probe script's report from the interface counters as recorded, link2 (the intended
   NIC) receiving the probe's bytes;
-- channels, rollback: every task ok.
+- rollback: the rollback script's marks, the fstab left as it is; channels: ok.
 It never connects anywhere. Run with Debian's /usr/bin/python3.
 """
 import base64
@@ -122,13 +122,21 @@ class Guest:
             # One raw task: the script reads the fstab itself (its first section, base64).
             fstab = MARK + "fstab\n" + base64.encodebytes(self.fstab()).decode()
             return "ok", dict(ok, rc=0, stdout=fstab + self.report, stderr="", **self.tick(0.1))
-        if name == "Refuse to write when the fstab changed since it was observed":
-            if hashlib.sha256(self.fstab()).hexdigest() not in (h["observed_sha256"], h["new_sha256"]):
-                return "failed", {"failed": True, "msg": "the fstab changed since pathwarden observed it; gather facts and plan again"}
-        if name == "Write the new fstab":
+        if name == "Write the new fstab with a backup and re-make the mounts":
+            # The apply script (src/guest/change_script.cpp): its stage marks, its refusal.
+            observed, new, _backup, content = h["apply_args"][:4]
+            stages = [MARK + "stage read", MARK + "stage refuse"]
+            if hashlib.sha256(self.fstab()).hexdigest() not in (observed, new):
+                why = "the fstab changed since pathwarden observed it; gather facts and plan again"
+                return "failed", {"failed": True, "changed": True, "msg": "non-zero return code", "rc": 1,
+                                  "stdout": "\n".join(stages) + "\n", "stderr": why + "\n"}
             with open(self.fstab_path, "w") as f:
-                f.write(h["new_content"])
-            return "ok", {"changed": True}
+                f.write(content)
+            stages += [MARK + "stage " + s for s in ("backup", "write", "check_written", "unmount", "mount")]
+            return "ok", {"changed": True, "rc": 0, "stdout": "\n".join(stages + [MARK + "end"]) + "\n", "stderr": ""}
+        if name == "Put the fstab back from the backup and re-make the mounts":
+            stages = [MARK + "stage " + s for s in ("read", "refuse", "unmount", "mount")]
+            return "ok", {"changed": True, "rc": 0, "stdout": "\n".join(stages + [MARK + "end"]) + "\n", "stderr": ""}
         if name == "Read the counters around the probe bytes moved bypassing the page cache":
             # The probe script's report (src/guest/probe_report.hpp): the counters before and after
             # (link2 received the probe's bytes), dd's summary; the baseline when asked for.
