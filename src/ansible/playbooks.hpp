@@ -4,8 +4,8 @@
 // came from a policy or from observation. Every string in that file is marked unsafe for
 // Ansible's templating, and commands take argv lists, so no value can change what runs.
 //
-// Only ansible.builtin modules are used (the fstab, facts and probe phases are `raw` scripts: no
-// Python needed in the guest).
+// Every task is an ansible.builtin.raw script (constant text, values as its quoted arguments):
+// nothing is needed in the guest but /bin/sh and the tools the scripts call, no Python.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>

@@ -56,4 +56,8 @@ Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::strin
   return out;
 }
 
+std::string_view set_channels_script() {
+  return "set -u\nexec ethtool -L \"$1\" combined \"$2\"\n";
+}
+
 }  // namespace pw::guest

@@ -22,4 +22,8 @@ struct EthtoolChannels {
 
 Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::string_view where = "ethtool -l");
 
+// The channels phase's script (POSIX sh): `ethtool -L IF combined N`, the interface and the count
+// its two arguments; the command itself is fixed.
+std::string_view set_channels_script();
+
 }  // namespace pw::guest

@@ -1,5 +1,6 @@
 // Real ansible-playbook over real SSH against light guests (tests/lab/light/guests), brought up
 // by the CTest fixture light_guests. Every phase is one ansible-playbook run for all guests.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "ansible/runner.hpp"
 #include "guest/fstab.hpp"
 #include "guest/sha256.hpp"
+#include "guest/tokens.hpp"
 #include "light_lab.hpp"
 
 namespace fs = std::filesystem;
@@ -160,7 +162,23 @@ TEST_CASE("facts from every light guest in one run") {
 }
 
 TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mount; rollback restores") {
-  const std::string path = "/mnt/pw-act";
+  // A mount point with a space: /proc/mounts writes it as \040, and the scripts find it there.
+  const std::string path = "/mnt/pw act";
+  // Guest 1 without Python: every phase is a shell script (raw), so nothing may need it.
+  const std::string python = [] {
+    auto r = in_guest(1, {"readlink", "-f", "/usr/bin/python3"});
+    REQUIRE(r.exit_code == 0);
+    return std::string(pw::guest::trim(r.out));
+  }();
+  REQUIRE(in_guest(1, {"mount", "--bind", "/bin/false", python}).exit_code == 0);
+  struct Unhide {
+    std::string python;
+    ~Unhide() { in_guest(1, {"umount", python}); }
+  } unhide{python};
+  REQUIRE(in_guest(1, {python, "-c", "pass"}).exit_code != 0);
+  auto mounts_at = [&](const pw::guest::GuestFacts& f) {
+    return std::count_if(f.mounts.begin(), f.mounts.end(), [&](const auto& m) { return m.mount_point == path; });
+  };
   for (int i = 1; i <= lab().guests; ++i) {
     auto r =
         in_guest(i, {"sh", "-c", "mkdir -p \"$1\" && mount -t tmpfs -o size=1m \"$2\" \"$1\" && touch \"$1/marker\"",
@@ -202,6 +220,7 @@ TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mou
     REQUIRE(m);
     CHECK(m->option("size") == "2048k");
     CHECK(m->option("mode") == "750");
+    CHECK(mounts_at(f) == 1);  // the old one unmounted, not hidden under the new
   }
 
   std::vector<FstabRestore> restores;
@@ -223,6 +242,7 @@ TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mou
     const auto* m = mount_at(restored.at(host), path);
     REQUIRE(m);
     CHECK(m->option("size") == "1024k");
+    CHECK(mounts_at(restored.at(host)) == 1);
     REQUIRE(in_guest(i, {"umount", path}).exit_code == 0);
   }
 }
