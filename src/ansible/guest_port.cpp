@@ -97,13 +97,13 @@ class AnsibleGuestPort final : public guest::GuestPort {
   PerHost<void> apply_fstab(std::span<const guest::FstabChange> changes) override {
     std::vector<std::string> hosts;
     for (const auto& c : changes) hosts.push_back(c.host);
-    return change("apply", apply_playbook(changes, o_.playbook), hosts, ChangePhase::apply, task::apply);
+    return change(ChangePhase::apply, apply_playbook(changes, o_.playbook), hosts);
   }
 
   PerHost<void> restore_fstab(std::span<const guest::FstabRestore> restores) override {
     std::vector<std::string> hosts;
     for (const auto& r : restores) hosts.push_back(r.host);
-    return change("rollback", rollback_playbook(restores, o_.playbook), hosts, ChangePhase::rollback, task::rollback);
+    return change(ChangePhase::rollback, rollback_playbook(restores, o_.playbook), hosts);
   }
 
   PerHost<void> set_channels(std::span<const guest::ChannelsRequest> requests) override {
@@ -235,30 +235,27 @@ class AnsibleGuestPort final : public guest::GuestPort {
     return out;
   }
 
-  // apply and rollback: the script's stages say what a failure touched.
-  PerHost<void> change(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts,
-                       ChangePhase kind, std::string_view task_name) {
+  // apply and rollback: one script task each, whose stages say what a failure touched.
+  PerHost<void> change(ChangePhase phase, Result<Playbook> book, const std::vector<std::string>& hosts) {
+    const bool apply = phase == ChangePhase::apply;
     PerHost<void> out;
     if (hosts.empty()) return out;
-    auto run = run_phase(phase, std::move(book), hosts);
+    auto run = run_phase(apply ? "apply" : "rollback", std::move(book), hosts);
     if (!run) return all_failed<void>(hosts, run.error());
     const bool become = o_.playbook.become.has_value();
     for (const auto& h : hosts) {
       const auto* report = run->host(h);
-      const bool ran =
-          report != nullptr && (report->outcome == HostOutcome::ok || report->outcome == HostOutcome::changed ||
-                                report->outcome == HostOutcome::failed);
-      if (!ran || (report->outcome == HostOutcome::failed && report->failure() != nullptr &&
-                   report->failure()->task != task_name)) {
+      const bool failed = report != nullptr && report->outcome == HostOutcome::failed;
+      if (!failed && !succeeded(*run, h)) {  // unreachable, timed out, not run
         out.emplace(h, std::unexpected(failure_of(*run, h, become)));
         continue;
       }
-      auto outcome = change_outcome_from(*report, task_name);
+      auto outcome = change_outcome_from(*report, apply ? task::apply : task::rollback);
       if (!outcome) {
         // Unreadable output of a script that may have written: not "untouched".
         out.emplace(h, std::unexpected(GuestFailure{GuestFailure::Kind::failed, outcome.error()}));
-      } else if (outcome->failed_in || report->outcome == HostOutcome::failed) {
-        out.emplace(h, std::unexpected(change_failure(*outcome, h, kind, become)));
+      } else if (failed) {
+        out.emplace(h, std::unexpected(change_failure(*outcome, h, phase, become)));
       } else {
         out.emplace(h, GuestResult<void>{});
       }

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "guest/fstab.hpp"
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
@@ -145,10 +146,7 @@ void add_activations(std::vector<std::string>& argv, const std::vector<MountActi
   }
   for (const auto& a : activations) {
     if (!a.mount) continue;
-    std::string options;
-    for (const auto& o : a.options) options += (options.empty() ? "" : ",") + o;
-    argv.insert(argv.end(),
-                {a.path, proc_mounts_escaped(a.path), a.source, a.fstype, options.empty() ? "defaults" : options});
+    argv.insert(argv.end(), {a.path, proc_mounts_escaped(a.path), a.source, a.fstype, join_options(a.options)});
   }
 }
 

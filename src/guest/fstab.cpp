@@ -51,16 +51,6 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
-std::string join_options(const std::vector<std::string>& options) {
-  if (options.empty()) return "defaults";
-  std::string out;
-  for (const auto& o : options) {
-    if (!out.empty()) out.push_back(',');
-    out += o;
-  }
-  return out;
-}
-
 struct ParsedLine {
   FstabLine::Kind kind;
   std::optional<FstabEntry> entry;
@@ -134,6 +124,16 @@ std::vector<std::string> FstabEntry::option_list() const {
     if (comma != 0) out.emplace_back(rest.substr(0, comma));
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::string join_options(const std::vector<std::string>& options) {
+  if (options.empty()) return "defaults";
+  std::string out;
+  for (const auto& o : options) {
+    if (!out.empty()) out.push_back(',');
+    out += o;
   }
   return out;
 }

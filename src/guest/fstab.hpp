@@ -85,6 +85,8 @@ class FstabFile {
   std::string where_;
 };
 
+// Mount options as fstab's fourth field and mount -o take them: comma-joined, "defaults" for none.
+std::string join_options(const std::vector<std::string>& options);
 // Escapes a field for fstab: whitespace, backslash and a leading '#' become octal escapes.
 std::string encode_fstab_field(std::string_view value);
 // The comment line (without terminator) that marks an owned entry.
