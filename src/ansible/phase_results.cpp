@@ -10,11 +10,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string string_at(const json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
 // The Docker task runs with failed_when false: its exit code says what happened.
 Result<std::vector<guest::DockerVolume>> docker_volumes_of(const TaskOutcome& t, const std::string& host) {
   const auto* rc = t.result.if_contains("rc");

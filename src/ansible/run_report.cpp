@@ -37,7 +37,8 @@ std::vector<std::string> ansible_warnings(std::string_view stderr_text) {
 std::vector<std::string> PlaybookRun::inventory_warnings() const {
   std::vector<std::string> out;
   for (auto& w : ansible_warnings(stderr_text))
-    if (w.find("inventory") != std::string::npos || w.find("host pattern") != std::string::npos) out.push_back(std::move(w));
+    if (w.find("inventory") != std::string::npos || w.find("host pattern") != std::string::npos)
+      out.push_back(std::move(w));
   return out;
 }
 
@@ -88,12 +89,12 @@ std::string_view to_string(TaskResult status) {
   return "?";
 }
 
-namespace {
-
 std::string string_at(const json::object& o, std::string_view key) {
   auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
+
+namespace {
 
 bool flag_at(const json::object& o, std::string_view key) {
   auto* v = o.if_contains(key);
@@ -131,8 +132,8 @@ std::string last_lines(std::string_view text, std::size_t count) {
 
 }  // namespace
 
-Result<PlaybookRun> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
-                           bool timed_out, std::span<const std::string> hosts) {
+Result<PlaybookRun> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text,
+                             int exit_code, bool timed_out, std::span<const std::string> hosts) {
   PlaybookRun report;
   report.phase = std::string(phase);
   report.exit_code = exit_code;

@@ -13,6 +13,9 @@
 
 namespace pw::ansible {
 
+// The string at `key` of a module result or a jsonl event; "" when missing or not a string.
+std::string string_at(const boost::json::object& o, std::string_view key);
+
 enum class TaskResult { ok, changed, failed, skipped, unreachable };
 
 struct TaskOutcome {
@@ -61,8 +64,8 @@ struct PlaybookRun {
 
 // Reads the jsonl stdout of a run for `hosts`. A run that never got going (a bad playbook,
 // inventory or option: exit 1, 4 or 5 without events) is an error carrying ansible's message.
-Result<PlaybookRun> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text, int exit_code,
-                           bool timed_out, std::span<const std::string> hosts);
+Result<PlaybookRun> read_run(std::string_view phase, std::string_view jsonl, std::string_view stderr_text,
+                             int exit_code, bool timed_out, std::span<const std::string> hosts);
 
 // Ansible's "[WARNING]: TEXT" lines of a stderr, as TEXT.
 std::vector<std::string> ansible_warnings(std::string_view stderr_text);

@@ -223,11 +223,10 @@ bool ChangeReport::reached(ChangeStage s) const {
 }
 
 Result<ChangeReport> parse_change_report(std::string_view text, std::string_view where) {
-  constexpr std::string_view kMark = "@@pathwarden ";
   ChangeReport out;
   for (auto line : lines_of(text)) {
-    if (!line.starts_with(kMark)) continue;  // a login shell's words, or a tool's chatter
-    auto words = fields_of(line.substr(kMark.size()));
+    if (!line.starts_with(kScriptMark)) continue;  // a login shell's words, or a tool's chatter
+    auto words = fields_of(line.substr(kScriptMark.size()));
     if (words.size() == 1 && words[0] == "end") {
       out.finished = true;
       break;

@@ -10,9 +10,7 @@ namespace pw::guest {
 
 namespace {
 
-constexpr std::string_view kMark = "@@pathwarden ";
-
-constexpr std::string_view kScript = R"sh(set -u
+constexpr std::string_view kFactsScript = R"sh(set -u
 mark() { printf '@@pathwarden %s\n' "$1"; }
 count() { if [ -e "$1" ]; then echo "$#"; else echo 0; fi; }
 if [ "$#" -gt 0 ]; then
@@ -58,7 +56,7 @@ done
 mark end
 )sh";
 
-struct Section {
+struct FactsSection {
   std::string name;
   std::string body;
   int first_line = 0;
@@ -67,22 +65,22 @@ struct Section {
 }  // namespace
 
 std::string_view guest_report_script() {
-  return kScript;
+  return kFactsScript;
 }
 
 Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab_content, std::string host) {
-  std::vector<Section> sections;
+  std::vector<FactsSection> sections;
   int line_no = 0;
   bool complete = false;
   for (auto line : lines_of(report)) {
     ++line_no;
-    if (line.starts_with(kMark)) {
-      auto name = std::string(trim(line.substr(kMark.size())));
+    if (line.starts_with(kScriptMark)) {
+      auto name = std::string(trim(line.substr(kScriptMark.size())));
       if (name == "end") {
         complete = true;
         break;
       }
-      sections.push_back(Section{name, {}, line_no + 1});
+      sections.push_back(FactsSection{name, {}, line_no + 1});
       continue;
     }
     if (sections.empty()) continue;  // anything a login shell printed before the script

@@ -10,7 +10,7 @@ namespace {
 // The counter read is the one of counter_read.hpp (its output parses with parse_counter_read),
 // preceded by the read's name and the guest's uptime: the window is measured by the guest's
 // monotonic clock, not by when Ansible saw tasks start and end.
-constexpr std::string_view kScript = R"sh(set -u
+constexpr std::string_view kProbeScript = R"sh(set -u
 baseline=$1 remove=$2 cycles=$3 commit_path=$4
 shift 4
 mark() { printf '@@pathwarden %s\n' "$*"; }
@@ -50,16 +50,15 @@ fi
 mark end
 )sh";
 
-constexpr std::string_view kMark = "@@pathwarden ";
-
-struct Section {
+struct ProbeSection {
   std::vector<std::string_view> head;  // the mark's words after "@@pathwarden"
   std::string body;
 };
 
-Result<TimedRead> timed_read(const Section& s, std::string_view where) {
+Result<TimedRead> timed_read(const ProbeSection& s, std::string_view where) {
   auto at = s.head.size() == 3 ? to_seconds(s.head[2]) : std::nullopt;
-  if (!at) return fail("unreadable probe mark '" + std::string(s.head.empty() ? "" : s.head[0]) + "'", std::string(where));
+  if (!at)
+    return fail("unreadable probe mark '" + std::string(s.head.empty() ? "" : s.head[0]) + "'", std::string(where));
   auto read = parse_counter_read(s.body, where);
   if (!read) return std::unexpected(read.error());
   return TimedRead{std::move(*read), *at};
@@ -82,21 +81,21 @@ std::vector<std::string> probe_script_argv(const ProbeScriptArgs& args) {
 }
 
 std::string_view probe_script() {
-  return kScript;
+  return kProbeScript;
 }
 
 Result<ProbeReport> parse_probe_report(std::string_view text, std::string_view where) {
-  std::vector<Section> sections;
+  std::vector<ProbeSection> sections;
   bool complete = false;
   for (auto line : lines_of(text)) {
-    if (line.starts_with(kMark)) {
-      auto words = fields_of(line.substr(kMark.size()));
+    if (line.starts_with(kScriptMark)) {
+      auto words = fields_of(line.substr(kScriptMark.size()));
       if (!words.empty() && words[0] == "end") {
         complete = true;
         break;
       }
       if (!words.empty() && (words[0] == "read" || words[0] == "probe" || words[0] == "commit")) {
-        sections.push_back(Section{std::vector<std::string_view>(words.begin() + 1, words.end()), {}});
+        sections.push_back(ProbeSection{std::vector<std::string_view>(words.begin() + 1, words.end()), {}});
         sections.back().head.insert(sections.back().head.begin(), words[0]);
         continue;
       }

@@ -8,6 +8,10 @@
 
 namespace pw::guest {
 
+// What every guest script prints before a section or a stage: "@@pathwarden NAME [WORDS...]".
+// Lines without it are a login shell's or a tool's chatter and are skipped.
+inline constexpr std::string_view kScriptMark = "@@pathwarden ";
+
 // Lines without their terminators ("\n" or "\r\n"); a final terminator adds no empty line.
 std::vector<std::string_view> lines_of(std::string_view text);
 

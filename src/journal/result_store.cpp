@@ -13,7 +13,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view kSuffix = ".json";
+constexpr std::string_view kResultSuffix = ".json";
 
 std::optional<std::string> text_field(const json::object& o, std::string_view key) {
   if (const auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
@@ -41,8 +41,9 @@ Result<PolicyResult> PolicyResult::from_json(const json::value& v, std::string_v
   for (auto [key, field] : {std::pair{"policy", &r.policy}, std::pair{"verdict", &r.verdict},
                             std::pair{"finished_at", &r.finished_at}, std::pair{"run_id", &r.run_id}}) {
     auto value = text_field(o, key);
-    if (!value) return fail("policy result has no text field '" + std::string(key) + "'", std::string(where),
-                            "remove the file; the next run writes it again");
+    if (!value)
+      return fail("policy result has no text field '" + std::string(key) + "'", std::string(where),
+                  "remove the file; the next run writes it again");
     *field = std::move(*value);
   }
   r.last_verified_at = text_field(o, "last_verified_at");
@@ -51,13 +52,14 @@ Result<PolicyResult> PolicyResult::from_json(const json::value& v, std::string_v
   return r;
 }
 
-FilePolicyResultStore::FilePolicyResultStore(const StateDir& state) : FilePolicyResultStore(state.result_dir(), state.loose()) {}
+FilePolicyResultStore::FilePolicyResultStore(const StateDir& state)
+    : FilePolicyResultStore(state.result_dir(), state.loose()) {}
 
 FilePolicyResultStore::FilePolicyResultStore(std::filesystem::path dir, LoosePermissions loose)
     : dir_(std::move(dir)), loose_(loose) {}
 
 std::filesystem::path FilePolicyResultStore::path_of(std::string_view policy) const {
-  return dir_ / (file_name_for(policy) + std::string(kSuffix));
+  return dir_ / (file_name_for(policy) + std::string(kResultSuffix));
 }
 
 Status FilePolicyResultStore::put(const PolicyResult& result) {
@@ -76,7 +78,8 @@ Result<std::optional<PolicyResult>> FilePolicyResultStore::read(const std::files
   if (!text) return std::unexpected(text.error());
   boost::system::error_code ec;
   auto v = json::parse(*text, ec);
-  if (ec) return fail("not valid JSON: " + ec.message(), path.string(), "remove the file; the next run writes it again");
+  if (ec)
+    return fail("not valid JSON: " + ec.message(), path.string(), "remove the file; the next run writes it again");
   auto r = PolicyResult::from_json(v, path.string());
   if (!r) return std::unexpected(r.error());
   return std::optional<PolicyResult>(std::move(*r));
@@ -88,11 +91,11 @@ Result<std::optional<PolicyResult>> FilePolicyResultStore::get(std::string_view 
 }
 
 Result<std::vector<PolicyResult>> FilePolicyResultStore::all() {
-  auto names = list_private_directory(dir_, kSuffix, loose_, nullptr);
+  auto names = list_private_directory(dir_, kResultSuffix, loose_, nullptr);
   if (!names) return std::unexpected(names.error());
   std::vector<PolicyResult> out;
   for (const auto& name : *names) {
-    auto r = read(dir_ / (name + std::string(kSuffix)));
+    auto r = read(dir_ / (name + std::string(kResultSuffix)));
     if (!r) return std::unexpected(r.error());
     if (*r) out.push_back(std::move(**r));
   }

@@ -14,7 +14,7 @@
 namespace pw::journal {
 namespace {
 
-constexpr std::string_view kSuffix = ".journal";
+constexpr std::string_view kJournalSuffix = ".journal";
 
 #ifdef PW_TEST_HOOKS
 // Test-only hooks (tests/reliability), compiled only into the dev and asan presets' builds
@@ -49,8 +49,9 @@ class FileJournalStorage final : public JournalFile {
       : fd_(std::move(fd)), path_(std::move(path)), size_(size) {}
 
   Status append(std::string_view line) override {
-    if (broken_) return fail("the journal is in an unknown state after a failed write", path_.string(),
-                             "run `pathwarden recover` once the disk problem is fixed");
+    if (broken_)
+      return fail("the journal is in an unknown state after a failed write", path_.string(),
+                  "run `pathwarden recover` once the disk problem is fixed");
     auto undo = [&](Error e) -> Status {
       // Take the partial line back, or the next record would follow garbage mid-file.
       if (::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0 || ::fsync(fd_.get()) != 0) broken_ = true;
@@ -66,7 +67,8 @@ class FileJournalStorage final : public JournalFile {
   Result<std::string> read_all() override { return journal::read_all(fd_.get(), path_); }
 
   Status truncate(std::uint64_t size) override {
-    if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) return std::unexpected(system_error("cannot truncate", path_, errno));
+    if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0)
+      return std::unexpected(system_error("cannot truncate", path_, errno));
     if (::fsync(fd_.get()) != 0) return std::unexpected(system_error("cannot fsync", path_, errno));
     size_ = size;
     broken_ = false;
@@ -85,21 +87,22 @@ class FileJournalStorage final : public JournalFile {
 }  // namespace
 
 Status check_run_id(std::string_view id) {
-  const bool ok = !id.empty() && id.size() <= 128 && id.front() != '.' &&
-                  std::all_of(id.begin(), id.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-                  });
-  if (!ok) return fail("'" + std::string(id) + "' is not a valid run id", "journal",
-                       "use letters, digits, '.', '_' and '-' (at most 128, not starting with '.')");
+  const bool ok = !id.empty() && id.size() <= 128 && id.front() != '.' && std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+  if (!ok)
+    return fail("'" + std::string(id) + "' is not a valid run id", "journal",
+                "use letters, digits, '.', '_' and '-' (at most 128, not starting with '.')");
   return {};
 }
 
 FileJournalStore::FileJournalStore(const StateDir& state) : FileJournalStore(state.journal_dir(), state.loose()) {}
 
-FileJournalStore::FileJournalStore(std::filesystem::path dir, LoosePermissions loose) : dir_(std::move(dir)), loose_(loose) {}
+FileJournalStore::FileJournalStore(std::filesystem::path dir, LoosePermissions loose)
+    : dir_(std::move(dir)), loose_(loose) {}
 
 std::filesystem::path FileJournalStore::path_of(std::string_view run_id) const {
-  return dir_ / (std::string(run_id) + std::string(kSuffix));
+  return dir_ / (std::string(run_id) + std::string(kJournalSuffix));
 }
 
 Result<std::unique_ptr<JournalFile>> FileJournalStore::create(std::string_view run_id) {
@@ -125,7 +128,7 @@ Result<std::unique_ptr<JournalFile>> FileJournalStore::open(std::string_view run
 }
 
 Result<std::vector<std::string>> FileJournalStore::list() {
-  auto names = list_private_directory(dir_, kSuffix, loose_, &warnings_);
+  auto names = list_private_directory(dir_, kJournalSuffix, loose_, &warnings_);
   if (!names) return names;
   std::erase_if(*names, [](const std::string& n) { return !check_run_id(n); });
   return names;
@@ -174,7 +177,8 @@ InMemoryJournalStore::InMemoryJournalStore() : shared_(std::make_shared<Shared>(
 
 Result<std::unique_ptr<JournalFile>> InMemoryJournalStore::create(std::string_view run_id) {
   if (auto s = check_run_id(run_id); !s) return std::unexpected(s.error());
-  if (shared_->journals.contains(run_id)) return fail("a journal for this run exists already", "memory:" + std::string(run_id));
+  if (shared_->journals.contains(run_id))
+    return fail("a journal for this run exists already", "memory:" + std::string(run_id));
   shared_->journals[std::string(run_id)];
   return std::make_unique<InMemoryJournalStorage>(shared_, std::string(run_id));
 }
@@ -197,8 +201,12 @@ Status InMemoryJournalStore::remove(std::string_view run_id) {
   return {};
 }
 
-std::string& InMemoryJournalStore::bytes(std::string_view run_id) { return shared_->journals[std::string(run_id)]; }
+std::string& InMemoryJournalStore::bytes(std::string_view run_id) {
+  return shared_->journals[std::string(run_id)];
+}
 
-void InMemoryJournalStore::fail_appends(std::optional<std::string> message) { shared_->append_failure = std::move(message); }
+void InMemoryJournalStore::fail_appends(std::optional<std::string> message) {
+  shared_->append_failure = std::move(message);
+}
 
 }  // namespace pw::journal

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "diagnostics/suggest.hpp"
+#include "policy/text.hpp"
 
 namespace pw::policy {
 
@@ -44,7 +45,9 @@ std::string MountSpec::options_string() const {
   return out;
 }
 
-std::string_view to_string(MountOwner owner) { return kMountOwners[static_cast<std::size_t>(owner)]; }
+std::string_view to_string(MountOwner owner) {
+  return kMountOwners[static_cast<std::size_t>(owner)];
+}
 
 bool is_docker_volume_path(std::string_view p) {
   if (p.starts_with("/var/lib/docker/")) return true;
@@ -97,21 +100,17 @@ std::optional<SourcePos> FieldPositions::find(std::string_view field) const {
   return at(static_cast<std::size_t>(it - entries_.begin()));
 }
 
-SourcePos StoragePath::position_of(std::string_view field) const { return positions.find(field).value_or(source); }
+SourcePos StoragePath::position_of(std::string_view field) const {
+  return positions.find(field).value_or(source);
+}
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Splits "123.5MiB" into the number and its unit.
 std::pair<std::string_view, std::string_view> split_number(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
-  return {text.substr(0, i), trim(text.substr(i))};
+  return {text.substr(0, i), trim_blanks(text.substr(i))};
 }
 
 std::optional<double> to_number(std::string_view s) {
@@ -130,17 +129,17 @@ Result<std::uint64_t> parse_byte_size(std::string_view text) {
     std::uint64_t factor;
   };
   static constexpr std::array<Unit, 11> units{{{"", 1},
-                                                {"B", 1},
-                                                {"KiB", 1ull << 10},
-                                                {"MiB", 1ull << 20},
-                                                {"GiB", 1ull << 30},
-                                                {"TiB", 1ull << 40},
-                                                {"kB", 1000},
-                                                {"KB", 1000},
-                                                {"MB", 1000ull * 1000},
-                                                {"GB", 1000ull * 1000 * 1000},
-                                                {"TB", 1000ull * 1000 * 1000 * 1000}}};
-  const std::string_view trimmed = trim(text);
+                                               {"B", 1},
+                                               {"KiB", 1ull << 10},
+                                               {"MiB", 1ull << 20},
+                                               {"GiB", 1ull << 30},
+                                               {"TiB", 1ull << 40},
+                                               {"kB", 1000},
+                                               {"KB", 1000},
+                                               {"MB", 1000ull * 1000},
+                                               {"GB", 1000ull * 1000 * 1000},
+                                               {"TB", 1000ull * 1000 * 1000 * 1000}}};
+  const std::string_view trimmed = trim_blanks(text);
   auto [number, unit] = split_number(trimmed);
   const auto value = to_number(number);
   if (!value) {
@@ -161,15 +160,19 @@ Result<std::uint64_t> parse_byte_size(std::string_view text) {
 }
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
-  const std::string_view trimmed = trim(text);
+  const std::string_view trimmed = trim_blanks(text);
   auto [number, unit] = split_number(trimmed);
   const auto value = to_number(number);
   if (!value) return fail("'" + std::string(text) + "' is not a duration", {}, "write e.g. 500ms, 30s, 5m or 1h");
   double factor = 0;
-  if (unit == "ms") factor = 1;
-  else if (unit == "s") factor = 1000;
-  else if (unit == "m" || unit == "min") factor = 60'000;
-  else if (unit == "h") factor = 3'600'000;
+  if (unit == "ms")
+    factor = 1;
+  else if (unit == "s")
+    factor = 1000;
+  else if (unit == "m" || unit == "min")
+    factor = 60'000;
+  else if (unit == "h")
+    factor = 3'600'000;
   else {
     static constexpr std::array<std::string_view, 5> names{"ms", "s", "m", "min", "h"};
     return fail("unknown duration unit '" + std::string(unit) + "'" + did_you_mean(unit, names), {},

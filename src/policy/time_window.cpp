@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "diagnostics/suggest.hpp"
+#include "policy/text.hpp"
 
 namespace pw::policy {
 namespace {
 
 constexpr std::array<std::string_view, 7> kDayNames{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::optional<int> day_index(std::string_view s) {
   for (std::size_t i = 0; i < kDayNames.size(); ++i) {
@@ -104,14 +99,14 @@ Result<TimeWindow> parse_time_window(std::string_view text) {
       "write e.g. 'Sun 02:00-04:00', 'Mon-Fri 22:00-02:00', 'daily 01:00-05:00' or 'Sun 02:00-04:00 Europe/Berlin'";
   TimeWindow w;
   w.text = std::string(text);
-  std::string_view s = trim(text);
+  std::string_view s = trim_blanks(text);
   const auto space = s.find(' ');
   if (space == std::string_view::npos) return fail("time window '" + w.text + "' has no days", {}, kHint);
   const std::string_view days = s.substr(0, space);
-  std::string_view hours = trim(s.substr(space + 1));
+  std::string_view hours = trim_blanks(s.substr(space + 1));
   std::string_view zone;
   if (const auto z = hours.find_first_of(" \t"); z != std::string_view::npos) {
-    zone = trim(hours.substr(z));
+    zone = trim_blanks(hours.substr(z));
     hours = hours.substr(0, z);
   }
   if (days == "daily" || days == "Daily") {
@@ -138,8 +133,8 @@ Result<TimeWindow> parse_time_window(std::string_view text) {
     }
   }
   const auto dash = hours.find('-');
-  const auto start = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim(hours.substr(0, dash)));
-  const auto end = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim(hours.substr(dash + 1)));
+  const auto start = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim_blanks(hours.substr(0, dash)));
+  const auto end = dash == std::string_view::npos ? std::nullopt : clock_minutes(trim_blanks(hours.substr(dash + 1)));
   if (!start || !end) {
     return fail("'" + std::string(hours) + "' in time window '" + w.text + "' is not a time range HH:MM-HH:MM", {},
                 kHint);

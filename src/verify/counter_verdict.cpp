@@ -8,9 +8,6 @@
 namespace pw::verify {
 namespace {
 
-constexpr std::uint64_t kMiB = 1ull << 20;
-
-
 // Interfaces other than the intended one whose bytes say something: not stacked (their bytes
 // are counted below them too) and not sharing the intended NIC's MAC (a VLAN on it).
 std::vector<const CounterDelta*> other_interfaces(const CounterAnalysis& a) {
@@ -25,14 +22,15 @@ std::vector<const CounterDelta*> other_interfaces(const CounterAnalysis& a) {
 }
 
 std::uint64_t round_up_mib(double bytes) {
-  return static_cast<std::uint64_t>(std::ceil(bytes / static_cast<double>(kMiB))) * kMiB;
+  return static_cast<std::uint64_t>(std::ceil(bytes / static_cast<double>(text::kMiB))) * text::kMiB;
 }
 
 // The share of the probe window a bigger probe stretches: the probe's own run time. The rest
 // (reading the counters, starting the probe) stays as long whatever the probe size.
 double probe_part_of_window(const CounterAnalysis& a, const ProbeRun& probe) {
   if (probe.wall_time.count() <= 0 || a.probe_window.count() <= 0) return 1.0;
-  return std::clamp(static_cast<double>(probe.wall_time.count()) / static_cast<double>(a.probe_window.count()), 0.0, 1.0);
+  return std::clamp(static_cast<double>(probe.wall_time.count()) / static_cast<double>(a.probe_window.count()), 0.0,
+                    1.0);
 }
 
 // The uncertainty of a set of interfaces, in shares of the current probe. Fixed: the noise floor
@@ -50,7 +48,10 @@ struct Noise {
     const double bg = static_cast<double>(d.uncertainty) - f;
     floor += (f + bg * (1.0 - probe_part)) / p;
     background += bg * probe_part / p;
-    if (bg > noisiest_background) { noisiest_background = bg; noisiest = d.name; }
+    if (bg > noisiest_background) {
+      noisiest_background = bg;
+      noisiest = d.name;
+    }
   }
 };
 
@@ -65,14 +66,16 @@ ProbeAdvice advise_growth(const Noise& noise, double margin, const ProbeRun& pro
     return advice;
   }
   if (probe.bytes >= s.max_probe_bytes) {
-    advice.reason = "the probe is already at its maximum of " + text::binary_bytes(static_cast<double>(s.max_probe_bytes));
+    advice.reason =
+        "the probe is already at its maximum of " + text::binary_bytes(static_cast<double>(s.max_probe_bytes));
     return advice;
   }
   const double p = static_cast<double>(probe.bytes);
   const double needed = 1.25 * noise.floor * p / (margin - noise.background);
   advice.next = NextStep::grow_probe;
   advice.probe_bytes = std::min(round_up_mib(std::max(2 * p, needed)), s.max_probe_bytes);
-  advice.reason = "the signal is too small against the noise: probe again with " + text::binary_bytes(static_cast<double>(advice.probe_bytes));
+  advice.reason = "the signal is too small against the noise: probe again with " +
+                  text::binary_bytes(static_cast<double>(advice.probe_bytes));
   return advice;
 }
 
@@ -86,7 +89,8 @@ std::string where_bytes_went(const CounterAnalysis& a, const ProbeRun& probe) {
   auto add = [&](std::string s) { out += (out.empty() ? "" : ", ") + std::move(s); };
   if (const auto* i = a.intended()) add(share_line(*i, probe) + " (intended)");
   for (const auto* d : other_interfaces(a))
-    if (static_cast<double>(d->net(probe.direction)) >= 0.05 * static_cast<double>(probe.bytes)) add(share_line(*d, probe));
+    if (static_cast<double>(d->net(probe.direction)) >= 0.05 * static_cast<double>(probe.bytes))
+      add(share_line(*d, probe));
   return out;
 }
 
@@ -95,7 +99,6 @@ std::string where_bytes_went(const CounterAnalysis& a, const ProbeRun& probe) {
 bool measurable(const CounterDelta& d) {
   return d.issue == CounterIssue::none || d.issue == CounterIssue::no_baseline;
 }
-
 
 CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, const VerifySettings& s) {
   CounterVerdict out;
@@ -113,7 +116,8 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
   }
   if (!measurable(*intended) || intended->issue == CounterIssue::no_baseline) {
     out.summary = intended->name + ": " + std::string(to_string(intended->issue)) + ", its bytes cannot be counted";
-    out.advice = {NextStep::remeasure, probe.bytes, "take a new baseline (the NIC was re-plugged or reset) and probe again"};
+    out.advice = {NextStep::remeasure, probe.bytes,
+                  "take a new baseline (the NIC was re-plugged or reset) and probe again"};
     return out;
   }
   for (const auto& d : a.deltas) {
@@ -129,21 +133,27 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
   const double net = static_cast<double>(intended->net(dir));
   const double u = static_cast<double>(intended->uncertainty);
   const double low = (net - u) / p, high = (net + u) / p;
-  out.consistent = static_cast<double>(intended->raw(dir)) >= s.min_share * p - static_cast<double>(s.noise.floor_bytes);
+  out.consistent =
+      static_cast<double>(intended->raw(dir)) >= s.min_share * p - static_cast<double>(s.noise.floor_bytes);
   double elsewhere_low = 1.0 - s.min_share;
   for (const auto* d : other_interfaces(a)) {
     const double lo = (static_cast<double>(d->net(dir)) - static_cast<double>(d->uncertainty)) / p;
-    if (lo > elsewhere_low) { elsewhere_low = lo; out.elsewhere = d->name; }
+    if (lo > elsewhere_low) {
+      elsewhere_low = lo;
+      out.elsewhere = d->name;
+    }
   }
   // A link that moved far less during the probe than its baseline predicts: its background
   // changed, so subtracting it would invent a deficit (or hide bytes). Measure again instead.
   for (const auto& d : a.deltas) {
     if (d.upper_device || !measurable(d)) continue;
     if (d.net(dir) < -static_cast<std::int64_t>(d.uncertainty)) {
-      out.summary = d.name + " moved " + text::bytes(static_cast<double>(d.raw(dir))) + " during the probe, far less than the " +
+      out.summary = d.name + " moved " + text::bytes(static_cast<double>(d.raw(dir))) +
+                    " during the probe, far less than the " +
                     text::bytes(static_cast<double>(dir == ProbeDirection::read ? d.rx_background : d.tx_background)) +
                     " its baseline predicts: the background changed, the counters cannot be netted";
-      out.advice = {NextStep::remeasure, probe.bytes, "the background on " + d.name + " changed during the probe; probe again"};
+      out.advice = {NextStep::remeasure, probe.bytes,
+                    "the background on " + d.name + " changed during the probe; probe again"};
       return out;
     }
   }
@@ -157,7 +167,10 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
     const double lo = std::max(0.0, dnet - du) / p;
     seen_low += lo;
     seen_high += std::max(0.0, dnet + du) / p;
-    if (lo > elsewhere_max) { elsewhere_max = lo; strongest = d; }
+    if (lo > elsewhere_max) {
+      elsewhere_max = lo;
+      strongest = d;
+    }
   }
 
   if (low >= s.min_share) {
@@ -168,7 +181,8 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
       return out;
     }
     out.verdict = Verdict::verified;
-    out.summary = text::percent(net / p) + " of the probe's " + text::binary_bytes(p) + " " + what + " took " + intended->name;
+    out.summary =
+        text::percent(net / p) + " of the probe's " + text::binary_bytes(p) + " " + what + " took " + intended->name;
     return out;
   }
   const double probe_part = probe_part_of_window(a, probe);
@@ -177,13 +191,15 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
   if (high < s.min_share) {
     if (seen_low >= s.min_seen_share) {
       out.verdict = Verdict::wrong_path;
-      out.summary = "the probe's " + text::binary_bytes(p) + " " + what + " did not take " + intended->name + ": " + where_bytes_went(a, probe);
+      out.summary = "the probe's " + text::binary_bytes(p) + " " + what + " did not take " + intended->name + ": " +
+                    where_bytes_went(a, probe);
       return out;
     }
     if (seen_high < s.min_seen_share) {
       out.summary = "the probe's " + text::binary_bytes(p) + " showed on no interface";
       out.advice = {NextStep::give_up, 0,
-                    "a cached read or a probe file shorter than the probe size moves nothing: read with O_DIRECT from a large enough file"};
+                    "a cached read or a probe file shorter than the probe size moves nothing: read with O_DIRECT from "
+                    "a large enough file"};
       return out;
     }
     // Clearly not on the intended NIC, but where it went is lost in the others' noise.
@@ -197,6 +213,5 @@ CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, 
                 text::percent(std::max(0.0, low)) + "–" + text::percent(high) + " of the probe";
   return out;
 }
-
 
 }  // namespace pw::verify

@@ -6,15 +6,22 @@
 
 namespace pw::verify::text {
 
+inline constexpr std::uint64_t kMiB = 1ull << 20;
+
 // 67832136 → "67.8 MB": decimal units, as link speeds and the field reports use them.
 inline std::string bytes(double b) {
   const char* unit[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
   double v = b < 0 ? -b : b;
-  while (v >= 1000 && u < 4) { v /= 1000; ++u; }
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
   char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%s%.0f %s", b < 0 ? "-" : "", v, unit[u]);
-  else std::snprintf(buf, sizeof buf, "%s%.1f %s", b < 0 ? "-" : "", v, unit[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%s%.0f %s", b < 0 ? "-" : "", v, unit[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%s%.1f %s", b < 0 ? "-" : "", v, unit[u]);
   return buf;
 }
 
@@ -22,7 +29,10 @@ inline std::string bytes(double b) {
 inline std::string binary_bytes(double b) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
-  while (b >= 1024 && u < 4) { b /= 1024; ++u; }
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
   char buf[48];
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, unit[u]);
   return buf;
@@ -34,6 +44,8 @@ inline std::string percent(double share) {
   return buf;
 }
 
-inline std::string rate(double bytes_per_second) { return bytes(bytes_per_second) + "/s"; }
+inline std::string rate(double bytes_per_second) {
+  return bytes(bytes_per_second) + "/s";
+}
 
 }  // namespace pw::verify::text

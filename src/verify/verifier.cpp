@@ -11,20 +11,28 @@ namespace pw::verify {
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::verified: return "verified";
-    case Verdict::wrong_path: return "wrong-path";
-    case Verdict::inconclusive: return "inconclusive";
-    case Verdict::precondition_failed: return "precondition-failed";
+    case Verdict::verified:
+      return "verified";
+    case Verdict::wrong_path:
+      return "wrong-path";
+    case Verdict::inconclusive:
+      return "inconclusive";
+    case Verdict::precondition_failed:
+      return "precondition-failed";
   }
   return "?";
 }
 
 std::string_view to_string(NextStep step) {
   switch (step) {
-    case NextStep::none: return "none";
-    case NextStep::grow_probe: return "grow-probe";
-    case NextStep::remeasure: return "remeasure";
-    case NextStep::give_up: return "give-up";
+    case NextStep::none:
+      return "none";
+    case NextStep::grow_probe:
+      return "grow-probe";
+    case NextStep::remeasure:
+      return "remeasure";
+    case NextStep::give_up:
+      return "give-up";
   }
   return "?";
 }
@@ -48,18 +56,17 @@ std::optional<LineRateMatch> match_line_rate(double throughput, const std::vecto
 
 namespace {
 
-constexpr std::uint64_t kMiB = 1ull << 20;
-
 // What must hold of the probe itself: its file could be opened and held the whole probe.
 void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Error>& out) {
   const std::string& file = d.probe_file.empty() ? d.mount_point : d.probe_file;
   const std::uint64_t want = probe.requested_bytes ? probe.requested_bytes : probe.bytes;
-  const std::string make = "create it in the guest: `dd if=/dev/urandom of=" + file + " bs=1M count=" +
-                           std::to_string((want + kMiB - 1) / kMiB) +
+  const std::string make = "create it in the guest: `dd if=/dev/urandom of=" + file +
+                           " bs=1M count=" + std::to_string((want + text::kMiB - 1) / text::kMiB) +
                            "` (random data: compression and READ_PLUS cannot shrink what crosses the wire)";
   if (probe.open_error) {
     if (probe.direction == ProbeDirection::read)
-      out.push_back(Error{"the probe file " + file + " cannot be read: " + *probe.open_error, "guest file " + file, make});
+      out.push_back(
+          Error{"the probe file " + file + " cannot be read: " + *probe.open_error, "guest file " + file, make});
     else if (probe.open_error->find("File exists") != std::string::npos)
       // The write probe makes a new file (dd conv=excl) and never overwrites one.
       out.push_back(Error{"the write probe's file " + file + " already exists; pathwarden never overwrites a file",
@@ -76,16 +83,19 @@ void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Er
   const std::uint64_t must_hold =
       d.probe_bytes > 0 ? std::min(probe.requested_bytes, d.probe_bytes) : probe.requested_bytes;
   if (probe.direction == ProbeDirection::read && !probe.error && must_hold > 0 && probe.bytes < must_hold) {
-    out.push_back(Error{"the probe file " + file + " holds only " + text::binary_bytes(static_cast<double>(probe.bytes)) +
-                            ", the probe reads " + text::binary_bytes(static_cast<double>(must_hold)),
+    out.push_back(Error{"the probe file " + file + " holds only " +
+                            text::binary_bytes(static_cast<double>(probe.bytes)) + ", the probe reads " +
+                            text::binary_bytes(static_cast<double>(must_hold)),
                         "guest file " + file, "replace it with a larger one: " + make});
   }
 }
 
 SignalReading guest_reading(const CounterVerdict& cv) {
   SignalReading r{Signal::guest_counters, SignalState::undecided, cv.summary};
-  if (cv.verdict == Verdict::verified) r.state = SignalState::agreed;
-  else if (cv.verdict == Verdict::wrong_path) r.state = SignalState::contradicted;
+  if (cv.verdict == Verdict::verified)
+    r.state = SignalState::agreed;
+  else if (cv.verdict == Verdict::wrong_path)
+    r.state = SignalState::contradicted;
   return r;
 }
 
@@ -118,28 +128,33 @@ Decision weigh(const std::vector<SignalReading>& sig, const CounterVerdict& cv) 
     return Decision{v, summary.empty() ? by.detail : std::move(summary), by.signal, {}};
   };
 
-  if (is(host, SignalState::contradicted)) return decide(Verdict::wrong_path, host, "the host's tap counters: " + host.detail);
+  if (is(host, SignalState::contradicted))
+    return decide(Verdict::wrong_path, host, "the host's tap counters: " + host.detail);
   if (is(conn, SignalState::contradicted)) return decide(Verdict::wrong_path, conn);
   if (is(guest, SignalState::contradicted) && !is(conn, SignalState::agreed)) return decide(Verdict::wrong_path, guest);
   const bool veto = is(iface, SignalState::contradicted);
   const bool conn_agrees = is(conn, SignalState::agreed);
   if (conn_agrees && !cv.consistent && !veto)
-    return decide(Verdict::wrong_path, guest,
-                  "the NFS connections carried the probe, but the intended interface's counters did not see its bytes: " +
-                      cv.summary);
+    return decide(
+        Verdict::wrong_path, guest,
+        "the NFS connections carried the probe, but the intended interface's counters did not see its bytes: " +
+            cv.summary);
   const bool counters_agree = conn_agrees ? cv.consistent : is(guest, SignalState::agreed);
   if (veto) {
     // Never verified; wrong-path needs bytes seen elsewhere (above), so this stays inconclusive.
-    if (!counters_agree && !conn_agrees) return Decision{Verdict::inconclusive, cv.summary + "; and " + iface.detail, iface.signal, cv.advice};
+    if (!counters_agree && !conn_agrees)
+      return Decision{Verdict::inconclusive, cv.summary + "; and " + iface.detail, iface.signal, cv.advice};
     Decision d{Verdict::inconclusive, "the counters point to the intended NIC, but " + iface.detail, iface.signal, {}};
     d.advice = {NextStep::give_up, 0, "the mount's own connection evidence contradicts the counters"};
     return d;
   }
   if (conn_agrees && cv.consistent) {
     if (!cv.elsewhere.empty()) {
-      Decision d{Verdict::inconclusive, "the NFS connections carried the probe on the intended interface, but " + cv.elsewhere +
-                                            " also moved a probe's worth of bytes",
-                 conn.signal, {}};
+      Decision d{Verdict::inconclusive,
+                 "the NFS connections carried the probe on the intended interface, but " + cv.elsewhere +
+                     " also moved a probe's worth of bytes",
+                 conn.signal,
+                 {}};
       d.advice = {NextStep::remeasure, 0, "unrelated traffic disturbed the measurement; probe again"};
       return d;
     }
@@ -171,8 +186,9 @@ VerificationResult verify_path(const VerificationInput& in) {
       out.throughput = static_cast<double>(m.probe.bytes) * 1e9 / static_cast<double>(m.probe.wall_time.count());
       out.exactly_old_number = match_line_rate(*out.throughput, out.deltas, s);
       if (out.exactly_old_number)
-        out.notes.push_back("throughput " + text::rate(*out.throughput) + " is " + text::percent(out.exactly_old_number->ratio) +
-                            " of " + out.exactly_old_number->interface_name + "'s line rate (" +
+        out.notes.push_back("throughput " + text::rate(*out.throughput) + " is " +
+                            text::percent(out.exactly_old_number->ratio) + " of " +
+                            out.exactly_old_number->interface_name + "'s line rate (" +
                             std::to_string(out.exactly_old_number->speed_mbps) + " Mb/s): exactly the old number");
     }
   }
@@ -218,7 +234,8 @@ VerificationResult verify_path(const VerificationInput& in) {
   out.decided_by = d.decided_by;
   out.advice = d.advice;
   if (d.verdict == Verdict::wrong_path) out.carrier_net = host.carrier;
-  if (d.verdict == Verdict::wrong_path || (d.verdict == Verdict::inconclusive && iface.state == SignalState::contradicted))
+  if (d.verdict == Verdict::wrong_path ||
+      (d.verdict == Verdict::inconclusive && iface.state == SignalState::contradicted))
     out.diagnosis = diagnose(in.desired, in.evidence, &*analysis, &m.probe);
   return out;
 }

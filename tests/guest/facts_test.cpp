@@ -6,32 +6,25 @@
 #include <sstream>
 
 #include "guest/sha256.hpp"
+#include "text_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace pw::guest;
 
 namespace {
 
-std::string sample(const std::string& name) {
-  std::ifstream in(fs::path(PW_TEST_DATA_DIR) / "guest" / "samples" / name, std::ios::binary);
-  REQUIRE(in.good());
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // A report assembled from the lab VM's real outputs, in the layout the facts script prints.
 std::string lab_report() {
   return "@@pathwarden boot_id\n3f1c2d4e-0000-4000-8000-000000000001\n"
          "@@pathwarden mounts\n" +
-         sample("lab-kernel-nfs/knfsd-nconnect4.mounts") + "@@pathwarden mountstats\n" +
-         sample("lab-kernel-nfs/knfsd-nconnect4.mountstats") + "@@pathwarden netdev\n" +
-         sample("local/proc-net-dev-netns.txt") + "@@pathwarden nfs_servers\n" +
-         sample("lab-kernel-nfs/knfsd-nconnect4.nfs_servers") + "@@pathwarden nfs_connections\n" +
-         sample("lab-kernel-nfs/knfsd-nconnect4.ss") +
+         pw::testing::guest_sample("lab-kernel-nfs/knfsd-nconnect4.mounts") + "@@pathwarden mountstats\n" +
+         pw::testing::guest_sample("lab-kernel-nfs/knfsd-nconnect4.mountstats") + "@@pathwarden netdev\n" +
+         pw::testing::guest_sample("local/proc-net-dev-netns.txt") + "@@pathwarden nfs_servers\n" +
+         pw::testing::guest_sample("lab-kernel-nfs/knfsd-nconnect4.nfs_servers") + "@@pathwarden nfs_connections\n" +
+         pw::testing::guest_sample("lab-kernel-nfs/knfsd-nconnect4.ss") +
          "@@pathwarden iface link2\nifindex 3\naddress 52:54:00:00:00:02\nspeed -1\noperstate up\n"
          "rx_queues 2\ntx_queues 2\n" +
-         sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt") +
+         pw::testing::guest_sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt") +
          "@@pathwarden iface lo\nifindex 1\naddress 00:00:00:00:00:00\nspeed \noperstate unknown\n"
          "rx_queues 1\ntx_queues 1\n"
          "@@pathwarden end\n";

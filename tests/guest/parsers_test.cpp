@@ -7,29 +7,21 @@
 #include "guest/addresses.hpp"
 #include "guest/connections.hpp"
 #include "guest/counter_read.hpp"
+#include "guest/counter_snapshot.hpp"
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
 #include "guest/ethtool.hpp"
-#include "guest/counter_snapshot.hpp"
 #include "guest/interfaces.hpp"
 #include "guest/mounts.hpp"
 #include "guest/mountstats.hpp"
 #include "guest/nfs_servers.hpp"
 #include "guest/sha256.hpp"
+#include "text_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace pw::guest;
 
 namespace {
-
-std::string sample(const std::string& name) {
-  auto path = fs::path(PW_TEST_DATA_DIR) / "guest" / "samples" / name;
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 template <class T>
 T value_of(pw::Result<T> r) {
@@ -40,7 +32,7 @@ T value_of(pw::Result<T> r) {
 }  // namespace
 
 TEST_CASE("/proc/mounts: addr= is the server really used, even when the device names another") {
-  auto mounts = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-v42trunk_exp2.mounts")));
+  auto mounts = value_of(parse_proc_mounts(pw::testing::guest_sample("lab-kernel-nfs/knfsd-v42trunk_exp2.mounts")));
   REQUIRE(mounts.size() == 2);
   const auto& b = mounts[1];
   CHECK(b.device == "198.51.100.2:/export2");
@@ -58,20 +50,20 @@ TEST_CASE("/proc/mounts: addr= is the server really used, even when the device n
 }
 
 TEST_CASE("/proc/mounts: vers=3 keeps each address; nconnect and max_connect are read") {
-  auto v3 = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-v3.mounts")));
+  auto v3 = value_of(parse_proc_mounts(pw::testing::guest_sample("lab-kernel-nfs/knfsd-v3.mounts")));
   REQUIRE(v3.size() == 2);
   CHECK(v3[1].server_address() == "198.51.100.2");
   CHECK(v3[1].nfs_version() == "3");
   CHECK(v3[1].fstype == "nfs");
 
-  auto nc = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-nconnect4.mounts")));
+  auto nc = value_of(parse_proc_mounts(pw::testing::guest_sample("lab-kernel-nfs/knfsd-nconnect4.mounts")));
   CHECK(nc[0].nconnect() == 4);
-  auto mc = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-maxconnect2.mounts")));
+  auto mc = value_of(parse_proc_mounts(pw::testing::guest_sample("lab-kernel-nfs/knfsd-maxconnect2.mounts")));
   CHECK(mc[0].option("max_connect") == "2");
 }
 
 TEST_CASE("/proc/mounts: every mount of a server, by any of its addresses") {
-  auto trunk = value_of(parse_proc_mounts(sample("lab-kernel-nfs/knfsd-v42trunk_exp2.mounts")));
+  auto trunk = value_of(parse_proc_mounts(pw::testing::guest_sample("lab-kernel-nfs/knfsd-v42trunk_exp2.mounts")));
   std::vector<std::string> nas{"198.51.100.2", "192.0.2.2"};
   CHECK(nfs_mounts_of_server(trunk, nas).size() == 2);
   std::vector<std::string> only_b{"198.51.100.2"};
@@ -107,7 +99,7 @@ TEST_CASE("mountstats: a mount without a device name is read, not fatal") {
 }
 
 TEST_CASE("mountstats: one transport per xprt line") {
-  auto stats = value_of(parse_mountstats(sample("lab-kernel-nfs/knfsd-nconnect4.mountstats")));
+  auto stats = value_of(parse_mountstats(pw::testing::guest_sample("lab-kernel-nfs/knfsd-nconnect4.mountstats")));
   REQUIRE(stats.size() == 2);
   CHECK(stats[0].device == "192.0.2.2:/export");
   CHECK(stats[0].mount_point == "/mnt/a");
@@ -121,8 +113,8 @@ TEST_CASE("mountstats: one transport per xprt line") {
 }
 
 TEST_CASE("mountstats: v3 source ports match the local ports ss shows") {
-  auto stats = value_of(parse_mountstats(sample("lab-kernel-nfs/knfsd-v3.mountstats")));
-  auto conns = value_of(parse_ss_tcp(sample("lab-kernel-nfs/knfsd-v3.ss")));
+  auto stats = value_of(parse_mountstats(pw::testing::guest_sample("lab-kernel-nfs/knfsd-v3.mountstats")));
+  auto conns = value_of(parse_ss_tcp(pw::testing::guest_sample("lab-kernel-nfs/knfsd-v3.ss")));
   REQUIRE(stats.size() == 2);
   REQUIRE(conns.size() == 2);
   CHECK(stats[0].transports[0].source_port == 720);
@@ -165,7 +157,7 @@ TEST_CASE("mountstats: a full block with opts, bytes and per-op statistics") {
 }
 
 TEST_CASE("ss: kernel sockets print their info on the connection line") {
-  auto conns = value_of(parse_ss_tcp(sample("lab-kernel-nfs/knfsd-nconnect4.ss")));
+  auto conns = value_of(parse_ss_tcp(pw::testing::guest_sample("lab-kernel-nfs/knfsd-nconnect4.ss")));
   REQUIRE(conns.size() == 4);
   for (const auto& c : conns) {
     CHECK(c.state == "ESTAB");
@@ -179,7 +171,7 @@ TEST_CASE("ss: kernel sockets print their info on the connection line") {
 }
 
 TEST_CASE("ss -H with a state filter: no State column, info on the next line, IPv6") {
-  auto conns = value_of(parse_ss_tcp(sample("local/ss-Htni-established-dport-2049.txt")));
+  auto conns = value_of(parse_ss_tcp(pw::testing::guest_sample("local/ss-Htni-established-dport-2049.txt")));
   REQUIRE(conns.size() == 2);
   CHECK(conns[0].state.empty());
   CHECK(conns[0].local_address == "127.0.0.1");
@@ -191,7 +183,7 @@ TEST_CASE("ss -H with a state filter: no State column, info on the next line, IP
   CHECK(conns[1].local_address == "::1");
   CHECK(conns[1].peer_address == "::1");
 
-  auto with_header = value_of(parse_ss_tcp(sample("local/ss-tni-dport-2049.txt")));
+  auto with_header = value_of(parse_ss_tcp(pw::testing::guest_sample("local/ss-tni-dport-2049.txt")));
   REQUIRE(with_header.size() == 2);
   CHECK(with_header[0].state == "ESTAB");
   CHECK(with_header[0].bytes_received == 5000u);
@@ -200,10 +192,10 @@ TEST_CASE("ss -H with a state filter: no State column, info on the next line, IP
 }
 
 TEST_CASE("/proc/net/dev counters") {
-  auto host = value_of(parse_proc_net_dev(sample("local/proc-net-dev-host.txt")));
+  auto host = value_of(parse_proc_net_dev(pw::testing::guest_sample("local/proc-net-dev-host.txt")));
   REQUIRE(find_counters(host, "lo"));
   REQUIRE(find_counters(host, "eth0"));
-  auto ns = value_of(parse_proc_net_dev(sample("local/proc-net-dev-netns.txt")));
+  auto ns = value_of(parse_proc_net_dev(pw::testing::guest_sample("local/proc-net-dev-netns.txt")));
   REQUIRE(ns.size() == 3);
   CHECK(ns[0].name == "lo");
   CHECK(ns[0].rx_bytes == 106088u);
@@ -218,12 +210,13 @@ TEST_CASE("/proc/net/dev counters") {
 }
 
 TEST_CASE("ethtool -l: virtio reports Combined, veth RX/TX") {
-  auto virtio = value_of(parse_ethtool_channels(sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt")));
+  auto virtio =
+      value_of(parse_ethtool_channels(pw::testing::guest_sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt")));
   CHECK(virtio.interface == "link2");
   CHECK(virtio.maximum.combined == 4);
   CHECK(virtio.current.combined == 2);
   CHECK_FALSE(virtio.current.rx);
-  auto veth = value_of(parse_ethtool_channels(sample("local/ethtool-l-veth.txt")));
+  auto veth = value_of(parse_ethtool_channels(pw::testing::guest_sample("local/ethtool-l-veth.txt")));
   CHECK(veth.maximum.rx == 2);
   CHECK(veth.current.tx == 1);
   CHECK_FALSE(veth.current.combined);
@@ -231,19 +224,20 @@ TEST_CASE("ethtool -l: virtio reports Combined, veth RX/TX") {
 }
 
 TEST_CASE("/proc/fs/nfsfs/servers: hex address and port") {
-  auto servers = value_of(parse_nfs_servers(sample("lab-kernel-nfs/knfsd-v3.nfs_servers")));
+  auto servers = value_of(parse_nfs_servers(pw::testing::guest_sample("lab-kernel-nfs/knfsd-v3.nfs_servers")));
   REQUIRE(servers.size() == 2);
   CHECK(servers[0].version == "v3");
   CHECK(servers[0].address == "192.0.2.2");
   CHECK(servers[0].port == 2049);
   CHECK(servers[1].address == "198.51.100.2");
   CHECK(servers[1].hostname == "198.51.100.2");
-  auto trunk = value_of(parse_nfs_servers(sample("lab-kernel-nfs/knfsd-v42trunk_exp2.nfs_servers")));
+  auto trunk = value_of(parse_nfs_servers(pw::testing::guest_sample("lab-kernel-nfs/knfsd-v42trunk_exp2.nfs_servers")));
   REQUIRE(trunk.size() == 1);  // both mounts share one client
   CHECK(trunk[0].use_count == 2);
   // A mount Docker's local driver made (addr= and device ":/export", no host name): the
   // kernel's HOSTNAME column is empty (captured in the lab's Compose scenario).
-  auto docker = value_of(parse_nfs_servers(sample("lab-kernel-nfs/docker-compose-volume.nfs_servers")));
+  auto docker =
+      value_of(parse_nfs_servers(pw::testing::guest_sample("lab-kernel-nfs/docker-compose-volume.nfs_servers")));
   REQUIRE(docker.size() == 1);
   CHECK(docker[0].address == "198.51.100.2");
   CHECK(docker[0].port == 2049);
@@ -254,7 +248,7 @@ TEST_CASE("/proc/fs/nfsfs/servers: hex address and port") {
 
 TEST_CASE("interface report: MAC, speed, queues and channels") {
   std::string block = "ifindex 3\naddress 52:54:00:AA:bb:02\nspeed -1\noperstate up\nrx_queues 2\ntx_queues 2\n" +
-                      sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt");
+                      pw::testing::guest_sample("lab-kernel-nfs/ethtool-l-virtio-link2.txt");
   auto info = value_of(parse_interface_report("link2", block, "vm101"));
   CHECK(info.mac == "52:54:00:aa:bb:02");
   CHECK(info.ifindex == 3);
@@ -312,9 +306,8 @@ TEST_CASE("counter snapshots carry each interface's identity and mark upper devi
   std::vector<InterfaceInfo> infos{
       value_of(parse_interface_report("eth0", "address 52:54:00:00:00:02\npermaddr 52:54:00:00:00:01\n", "g")),
       value_of(parse_interface_report("br0", "address 52:54:00:00:00:02\nlower eth0\n", "g"))};
-  std::vector<InterfaceCounters> counters{{"lo", 5, 0, 0, 0, 5, 0, 0, 0},
-                                          {"eth0", 100, 1, 0, 0, 200, 2, 0, 0},
-                                          {"br0", 90, 1, 0, 0, 190, 2, 0, 0}};
+  std::vector<InterfaceCounters> counters{
+      {"lo", 5, 0, 0, 0, 5, 0, 0, 0}, {"eth0", 100, 1, 0, 0, 200, 2, 0, 0}, {"br0", 90, 1, 0, 0, 190, 2, 0, 0}};
   auto snap = counter_snapshot(counters, infos, std::chrono::seconds(2));
   REQUIRE(snap.interfaces.size() == 2);  // lo left out
   CHECK(snap.taken_at == std::chrono::seconds(2));
@@ -327,8 +320,10 @@ TEST_CASE("counter snapshots carry each interface's identity and mark upper devi
 TEST_CASE("ip -o addr: who owns each local address, VLANs by their own name") {
   const std::string text =
       "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
-      "2: link1    inet 192.0.2.10/24 brd 192.0.2.255 scope global link1\\       valid_lft forever preferred_lft forever\n"
-      "5: link2.10@link2    inet 198.51.100.10/24 scope global link2.10\\       valid_lft forever preferred_lft forever\n"
+      "2: link1    inet 192.0.2.10/24 brd 192.0.2.255 scope global link1\\       valid_lft forever preferred_lft "
+      "forever\n"
+      "5: link2.10@link2    inet 198.51.100.10/24 scope global link2.10\\       valid_lft forever preferred_lft "
+      "forever\n"
       "6: br0    inet6 fd00::10/64 scope global \\       valid_lft forever preferred_lft forever\n";
   auto a = value_of(parse_ip_addr(text));
   REQUIRE(a.size() == 4);
@@ -341,11 +336,12 @@ TEST_CASE("ip -o addr: who owns each local address, VLANs by their own name") {
 }
 
 TEST_CASE("a counter read: /proc/net/dev, ifindexes and the NFS connections' bytes from one script") {
-  const std::string text = sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlo 1\nlink1 2\nlink2 3\n" +
-                           "@@pathwarden nfs_connections\n"
-                           "0      0      198.51.100.10:957      198.51.100.2:2049\n"
-                           "\t cubic wscale:7,7 rto:204 rtt:0.5/0.25 bytes_sent:1200 bytes_acked:1201 bytes_received:67200000 "
-                           "segs_out:10 segs_in:20\n";
+  const std::string text =
+      pw::testing::guest_sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlo 1\nlink1 2\nlink2 3\n" +
+      "@@pathwarden nfs_connections\n"
+      "0      0      198.51.100.10:957      198.51.100.2:2049\n"
+      "\t cubic wscale:7,7 rto:204 rtt:0.5/0.25 bytes_sent:1200 bytes_acked:1201 bytes_received:67200000 "
+      "segs_out:10 segs_in:20\n";
   auto r = value_of(parse_counter_read(text, "vm101"));
   CHECK_FALSE(r.counters.empty());
   CHECK(r.ifindex.at("link2") == 3);
@@ -353,17 +349,20 @@ TEST_CASE("a counter read: /proc/net/dev, ifindexes and the NFS connections' byt
   CHECK(r.nfs_connections[0].bytes_received == 67200000u);
   CHECK(r.nfs_connections[0].bytes_acked == 1201u);
   // An old-style read (a recorded run): counters only.
-  auto old = value_of(parse_counter_read(sample("local/proc-net-dev-netns.txt"), "vm101"));
+  auto old = value_of(parse_counter_read(pw::testing::guest_sample("local/proc-net-dev-netns.txt"), "vm101"));
   CHECK(old.ifindex.empty());
   CHECK(old.nfs_connections.empty());
-  CHECK_FALSE(parse_counter_read(sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlink1 two\n", "vm101"));
+  CHECK_FALSE(parse_counter_read(
+      pw::testing::guest_sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlink1 two\n", "vm101"));
 }
 
 TEST_CASE("counter snapshots joined by ifindex: a rename between the read and the facts keeps identity") {
   // At the counter read, ifindex 3 was called eth1; by the facts it is called link2.
   std::vector<InterfaceInfo> infos{
-      value_of(parse_interface_report("link2", "ifindex 3\naddress 52:54:00:00:00:02\npermaddr 52:54:00:00:00:02\n", "g")),
-      value_of(parse_interface_report("eth1", "ifindex 7\naddress 52:54:00:00:00:09\npermaddr 52:54:00:00:00:09\n", "g"))};
+      value_of(
+          parse_interface_report("link2", "ifindex 3\naddress 52:54:00:00:00:02\npermaddr 52:54:00:00:00:02\n", "g")),
+      value_of(
+          parse_interface_report("eth1", "ifindex 7\naddress 52:54:00:00:00:09\npermaddr 52:54:00:00:00:09\n", "g"))};
   std::vector<InterfaceCounters> counters{{"eth1", 100, 1, 0, 0, 200, 2, 0, 0}, {"gone0", 5, 1, 0, 0, 5, 1, 0, 0}};
   const std::map<std::string, int, std::less<>> ifindex{{"eth1", 3}, {"gone0", 9}};
   auto snap = counter_snapshot(counters, infos, {}, &ifindex);
@@ -377,8 +376,12 @@ TEST_CASE("the device below a VLAN or bridge; a bond of two has none") {
   auto iface = [](std::string name, std::string lowers = "") {
     return value_of(parse_interface_report(name, "address 52:54:00:00:00:02\n" + lowers, "g"));
   };
-  std::vector<InterfaceInfo> all{iface("link2"), iface("br0", "lower link2\n"), iface("br0.10", "lower br0\n"),
-                                 iface("link1"), iface("link3"), iface("bond0", "lower link1\nlower link3\n")};
+  std::vector<InterfaceInfo> all{iface("link2"),
+                                 iface("br0", "lower link2\n"),
+                                 iface("br0.10", "lower br0\n"),
+                                 iface("link1"),
+                                 iface("link3"),
+                                 iface("bond0", "lower link1\nlower link3\n")};
   REQUIRE(device_below(all, "br0.10"));
   CHECK(device_below(all, "br0.10")->name == "link2");
   CHECK(device_below(all, "link2")->name == "link2");

@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 #include "journal/guest_lock.hpp"
 #include "temp_dir.hpp"
@@ -12,7 +12,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const TimePoint kStart = std::chrono::sys_days{std::chrono::year{2024} / 5 / 5} + 2h;
+const TimePoint kLockStart = std::chrono::sys_days{std::chrono::year{2024} / 5 / 5} + 2h;
 
 // A second process that takes the guest's lock, says so through a pipe, and holds it until
 // told to go (or is killed).
@@ -29,7 +29,7 @@ struct LockHolder {
     if (pid == 0) {
       ::close(down[1]);
       ::close(up[0]);
-      ManualClock clock(kStart + 5min);
+      ManualClock clock(kLockStart + 5min);
       FlockGuestLocks locks(state, clock);
       auto lock = locks.lock(guest);
       const char ok = lock ? 'L' : 'E';
@@ -73,7 +73,7 @@ TEST_CASE("two processes never hold one guest's lock; the loser is told who hold
   pw::testing::TempDir tmp;
   auto state = StateDir::open(tmp.path() / "state");
   REQUIRE(state);
-  ManualClock clock(kStart);
+  ManualClock clock(kLockStart);
   FlockGuestLocks locks(*state, clock);
 
   LockHolder holder(*state, "pve1/101");
@@ -104,7 +104,7 @@ TEST_CASE("one process also cannot take a guest's lock twice") {
   pw::testing::TempDir tmp;
   auto state = StateDir::open(tmp.path() / "state");
   REQUIRE(state);
-  ManualClock clock(kStart);
+  ManualClock clock(kLockStart);
   FlockGuestLocks locks(*state, clock);
   {
     auto first = locks.lock("media-vm");

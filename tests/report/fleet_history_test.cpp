@@ -8,6 +8,7 @@
 #include "report/history.hpp"
 #include "report/html_report.hpp"
 #include "report/svg_plot.hpp"
+#include "text_files.hpp"
 
 using namespace pw::report;
 
@@ -24,12 +25,6 @@ PolicyReport policy(std::string name, std::string node, std::string nas, Verdict
 
 HistoryPoint run(std::string at, Verdict v, std::optional<double> share, std::optional<double> rate) {
   return {std::move(at), "run-" + std::to_string(static_cast<int>(v)), v, share, rate};
-}
-
-std::size_t count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
-  return n;
 }
 
 // The centres of the plot's dots, in order.
@@ -51,8 +46,9 @@ TEST_CASE("a run's history point carries its verdict, share and throughput, and 
   p.verification->throughput = 1.1e9;
   const auto h = history_point(p, "2026-12-03T10:00:00.000Z", "r1");
   const auto json = to_json(h);
-  CHECK(boost::json::serialize(json) ==
-        R"({"finished_at":"2026-12-03T10:00:00.000Z","run_id":"r1","verdict":"verified","intended_share":9.7E-1,"throughput_bytes_per_second":1.1E9})");
+  CHECK(
+      boost::json::serialize(json) ==
+      R"({"finished_at":"2026-12-03T10:00:00.000Z","run_id":"r1","verdict":"verified","intended_share":9.7E-1,"throughput_bytes_per_second":1.1E9})");
   const auto drift = to_json(history_point(policy("m", "pve1", "nas1", Verdict::drift), "t2", "r2"));
   CHECK_FALSE(drift.as_object().contains("intended_share"));  // no probe: no figure, not a zero
 
@@ -72,8 +68,9 @@ TEST_CASE("a run's history point carries its verdict, share and throughput, and 
 }
 
 TEST_CASE("the share plot puts each run at its share, breaks the line where a run had no probe") {
-  const std::vector<HistoryPoint> runs{run("t1", Verdict::wrong_path, 0.02, 9e7), run("t2", Verdict::drift, std::nullopt, std::nullopt),
-                                       run("t3", Verdict::verified, 1.0, 1.1e9), run("t4", Verdict::verified, 0.5, 1.0e9)};
+  const std::vector<HistoryPoint> runs{
+      run("t1", Verdict::wrong_path, 0.02, 9e7), run("t2", Verdict::drift, std::nullopt, std::nullopt),
+      run("t3", Verdict::verified, 1.0, 1.1e9), run("t4", Verdict::verified, 0.5, 1.0e9)};
   const auto svg = svg_share_plot(runs);
   const auto d = dots(svg);
   REQUIRE(d.size() == 3);  // the drift run drew no dot
@@ -85,11 +82,12 @@ TEST_CASE("the share plot puts each run at its share, breaks the line where a ru
   CHECK(d[1].second == Approx(6).margin(0.05));
   CHECK(d[2].second == Approx(30).margin(0.05));
   // Two pieces of line: the lone first run, then runs 3 and 4.
-  CHECK(count(svg, "<path d=\"M") == 1);
-  CHECK(count(svg, " M") == 1);
-  CHECK(count(svg, " L") == 1);
+  CHECK(pw::testing::occurrences(svg, "<path d=\"M") == 1);
+  CHECK(pw::testing::occurrences(svg, " M") == 1);
+  CHECK(pw::testing::occurrences(svg, " L") == 1);
   // Dots in the verdict's colour, with the run in the tooltip.
-  CHECK(svg.find("fill=\"" + std::string(verdict_colour(Verdict::wrong_path)) + "\"><title>t1 · wrong-path · 2.0% on the intended NIC</title>") != std::string::npos);
+  CHECK(svg.find("fill=\"" + std::string(verdict_colour(Verdict::wrong_path)) +
+                 "\"><title>t1 · wrong-path · 2.0% on the intended NIC</title>") != std::string::npos);
   CHECK(plot_x(0, 1, 280, 6) == Approx(140));
 
   const auto rate = svg_throughput_plot(runs);
@@ -103,15 +101,18 @@ TEST_CASE("the verdict strip has one square per run, coloured by verdict") {
   const std::vector<HistoryPoint> runs{run("t1", Verdict::wrong_path, {}, {}), run("t2", Verdict::rolled_back, {}, {}),
                                        run("t3", Verdict::verified, {}, {})};
   const auto svg = svg_verdict_strip(runs);
-  CHECK(count(svg, "<rect ") == 3);
-  CHECK(count(svg, std::string("fill=\"") + std::string(verdict_colour(Verdict::verified)) + "\"") == 1);
-  CHECK(count(svg, std::string("fill=\"") + std::string(verdict_colour(Verdict::wrong_path)) + "\"") == 2);
+  CHECK(pw::testing::occurrences(svg, "<rect ") == 3);
+  CHECK(pw::testing::occurrences(svg, std::string("fill=\"") + std::string(verdict_colour(Verdict::verified)) + "\"") ==
+        1);
+  CHECK(pw::testing::occurrences(
+            svg, std::string("fill=\"") + std::string(verdict_colour(Verdict::wrong_path)) + "\"") == 2);
   CHECK(svg.find("aria-label=\"verdicts of the last 3 runs, oldest first\"") != std::string::npos);
 }
 
 TEST_CASE("the fleet is counted per verdict by node and by NAS") {
   RunReport r;
-  r.policies = {policy("a", "pve1", "nas1.lab", Verdict::verified), policy("b", "pve1", "nas2.lab", Verdict::wrong_path),
+  r.policies = {policy("a", "pve1", "nas1.lab", Verdict::verified),
+                policy("b", "pve1", "nas2.lab", Verdict::wrong_path),
                 policy("c", "pve2", "nas1.lab", Verdict::verified), policy("d", "pve2", "2001:db8::5", Verdict::drift),
                 policy("e", "", "", Verdict::unobserved)};
   const auto nodes = by_node(r);
@@ -149,15 +150,16 @@ TEST_CASE("the page of last results: fleet, plots per policy, why a precondition
   HtmlOptions o;
   o.history["movies"] = {run("t1", Verdict::verified, 0.99, 1e9), run("t2", Verdict::drift, {}, {})};
   const auto html = render_html(r, o);
-  CHECK(count(html, "<caption>") == 2);
+  CHECK(pw::testing::occurrences(html, "<caption>") == 2);
   CHECK(html.find("<p class=\"why\"><b>Why:</b> guest media-vm unreachable &lt;ssh&gt;</p>") != std::string::npos);
   CHECK(html.find("<br><small>guest media-vm unreachable &lt;ssh&gt;</small>") != std::string::npos);  // overview
   CHECK(html.find("<h3>Drift: what a run would change</h3>") != std::string::npos);
   CHECK(html.find("<code class=\"del\">- 192.0.2.10:/tank /mnt/movies nfs vers=4.1 0 0</code>"
-                  "<code class=\"add\">+ 203.0.113.10:/tank /mnt/movies nfs vers=4.2,nconnect=8 0 0</code>") != std::string::npos);
+                  "<code class=\"add\">+ 203.0.113.10:/tank /mnt/movies nfs vers=4.2,nconnect=8 0 0</code>") !=
+        std::string::npos);
   // movies has a history: a strip in the overview, strip + two plots in its section; backups none.
-  CHECK(count(html, "<svg class=\"strip\"") == 2);
-  CHECK(count(html, "<svg class=\"plot\"") == 2);
+  CHECK(pw::testing::occurrences(html, "<svg class=\"strip\"") == 2);
+  CHECK(pw::testing::occurrences(html, "<svg class=\"plot\"") == 2);
   CHECK(html.find("last 2 runs: t1 → t2") != std::string::npos);
   CHECK(html.find("<th>last runs</th>") != std::string::npos);
   CHECK(failed_reason(drift).empty());
