@@ -22,7 +22,8 @@ from pwtest.script import case_main, check
 
 # The seed's fix without the queues change: the route, not the NIC, is what is wrong here. No
 # second probe of the restored state (ops_ansible_role_lab's trap case runs that one).
-MISROUTED = seed_fix(verify_restored=False, server=topo.LINK2["nas_name"], nas_addresses=[topo.LINK1["nas_name"]])
+MISROUTED = seed_fix(verify_restored=False, server=topo.LINK2["nas_name"], nas_addresses=[topo.LINK1["nas_name"]],
+                     probe_bytes=topo.TEST_PROBE)
 
 
 def test_misrouted(binary):

@@ -47,7 +47,7 @@ def settings():
     config = ctl.settings(prefix="pw-rel-lab-")
     policies = os.path.join(os.path.dirname(config), "policies")
     os.makedirs(policies)
-    write_policy(policies, "movies.yaml", seed_fix())
+    write_policy(policies, "movies.yaml", seed_fix(probe_bytes=topo.TEST_PROBE))
     return config, policies, ctl.state_dir(config)
 
 

@@ -27,7 +27,7 @@ L1, L2 = topo.LINK1, topo.LINK2
 
 
 def movies_policy(options, **fields):
-    fields.setdefault("probe_bytes", "64MiB")  # the lab's probe file holds 64 MiB
+    fields.setdefault("probe_bytes", topo.TEST_PROBE)
     return storage_path("movies-verify", topo.GUEST_VMID, topo.GUEST_NAME, nas_addresses=[NAS_1G], options=options,
                         reason="lab: verification", **fields)
 
@@ -82,7 +82,7 @@ def test_swapped_macs(binary):
 
         before = ctl.guest_state()
         rc, report, err = ctl.pathwarden(binary, config, "reconcile",
-                                         ctl.policy_dir("movies", seed_fix(verify_restored=False)))
+                                         ctl.policy_dir("movies", seed_fix(verify_restored=False, probe_bytes=topo.TEST_PROBE)))
         p = report["policies"][0]
         check(rc == 4 and p["verdict"] == "rolled-back" and p["cause"] == "wrong-path", f"reconcile: exit {rc}\n{show(p, err)}")
         check(ctl.guest_state()["fstab_sha256"] == before["fstab_sha256"], "fstab not restored")
@@ -99,7 +99,9 @@ def test_coinciding(binary):
     config = ctl.settings()
     mirror = Mirror(idle_rate_mb_s=15)
     try:
-        rc, p, v, err = verify_probe(binary, config, movies_policy(["vers=4.2"]))
+        # The whole probe file: the adversary mirrors within the probe's window, so it gets the
+        # longest window the lab offers.
+        rc, p, v, err = verify_probe(binary, config, movies_policy(["vers=4.2"], probe_bytes="64MiB"))
     finally:
         did = mirror.stop()
     # What each signal said (the guest's counters alone are what the adversary aims at).

@@ -14,25 +14,34 @@
 A scenario's "compose" {dir, project, service, image, image_tar, volume, target, o, device}:
 DIR/docker-compose.yml as the field report writes it (one service, network_mode none, a named
 volume with driver local, driver_opts type nfs, o, device). apply imports the image from
-image_tar when `docker image inspect` misses it (no registry), removes what is left of the
-project (containers, volumes: a volume keeps its driver_opts), runs `docker-compose -p PROJECT
-up -d` and waits until the volume's Mountpoint is in /proc/mounts. The project is recorded in
+image_tar when dockerd does not have it (no registry), removes what is left of the project
+(containers, volumes: a volume keeps its driver_opts), runs `docker-compose -p PROJECT up -d`
+and waits until the volume's Mountpoint is in /proc/mounts. The project is recorded in
 COMPOSE_STATE so that reset and compose-file find it. reset never starts dockerd: the first
-`docker` command would (docker.socket), so it looks at `systemctl is-active docker.service`
-first; an inactive dockerd holds no mount, and apply clears a stale volume anyway.
+connection to its socket would (docker.socket), so it looks at `systemctl is-active
+docker.service` first; an inactive dockerd holds no mount, and apply clears a stale volume anyway.
+
+Everything but the Compose project itself (`docker-compose up`, what the tests are about) and
+the one-time image import goes to dockerd's Engine API over its socket, as the docker CLI does:
+under TCG each docker CLI start costs 1-2 CPU-s and `docker-compose` 3-6, and a scenario's
+set-up and tear-down made a dozen such calls.
 """
+import http.client
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 
 MARK = "# pwlab scenario"
 FSTAB = "/etc/fstab"
 COMPOSE_STATE = "/var/lib/pwlab/compose.json"
 COMPOSE_LABEL = "com.docker.compose.project"
+DOCKER_SOCKET = "/var/run/docker.sock"
 # The lab's Compose project (topology.COMPOSE_DIR/COMPOSE_PROJECT), for a reset without state.
 LAB_COMPOSE_DIR, LAB_COMPOSE_PROJECT = "/srv/pg", "pg"
 
@@ -169,25 +178,60 @@ def yaml_scalar(text):
     return text if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9=,._/+-]*", text) else json.dumps(text)
 
 
-def compose_teardown(project, directory):
-    """Removes what dockerd holds of a project: `docker-compose down` (when its file is there),
-    then every container, volume and network labelled with the project. Only when dockerd runs."""
+class _DockerConnection(http.client.HTTPConnection):
+    """HTTP over dockerd's Unix socket (connecting starts dockerd through docker.socket)."""
+
+    def __init__(self):
+        super().__init__("localhost", timeout=300)
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(DOCKER_SOCKET)
+
+
+def docker_api(method, path, query=None, ok=(200, 201, 204)):
+    """One Engine API call; returns (status, decoded JSON body or None). A status outside `ok`
+    fails the helper with dockerd's own message."""
+    target = path + ("?" + urllib.parse.urlencode(query) if query else "")
+    conn = _DockerConnection()
+    try:
+        conn.request(method, target)
+        resp = conn.getresponse()
+        body = resp.read()
+    except OSError as e:
+        fail(f"docker API {method} {target}: {e}")
+    finally:
+        conn.close()
+    doc = json.loads(body) if body and "json" in (resp.getheader("Content-Type") or "") else None
+    if resp.status not in ok:
+        fail(f"docker API {method} {target}: HTTP {resp.status}: {(doc or {}).get('message', body[:300])}")
+    return resp.status, doc
+
+
+def project_filter(project):
+    return {"filters": json.dumps({"label": [f"{COMPOSE_LABEL}={project}"]})}
+
+
+def compose_teardown(project):
+    """Removes what dockerd holds of a project: every container (forced, so a running one stops
+    and releases its volume's mount), then every volume and network labelled with the project,
+    as `docker-compose down` plus `docker volume rm` would. Only when dockerd runs."""
     done = {"project": project, "docker_active": docker_active()}
     if not done["docker_active"]:
         return done
-    compose_file = os.path.join(directory or "", "docker-compose.yml")
-    if directory and os.path.exists(compose_file):
-        proc = subprocess.run(["docker-compose", "-p", project, "down", "--remove-orphans"], cwd=directory,
-                              stdin=subprocess.DEVNULL, text=True, capture_output=True)
-        done["down"] = proc.returncode == 0 or proc.stderr.strip()[-300:]
-    label = f"label={COMPOSE_LABEL}={project}"
-    for kind, ls, rm in (("containers", ["ps", "-aq"], ["rm", "-f"]),
-                         ("volumes", ["volume", "ls", "-q"], ["volume", "rm", "-f"]),
-                         ("networks", ["network", "ls", "-q"], ["network", "rm"])):
-        ids = sh("docker", *ls, "--filter", label, check=False).stdout.split()
-        if ids:
-            sh("docker", *rm, *ids, check=False)
-        done[kind] = ids
+    query = project_filter(project)
+    _, containers = docker_api("GET", "/containers/json", dict(query, all="1"))
+    for c in containers:
+        docker_api("DELETE", f"/containers/{c['Id']}", {"force": "1"}, ok=(204, 404))
+    _, volumes = docker_api("GET", "/volumes", query)
+    for v in volumes.get("Volumes") or []:
+        docker_api("DELETE", f"/volumes/{urllib.parse.quote(v['Name'], safe='')}", {"force": "1"}, ok=(204, 404))
+    _, networks = docker_api("GET", "/networks", query)
+    for n in networks:
+        docker_api("DELETE", f"/networks/{n['Id']}", ok=(204, 404))
+    done.update(containers=[c["Id"][:12] for c in containers], volumes=[v["Name"] for v in volumes.get("Volumes") or []],
+                networks=[n["Name"] for n in networks])
     return done
 
 
@@ -204,12 +248,12 @@ def compose_up(spec, scenario_name):
     timings = {}
     t0 = time.monotonic()
     was_active = docker_active()
-    # The first docker command: dockerd starts through docker.socket (if it is not running yet).
-    driver = sh("docker", "info", "--format", "{{.Driver}}").stdout.strip()
+    # The first connection to dockerd's socket starts it (docker.socket) if it is not running yet.
+    _, info = docker_api("GET", "/info")
     timings["dockerd_start_s" if not was_active else "docker_info_s"] = round(time.monotonic() - t0, 2)
     # What a previous run left (a stopped container, a volume with other driver_opts after a
     # reboot or an operator's edit): gone, so the scenario starts from the file it writes.
-    leftover = compose_teardown(spec["project"], spec["dir"] if os.path.isdir(spec["dir"]) else None)
+    leftover = compose_teardown(spec["project"])
     os.makedirs(spec["dir"], exist_ok=True)
     path = os.path.join(spec["dir"], "docker-compose.yml")
     with open(path + ".pwlab-tmp", "w") as f:
@@ -220,7 +264,8 @@ def compose_up(spec, scenario_name):
         json.dump({"dir": spec["dir"], "project": spec["project"], "volume": spec["volume"]}, f)
     t1 = time.monotonic()
     imported = False
-    if sh("docker", "image", "inspect", spec["image"], check=False).returncode != 0:
+    image = urllib.parse.quote(spec["image"], safe=":")
+    if docker_api("GET", f"/images/{image}/json", ok=(200, 404))[0] == 404:
         sh("docker", "import", spec["image_tar"], spec["image"])
         imported = True
         timings["image_import_s"] = round(time.monotonic() - t1, 2)
@@ -231,13 +276,12 @@ def compose_up(spec, scenario_name):
         fail(f"docker-compose up -d: {proc.stderr.strip()[-600:]}")
     timings["compose_up_s"] = round(time.monotonic() - t2, 2)
     name = f"{spec['project']}_{spec['volume']}"
-    volume = json.loads(sh("docker", "volume", "inspect", name).stdout)[0]
+    _, volume = docker_api("GET", f"/volumes/{urllib.parse.quote(name, safe='')}")
     line = wait_mounted(volume["Mountpoint"])
     timings["total_s"] = round(time.monotonic() - t0, 2)
-    networks = sh("docker", "network", "ls", "--filter", f"label={COMPOSE_LABEL}={spec['project']}",
-                  "--format", "{{.Name}}").stdout.split()
-    return {"file": path, "storage_driver": driver, "image_imported": imported, "leftover": leftover,
-            "volume": volume, "mount": line, "project_networks": networks, "timings": timings}
+    _, networks = docker_api("GET", "/networks", project_filter(spec["project"]))
+    return {"file": path, "storage_driver": info.get("Driver"), "image_imported": imported, "leftover": leftover,
+            "volume": volume, "mount": line, "project_networks": [n["Name"] for n in networks], "timings": timings}
 
 
 def compose_file(options, device=None):
@@ -273,7 +317,7 @@ def reset():
     state = compose_state()
     docker = None
     if state.get("project") or docker_active():
-        docker = compose_teardown(state.get("project", LAB_COMPOSE_PROJECT), state.get("dir", LAB_COMPOSE_DIR))
+        docker = compose_teardown(state.get("project", LAB_COMPOSE_PROJECT))
     with open("/proc/mounts") as f:
         nfs = [line.split()[1] for line in f if line.split()[2] in ("nfs", "nfs4")]
     for path in reversed(nfs):

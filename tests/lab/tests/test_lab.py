@@ -13,7 +13,7 @@ from pwtest.lab import lab, pvesim, scenarios
 from pwtest.lab.common import LabError
 from pwtest.script import Failure, check
 
-PROBE = topo.PROBE_BYTES
+PROBE = topo.TEST_PROBE_BYTES
 NOISE = PROBE // 100  # "≈ 0": under 1 % of the probe (ARP, a lease renewal)
 
 
@@ -140,7 +140,7 @@ def test_ansible_modules():
         path: /mnt/ansible-probe/{topo.PROBE_FILE}
       register: probe
     - ansible.builtin.assert:
-        that: ["probe.stat.exists", "probe.stat.size == {PROBE}"]
+        that: ["probe.stat.exists", "probe.stat.size == {topo.PROBE_BYTES}"]
     - name: and gone again
       ansible.posix.mount:
         path: /mnt/ansible-probe

@@ -12,7 +12,6 @@ import tempfile
 from ..paths import ROOT
 from . import lab, pvesim, scenarios
 from . import topology as topo
-PROBE = topo.PROBE_BYTES
 LINK1_MAC = topo.GUEST_MACS["link1"].lower()
 LINK2_MAC = topo.GUEST_MACS["link2"].lower()
 
