@@ -198,7 +198,7 @@ def _wait_combined_max(expected: int, tries: int = 60) -> None:
                     break
         time.sleep(1)
     check(seen and seen[0] == expected, f"link2 shows Combined {seen}, expected maximum {expected}")
-    check(seen[1] == min(expected, 2), f"current Combined {seen[1]}, expected min(queues, vCPUs)")
+    check(seen[1] == min(expected, topo.GUEST_VCPUS), f"current Combined {seen[1]}, expected min(queues, vCPUs)")
     check(topo.LINK2["guest"] in addr, f"link2 lost its address: {addr}")
 
 

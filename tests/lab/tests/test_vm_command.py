@@ -35,7 +35,7 @@ os.makedirs(os.path.dirname(disk))
 open(disk, "w").close()
 state = {"accel": "tcg", "kernel": "/k/vmlinuz", "initrd": "/k/initrd", "append": "root=/dev/vda"}
 
-config = topo.guest_vm_config() | {"net1": "virtio=BC:24:11:A1:01:02,bridge=vmbr2,queues=4"}
+config = topo.guest_vm_config() | {"cores": "2", "net1": "virtio=BC:24:11:A1:01:02,bridge=vmbr2,queues=4"}
 cmd = Vm(101).command(config, state)
 joined = " ".join(cmd)
 check("-netdev tap,id=net1,ifname=tap101i1,script=no,downscript=no,queues=4" in joined,
