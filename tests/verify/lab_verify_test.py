@@ -101,7 +101,7 @@ def test_coinciding(binary):
     try:
         # The whole probe file: the adversary mirrors within the probe's window, so it gets the
         # longest window the lab offers.
-        rc, p, v, err = verify_probe(binary, config, movies_policy(["vers=4.2"], probe_bytes="64MiB"))
+        rc, p, v, err = verify_probe(binary, config, movies_policy(["vers=4.2"], probe_bytes=f"{topo.PROBE_BYTES >> 20}MiB"))
     finally:
         did = mirror.stop()
     # What each signal said (the guest's counters alone are what the adversary aims at).

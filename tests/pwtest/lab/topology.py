@@ -87,8 +87,8 @@ PROBE_BYTES = 64 * 1024 * 1024
 # policies (ops_ansible_role_lab): a quarter of the file. 16 MiB still dwarfs every other byte
 # on the links (idle ones move 0 B, test_lab idle_links) and gives the same verdicts, at a
 # third of a 64 MiB read's emulated CPU (1.3 against 2.5-2.9 TCG CPU-s idle, twice that under load).
-TEST_PROBE = "16MiB"
 TEST_PROBE_BYTES = 16 * 1024 * 1024
+TEST_PROBE = f"{TEST_PROBE_BYTES >> 20}MiB"  # as a policy's probe_bytes
 
 
 # The Compose project in the guest (scenarios compose-*): Docker's local volume driver mounts the
