@@ -392,7 +392,8 @@ Result<Playbook> channels_playbook(std::span<const ChannelsRequest> requests, co
     if (r.combined < 1 || r.combined > 1024) {
       return fail("combined queue count " + std::to_string(r.combined) + " is out of range", r.host, "use 1..1024");
     }
-    per_host[r.host] = json::object{{"channels_args", unsafe_list({r.interface, std::to_string(r.combined)})}};
+    per_host[r.host] = json::object{
+        {"channels_args", unsafe_list({r.interface, std::to_string(r.combined), r.restore ? "restore" : "set"})}};
   }
   // One raw task (the play as root): ethtool with the interface and count as its arguments.
   YamlList tasks{script_task(task::set_channels, guest::set_channels_script(), {}, "channels_args",

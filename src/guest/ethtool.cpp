@@ -57,7 +57,26 @@ Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::strin
 }
 
 std::string_view set_channels_script() {
-  return "set -u\nexec ethtool -L \"$1\" combined \"$2\"\n";
+  // Only parameter expansion and `case`: dash, bash and busybox sh, no awk or sed needed. A NIC
+  // that is gone falls through to `ethtool -L`, whose error names it.
+  return R"(set -u
+if [ "${3:-}" = restore ] && [ -e "/sys/class/net/$1" ]; then
+  if out=$(ethtool -l "$1" 2>/dev/null); then
+    cur=${out#*Current hardware settings:}
+    [ "$cur" = "$out" ] && cur=
+    case $cur in *Combined:*) cur=${cur#*Combined:} ;; *) cur= ;; esac
+    cur=${cur#"${cur%%[![:space:]]*}"}
+    cur=${cur%%[[:space:]]*}
+  else
+    cur=n/a
+  fi
+  if [ "$cur" = "$2" ] || [ "$cur" = n/a ]; then
+    echo "pathwarden: $1 combined channels are $cur: nothing to restore"
+    exit 0
+  fi
+fi
+exec ethtool -L "$1" combined "$2"
+)";
 }
 
 }  // namespace pw::guest

@@ -65,6 +65,10 @@ struct ChannelsRequest {
   std::string host;
   std::string interface;
   int combined = 1;
+  // A rollback's request: the count is put back only where it moved. The guest leaves a NIC
+  // alone whose count already is `combined` (a failed `ethtool -L` changed nothing) or that has
+  // no combined channels (setting one fails there): guest::set_channels_script.
+  bool restore = false;
 };
 
 // Every request a whole plan can make, by kind, in plan order (plan::guest_requests): what

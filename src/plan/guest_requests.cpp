@@ -20,7 +20,7 @@ guest::FstabRestore fstab_restore(const ChangeFstab& s) {
 
 guest::ChannelsRequest channels_change(const SetChannels& s) { return {s.host, s.interface, s.to}; }
 
-guest::ChannelsRequest channels_restore(const SetChannels& s) { return {s.host, s.interface, s.from}; }
+guest::ChannelsRequest channels_restore(const SetChannels& s) { return {s.host, s.interface, s.from, true}; }
 
 guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes) {
   guest::ProbeRequest r;

@@ -64,29 +64,17 @@ void Rollback::undo_fstab(const Todo& todo) {
   for (auto& [w, idx] : todo) w->rollback_step_end(idx, outcome(results, w->host()));
 }
 
-// Only where the count moved: a failed `ethtool -L` changed nothing, and setting an unchanged
-// count again fails on NICs without combined channels and on older ethtool.
+// Only where the count moved: the requests are restores (guest::ChannelsRequest::restore), which
+// the guest skips where the count already is the old one (a failed `ethtool -L` changed nothing)
+// or the NIC has no combined channels; no facts run first.
 void Rollback::undo_channels(const Todo& todo) {
-  std::vector<std::string> hosts;
-  for (auto& [w, idx] : todo) hosts.push_back(w->host());
-  auto facts = ctx_.d.guests.gather_facts(hosts);
   std::vector<guest::ChannelsRequest> requests;
-  Todo resetting;
   for (auto& [w, idx] : todo) {
     w->rollback_step_begin(idx);
-    const auto& s = std::get<plan::SetChannels>(w->plan->steps[idx].action);
-    const auto f = facts.find(w->host());
-    const auto* i = f != facts.end() && f->second ? guest::find_nic_interface(f->second->interfaces, s.mac) : nullptr;
-    if (i != nullptr && i->combined_current().value_or(s.from) == s.from) {
-      w->rollback_step_end(idx, std::nullopt);
-      continue;
-    }
-    requests.push_back(plan::channels_restore(s));
-    resetting.emplace_back(w, idx);
+    requests.push_back(plan::channels_restore(std::get<plan::SetChannels>(w->plan->steps[idx].action)));
   }
-  if (requests.empty()) return;
   auto results = ctx_.d.guests.set_channels(requests);
-  for (auto& [w, idx] : resetting) w->rollback_step_end(idx, outcome(results, w->host()));
+  for (auto& [w, idx] : todo) w->rollback_step_end(idx, outcome(results, w->host()));
 }
 
 void Rollback::undo_nic(const Todo& todo) {
