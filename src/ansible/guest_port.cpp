@@ -120,12 +120,9 @@ class AnsibleGuestPort final : public guest::GuestPort {
     auto run = run_phase("probe", probe_playbook(probes, o_.playbook), hosts);
     if (!run) return all_failed<ProbeOutcome>(hosts, run.error());
     auto observations = probe_observations_from(*run);
-    // The NFS evidence right after the probe: mounts, connections, transports, interfaces.
-    std::vector<std::string> probed;
-    for (const auto& h : hosts) {
-      if (succeeded(*run, h)) probed.push_back(h);
-    }
-    auto after = gather_facts(probed);
+    // The NFS evidence right after the probe (mounts, connections, transports, interfaces): the
+    // probe playbook's second task, the facts report.
+    auto after = guest_facts_from(*run);
     for (const auto& p : probes) {
       const auto& h = p.host;
       if (!succeeded(*run, h)) {
@@ -141,9 +138,9 @@ class AnsibleGuestPort final : public guest::GuestPort {
       }
       auto facts = after.find(h);
       if (facts == after.end() || !facts->second) {
-        out.emplace(h, std::unexpected(facts == after.end() ? GuestFailure{GuestFailure::Kind::failed,
-                                                                           Error{"no facts after the probe", h, {}}}
-                                                            : facts->second.error()));
+        out.emplace(h, std::unexpected(GuestFailure{
+                           GuestFailure::Kind::failed,
+                           facts == after.end() ? Error{"no facts after the probe", h, {}} : facts->second.error()}));
         continue;
       }
       const auto& o = *obs->second;

@@ -366,11 +366,17 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
     args.dd_argv = std::move(argv);
     per_host[p.host] = json::object{{"probe_args", unsafe_list(guest::probe_script_argv(args))}};
   }
-  // One task per guest: the probe script reads the counters, moves the bytes and reads them again
-  // (plus the baseline before and the commit cycles after, when asked), as root (dd reads files
-  // only root may; the write probe makes a file). Nothing runs in the counter window but dd.
+  // The probe script reads the counters, moves the bytes and reads them again (plus the baseline
+  // before and the commit cycles after, when asked), as root (dd reads files only root may; the
+  // write probe makes a file). Nothing runs in the counter window but dd.
+  // Then, in the same run, the facts report (as the SSH user, like the facts phase): the NFS
+  // evidence right after the probe. A host whose probe task failed runs no further task. One
+  // ansible-playbook run instead of two: a run's start costs the controller about a CPU-second
+  // whatever it does, the second task only an SSH exchange.
   YamlList tasks{
-      script_task(task::probe, guest::probe_script(), {}, "probe_args", "pathwarden_probe", options, Privilege::root)};
+      script_task(task::probe, guest::probe_script(), {}, "probe_args", "pathwarden_probe", options, Privilege::root),
+      script_task(task::report, guest::guest_report_script(), {options.fstab_path}, "", "pathwarden_report", options,
+                  Privilege::ssh_user)};
   return finish("probe", *hosts,
                 play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks), options,
                      Privilege::ssh_user),

@@ -404,17 +404,28 @@ TEST_CASE("the probe playbook holds only the tasks some guest of the run needs")
     }
     return out;
   };
-  // One task, whatever the guests ask for: the probe script does the baseline, the counters
+  // One probe task, whatever the guests ask for: the probe script does the baseline, the counters
   // around dd, the clean-up and the commit cycles (each task would cost every guest a worker
   // fork on the controller, and Python started between the counter reads would widen the window).
+  // Then the facts report, outside the counter window: the evidence after the probe, read in the
+  // same run instead of a facts run of its own.
+  const std::vector<std::string> expected{task::probe, task::report};
   auto reads = examples::probes();
   reads.pop_back();
-  CHECK(names(reads) == std::vector<std::string>{task::probe});
+  CHECK(names(reads) == expected);
   auto mixed = examples::probes();
   mixed[0].baseline = std::chrono::milliseconds(2000);
   mixed[1].commit_cycles = 8;
   mixed[1].commit_path = "/mnt/other/.pathwarden-commit";
-  CHECK(names(mixed) == std::vector<std::string>{task::probe});
+  CHECK(names(mixed) == expected);
+  // The report as the facts phase runs it: the fstab's path its argument, as the SSH user where
+  // the probe's dd runs as root.
+  PlaybookOptions become;
+  become.become = Become{};
+  const auto tasks = YAML::Load(value_of(probe_playbook(mixed, become)).yaml)[0]["tasks"];
+  CHECK(tasks[0]["become"].as<bool>());
+  CHECK(!tasks[1]["become"]);
+  CHECK(tasks[1]["ansible.builtin.raw"].as<std::string>().find("/etc/fstab") != std::string::npos);
   auto vars = json::parse(value_of(probe_playbook(mixed)).vars_json).at("pathwarden_hosts");
   CHECK(unwrap(vars.at("guest1").at("probe_args").as_array()[0]) == "2.000");
   CHECK(unwrap(vars.at("guest2").at("probe_args").as_array()[2]) == "8");
