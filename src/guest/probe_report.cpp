@@ -19,7 +19,10 @@ counters() {
   mark read "$1" "$(uptime_now)"
   cat /proc/net/dev
   echo '@@pathwarden ifindex'
-  for d in /sys/class/net/*; do [ -e "$d/ifindex" ] && printf '%s %s\n' "${d##*/}" "$(cat "$d/ifindex")"; done
+  for d in /sys/class/net/*; do
+    [ -e "$d/ifindex" ] || continue
+    i=; { read -r i <"$d/ifindex"; } 2>/dev/null; printf '%s %s\n' "${d##*/}" "$i"
+  done
   echo '@@pathwarden nfs_connections'
   ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
 }

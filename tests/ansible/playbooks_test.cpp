@@ -394,6 +394,17 @@ TEST_CASE("the facts playbook is one raw task: the report script, byte for byte,
   CHECK(text.starts_with("@@pathwarden fstab\n"));
   CHECK(text.find("@@pathwarden end\n") != std::string::npos);
   CHECK(text.find("@@pathwarden resolve") == std::string::npos);
+  // One-line values come from the shell's own `read`, not a cat each: the boot id and the
+  // loopback device as this machine's kernel reports them (lo is ifindex 1 in every namespace).
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string boot_id;
+  std::getline(boot, boot_id);
+  CHECK(text.find("@@pathwarden boot_id\n" + boot_id + "\n@@pathwarden mounts\n") != std::string::npos);
+  const auto lo = text.find("@@pathwarden iface lo\n");
+  REQUIRE(lo != std::string::npos);
+  const auto lo_block = text.substr(lo, text.find("@@pathwarden", lo + 1) - lo);
+  CHECK(lo_block.starts_with("@@pathwarden iface lo\nifindex 1\naddress 00:00:00:00:00:00\n"));
+  CHECK(lo_block.find("\nspeed \noperstate unknown\nrx_queues 1\ntx_queues 1\n") != std::string::npos);
 }
 
 TEST_CASE("the probe playbook holds only the tasks some guest of the run needs") {
