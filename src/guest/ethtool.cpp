@@ -57,8 +57,9 @@ Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::strin
 }
 
 std::string_view set_channels_script() {
-  // Only parameter expansion and `case`: dash, bash and busybox sh, no awk or sed needed. A NIC
-  // that is gone falls through to `ethtool -L`, whose error names it.
+  // POSIX sh only (parameter expansion and `case`, no awk or sed; run by dash in
+  // tests/guest/channels_script_test.cpp). A NIC that is gone falls through to `ethtool -L`,
+  // whose error names it.
   return R"(set -u
 if [ "${3:-}" = restore ] && [ -e "/sys/class/net/$1" ]; then
   if out=$(ethtool -l "$1" 2>/dev/null); then

@@ -174,22 +174,6 @@ def _guest_files() -> dict:
             # post-quantum key exchange OpenSSH 9.2 prefers. Nothing pathwarden does reads a
             # motd or a lastlog; curve25519 is what a guest with OpenSSH before 9.0 offers anyway.
             "PrintLastLog no\nKexAlgorithms curve25519-sha256,curve25519-sha256@libssh.org\n",
-        # Debian bookworm's /etc/pam.d/sshd (openssh-server 1:9.2p1) without its two pam_motd lines.
-        "/etc/pam.d/sshd":
-            "# pathwarden lab: Debian's sshd PAM stack without pam_motd (see sshd_config.d/pwlab.conf)\n"
-            "@include common-auth\n"
-            "account    required     pam_nologin.so\n"
-            "@include common-account\n"
-            "session [success=ok ignore=ignore module_unknown=ignore default=bad]        pam_selinux.so close\n"
-            "session    required     pam_loginuid.so\n"
-            "session    optional     pam_keyinit.so force revoke\n"
-            "@include common-session\n"
-            "session    optional     pam_mail.so standard noenv\n"
-            "session    required     pam_limits.so\n"
-            "session    required     pam_env.so\n"
-            "session    required     pam_env.so user_readenv=1 envfile=/etc/default/locale\n"
-            "session [success=ok ignore=ignore module_unknown=ignore default=bad]        pam_selinux.so open\n"
-            "@include common-password\n",
         "/etc/systemd/journald.conf.d/pwlab.conf": "[Journal]\nStorage=volatile\n",
         # A login costs seconds under TCG on a loaded machine: sshd without its re-exec per
         # connection (Debian's ssh.service passes SSHD_OPTS), and root's user manager kept
@@ -358,6 +342,16 @@ def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) 
             os.unlink(full)
         with open(full, "w") as f:
             f.write(text)
+    # sshd's PAM stack as the installed openssh-server ships it, without pam_motd (see
+    # sshd_config.d/pwlab.conf): filtered, not a copy of Debian's file that could fall behind it.
+    pam_sshd = os.path.join(root, "etc/pam.d/sshd")
+    with open(pam_sshd) as f:
+        lines = f.readlines()
+    kept = [line for line in lines if not re.match(r"session\s+optional\s+pam_motd\.so", line)]
+    if len(kept) == len(lines):
+        raise LabError(f"{pam_sshd} has no pam_motd line to drop: has openssh-server's PAM file changed?")
+    with open(pam_sshd, "w") as f:
+        f.writelines(kept)
     # A fixed machine-id: no first-boot presets re-enabling what the lab turned off.
     with open(os.path.join(root, "etc/machine-id"), "w") as f:
         f.write(secrets.token_hex(16) + "\n")
