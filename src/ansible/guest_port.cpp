@@ -2,6 +2,7 @@
 
 #include "ansible/phase_results.hpp"
 #include "guest/counter_snapshot.hpp"
+#include "guest/ethtool.hpp"
 #include "guest/interfaces.hpp"
 
 namespace pw::ansible {
@@ -109,7 +110,25 @@ class AnsibleGuestPort final : public guest::GuestPort {
   PerHost<void> set_channels(std::span<const guest::ChannelsRequest> requests) override {
     std::vector<std::string> hosts;
     for (const auto& r : requests) hosts.push_back(r.host);
-    return simple("channels", channels_playbook(requests, o_.playbook), hosts);
+    PerHost<void> out;
+    if (hosts.empty()) return out;
+    auto run = run_phase("channels", channels_playbook(requests, o_.playbook), hosts);
+    if (!run) return all_failed<void>(hosts, run.error());
+    for (const auto& h : hosts) {
+      if (succeeded(*run, h)) {
+        out.emplace(h, GuestResult<void>{});
+        continue;
+      }
+      auto failure = failure_of(*run, h, o_.playbook.become.has_value());
+      // The script's own verdict that the NIC has no combined channels: it changed nothing.
+      const auto* report = run->host(h);
+      const auto* task = report != nullptr && report->outcome == HostOutcome::failed ? report->failure() : nullptr;
+      const auto* rc = task != nullptr ? task->result.if_contains("rc") : nullptr;
+      if (rc != nullptr && rc->is_int64() && rc->as_int64() == guest::kChannelsUntouchedExit)
+        failure.kind = GuestFailure::Kind::untouched;
+      out.emplace(h, std::unexpected(std::move(failure)));
+    }
+    return out;
   }
 
   PerHost<ProbeOutcome> probe(std::span<const guest::ProbeRequest> probes) override {
@@ -172,18 +191,18 @@ class AnsibleGuestPort final : public guest::GuestPort {
     return out;
   }
 
-  PerHost<void> wait_reachable(std::span<const std::string> hosts, std::chrono::seconds timeout) override {
+  PerHost<guest::GuestFacts> wait_reachable(std::span<const std::string> hosts, std::chrono::seconds timeout) override {
     auto& sleeper = o_.sleeper ? *o_.sleeper : timing::real_sleeper();
     const auto deadline = sleeper.now() + timeout;
     std::vector<std::string> waiting(hosts.begin(), hosts.end());
-    PerHost<void> out;
+    PerHost<guest::GuestFacts> out;
     while (!waiting.empty()) {
       auto facts = gather_facts(waiting);
       std::vector<std::string> still;
       for (const auto& h : waiting) {
         auto it = facts.find(h);
         if (it != facts.end() && it->second) {
-          out.emplace(h, GuestResult<void>{});
+          out.emplace(h, std::move(it->second));
         } else if (sleeper.now() >= deadline) {
           out.emplace(h, std::unexpected(GuestFailure{
                              GuestFailure::Kind::timeout,

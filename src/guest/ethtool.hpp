@@ -22,11 +22,17 @@ struct EthtoolChannels {
 
 Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::string_view where = "ethtool -l");
 
+// The channels script's exit status when the NIC has no combined channels to set (`ethtool -l`
+// says n/a, as on a veth or an e1000, or fails, as where the driver has no channel parameters, or
+// the guest has no ethtool):
+// it changed nothing, so the step is untouched and no rollback of it runs.
+inline constexpr int kChannelsUntouchedExit = 97;
+
 // The channels phase's script (POSIX sh): `ethtool -L IF combined N`, the interface and the count
-// its first two arguments; the command itself is fixed. A third argument `restore` makes it a
-// rollback's: it reads `ethtool -l IF` first and leaves the NIC alone when the current combined
-// count already is N or is n/a, or when the NIC has no channel parameters at all (what the
-// rollback used to learn from a whole facts run before it).
+// its first two arguments; the command itself is fixed. It reads `ethtool -l IF` first: a NIC
+// without combined channels ends it with kChannelsUntouchedExit. A third argument `restore`
+// makes it a rollback's, which also leaves the NIC alone (exit 0) when the current combined count
+// already is N (what the rollback used to learn from a whole facts run before it).
 std::string_view set_channels_script();
 
 }  // namespace pw::guest

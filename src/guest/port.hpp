@@ -69,8 +69,10 @@ class GuestPort {
   virtual PerHost<void> restore_fstab(std::span<const FstabRestore> restores) = 0;
   virtual PerHost<void> set_channels(std::span<const ChannelsRequest> requests) = 0;
   virtual PerHost<ProbeOutcome> probe(std::span<const ProbeRequest> probes) = 0;
-  // Waits until each guest answers over SSH again (after a restart).
-  virtual PerHost<void> wait_reachable(std::span<const std::string> hosts, std::chrono::seconds timeout) = 0;
+  // Waits until each guest answers over SSH again (after a restart). The answer is a facts
+  // report, and it is returned: a rollback that restarted the VM as its last undo reads the
+  // restored state from it instead of starting another facts run.
+  virtual PerHost<GuestFacts> wait_reachable(std::span<const std::string> hosts, std::chrono::seconds timeout) = 0;
 };
 
 }  // namespace pw::guest

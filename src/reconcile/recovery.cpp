@@ -1,6 +1,9 @@
 #include "reconcile/recovery.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
 
 #include "journal/journal.hpp"
 #include "journal/replay.hpp"
@@ -24,6 +27,11 @@ report::RunReport Recovery::run() {
   }
   std::vector<plan::Plan> plans;
   plans.reserve(scan.interrupted.size());
+  // Every report entry exists before the runs are undone together: the vector must not move
+  // under their pointers (at most one entry per interrupted run is added).
+  rep.policies.reserve(rep.policies.size() + scan.interrupted.size());
+  std::vector<std::unique_ptr<PolicyRun>> to_undo;
+  std::map<std::string, std::shared_ptr<journal::GuestLock>> locks;  // one per guest, shared by its runs
   for (const auto& run : scan.interrupted) {
     if (run.steps.empty() && run.rollback_steps.empty() && !run.info.contains("policy_plan")) {
       // Killed while writing its very first record: the run never started anything.
@@ -50,17 +58,23 @@ report::RunReport Recovery::run() {
     auto& pr = report_of(rep, policy_plan);
     pr.notes.push_back("recovering interrupted run " + run.run_id);
 
-    PolicyRun w;
+    auto owned = std::make_unique<PolicyRun>();
+    auto& w = *owned;
     w.plan = &policy_plan;
     w.report = &pr;
-    auto lock = ctx_.d.locks.lock(policy_plan.host);
+    auto& lock = locks[policy_plan.host];
     if (!lock) {
-      pr.verdict = report::Verdict::precondition_failed;
-      pr.errors.push_back("the guest is busy: " + lock.error().to_string() + "; run recover again when it is done");
-      rep.journal_left = true;
-      continue;
+      auto l = ctx_.d.locks.lock(policy_plan.host);
+      if (!l) {
+        locks.erase(policy_plan.host);
+        pr.verdict = report::Verdict::precondition_failed;
+        pr.errors.push_back("the guest is busy: " + l.error().to_string() + "; run recover again when it is done");
+        rep.journal_left = true;
+        continue;
+      }
+      lock = std::move(*l);
     }
-    w.lock = std::move(*lock);
+    w.lock = lock;
     auto j = journal::Journal::resume(ctx_.d.journals, ctx_.d.clock, run.run_id, nullptr, json::object{{"by", "recover"}});
     if (!j) {
       pr.verdict = report::Verdict::rollback_failed;
@@ -97,14 +111,37 @@ report::RunReport Recovery::run() {
     w.interrupted = true;
     if (w.touched.empty()) {
       pr.notes.push_back("no step had started: nothing to undo");
-    } else {
-      Rollback(ctx_).run({&w});
+      if (w.finish()) rep.journal_left = true;
+      continue;
     }
-    if (w.finish()) rep.journal_left = true;
+    to_undo.push_back(std::move(owned));
   }
+  undo(to_undo, rep);
   rep.finished_at = journal::format_utc(ctx_.d.clock.now());
   remember_results(ctx_, rep);
   return rep;
+}
+
+// The interrupted runs are rolled back together, kind by kind across guests as a reconcile's
+// rollback is: one playbook per kind and one facts run for all of them, not one each per run
+// (a controller killed amid a fleet-wide run leaves one journal per policy). Two runs on one
+// guest go in separate rounds, in journal order, so that each inverse checks what the one before
+// it left, as when they were undone one by one.
+void Recovery::undo(std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep) {
+  std::vector<PolicyRun*> left;
+  left.reserve(runs.size());
+  for (auto& w : runs) left.push_back(w.get());
+  while (!left.empty()) {
+    std::set<std::string, std::less<>> hosts;
+    std::vector<PolicyRun*> round;
+    std::vector<PolicyRun*> later;
+    for (auto* w : left) (hosts.insert(w->host()).second ? round : later).push_back(w);
+    Rollback(ctx_).run(round);
+    for (auto* w : round) {
+      if (w->finish()) rep.journal_left = true;
+    }
+    left = std::move(later);
+  }
 }
 
 }  // namespace pw::reconcile

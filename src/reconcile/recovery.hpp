@@ -2,7 +2,11 @@
 // `pathwarden recover`: finishes or undoes every run the journals show interrupted. A run whose
 // verification was recorded "verified" only missed its last record and is finished; any other
 // is rolled back from its journal alone (the plan is in it), never re-decided.
+#include <memory>
+#include <vector>
+
 #include "reconcile/context.hpp"
+#include "reconcile/policy_run.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::reconcile {
@@ -13,6 +17,8 @@ class Recovery {
   report::RunReport run();
 
  private:
+  void undo(std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep);
+
   const Context& ctx_;
 };
 

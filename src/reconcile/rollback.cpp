@@ -13,6 +13,15 @@ namespace {
 
 using Todo = std::vector<std::pair<PolicyRun*, std::size_t>>;
 
+// Whether the restored state has a guest side to read: an undone fstab or channels step. A NIC
+// revert (and the restart it needed) is checked in Proxmox's config alone.
+bool undid_guest_step(const PolicyRun& w) {
+  return std::any_of(w.touched.begin(), w.touched.end(), [&](std::size_t i) {
+    const auto kind = w.plan->steps[i].kind();
+    return kind == plan::StepKind::change_fstab || kind == plan::StepKind::set_channels;
+  });
+}
+
 std::optional<std::string> outcome(const guest::PerHost<void>& results, const std::string& host) {
   auto it = results.find(host);
   if (it == results.end()) return "no result";
@@ -41,13 +50,17 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
       case plan::StepKind::verify: break;  // a proof changes nothing
     }
   }
-  // The restored state of every guest in one facts run, never one per guest.
+  // The restored state of every guest in one facts run, never one per guest; none where the
+  // guest's answer after the last restart already says it.
   std::vector<std::string> hosts;
   for (auto* w : batch) {
-    if (w->rollback_ok && checks_restored_state(*w->plan)) hosts.push_back(w->host());
+    if (w->rollback_ok && checks_restored_state(*w->plan) && undid_guest_step(*w) && !after_restart_.contains(w->host()))
+      hosts.push_back(w->host());
   }
   guest::PerHost<guest::GuestFacts> restored;
   if (!hosts.empty()) restored = ctx_.d.guests.gather_facts(hosts);
+  for (auto& [host, facts] : after_restart_) restored.emplace(host, std::move(facts));
+  after_restart_.clear();
   for (auto* w : batch) {
     if (w->rollback_ok && checks_restored_state(*w->plan)) check_restored(*w, restored);
     w->rollback_done();
@@ -80,6 +93,7 @@ void Rollback::undo_channels(const Todo& todo) {
 void Rollback::undo_nic(const Todo& todo) {
   for (auto& [w, idx] : todo) {
     w->rollback_step_begin(idx);
+    after_restart_.erase(w->host());  // this revert may change the guest (a hot-plug) after that answer
     const auto& s = std::get<plan::SetNic>(w->plan->steps[idx].action);
     const bool restarted = std::any_of(w->touched.begin(), w->touched.end(), [&](std::size_t i) {
       return w->plan->steps[i].kind() == plan::StepKind::restart_vm;
@@ -124,9 +138,9 @@ std::optional<std::string> Rollback::revert_nic(const plan::SetNic& s, bool rest
       if (!rb) return "restart to apply the old " + s.device + ": " + describe(rb.error());
       const std::array<std::string, 1> hosts{host};
       auto back = ctx_.d.guests.wait_reachable(hosts, ctx_.o.guest_return_timeout);
-      if (auto it = back.find(host); it == back.end() || !it->second) {
-        return "guest " + host + " did not come back after the restart";
-      }
+      auto it = back.find(host);
+      if (it == back.end() || !it->second) return "guest " + host + " did not come back after the restart";
+      after_restart_.insert_or_assign(host, std::move(*it->second));
     }
     return std::nullopt;
   }
@@ -134,13 +148,16 @@ std::optional<std::string> Rollback::revert_nic(const plan::SetNic& s, bool rest
 }
 
 void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts) {
-  auto it = facts.find(w.plan->host);
-  if (it == facts.end() || !it->second) {
-    w.rollback_ok = false;
-    w.report->errors.push_back("could not read the guest back after the rollback");
-    return;
+  const guest::GuestFacts* guest_side = nullptr;  // read only where a guest-side step was undone
+  if (undid_guest_step(w)) {
+    auto it = facts.find(w.plan->host);
+    if (it == facts.end() || !it->second) {
+      w.rollback_ok = false;
+      w.report->errors.push_back("could not read the guest back after the rollback");
+      return;
+    }
+    guest_side = &*it->second;
   }
-  const auto& f = *it->second;
   auto problem = [&](std::string what) {
     w.rollback_ok = false;
     w.report->errors.push_back("not restored: " + what);
@@ -148,6 +165,7 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
   for (auto idx : w.touched) {
     const auto& step = w.plan->steps[idx];
     if (const auto* fs = std::get_if<plan::ChangeFstab>(&step.action)) {
+      const auto& f = *guest_side;
       const auto hash = f.fstab_sha256.empty() ? guest::sha256_hex(f.fstab_content) : f.fstab_sha256;
       if (hash == fs->old_sha256) {
         w.report->restored_checks.push_back("/etc/fstab is byte-identical to before (sha256 " + hash.substr(0, 12) + ")");
@@ -170,7 +188,7 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
         }
       }
     } else if (const auto* ch = std::get_if<plan::SetChannels>(&step.action)) {
-      const auto* i = guest::find_nic_interface(f.interfaces, ch->mac);
+      const auto* i = guest::find_nic_interface(guest_side->interfaces, ch->mac);
       if (i != nullptr && i->combined_current() == ch->from) {
         w.report->restored_checks.push_back(i->name + " runs " + std::to_string(ch->from) + " channels again");
       } else if (i != nullptr && i->combined_current()) {

@@ -2,7 +2,9 @@
 // Where a rollback is done. Every step a run began is undone, in reverse phase order and kind by
 // kind across guests (one playbook per kind for all of them); each inverse first checks what is
 // really there, so undoing a step that failed half-way, or one already undone, is safe. Then the
-// restored state is read back and checked (unless the policy opted out).
+// restored state is read back and checked (unless the policy opted out): from the guest only where
+// a guest-side step was undone, from the facts that ended the wait after a restart when the VM
+// was restarted last, and otherwise in one facts run for every such guest.
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +32,9 @@ class Rollback {
   void check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts);
 
   const Context& ctx_;
+  // Per host: the facts with which the guest answered after the rollback restarted its VM, while
+  // no later undo has touched it (set_nic is the last kind undone).
+  std::map<std::string, guest::GuestFacts> after_restart_;
 };
 
 }  // namespace pw::reconcile

@@ -145,8 +145,13 @@ void StepRunner::set_channels(const std::vector<PolicyRun*>& batch) {
     auto it = results.find(w->host());
     if (it == results.end() || !it->second) {
       const std::string why = it == results.end() ? "no result" : describe(it->second.error());
-      w->failed_step(why);
-      w->fail(Verdict::precondition_failed, "setting channels: " + why);
+      if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::untouched) {
+        // The NIC has no combined channels: nothing was set, so nothing of this step is undone.
+        w->failed_untouched(why, "setting channels: " + why);
+      } else {
+        w->failed_step(why);
+        w->fail(Verdict::precondition_failed, "setting channels: " + why);
+      }
       continue;
     }
     w->done();

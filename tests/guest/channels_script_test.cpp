@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/wait.h>
 
 #include "guest/ethtool.hpp"
 #include "guest/tokens.hpp"
@@ -26,12 +27,13 @@ struct Outcome {
 
 // `listing`: the sample `ethtool -l` prints (empty: it fails as on a NIC without channel
 // parameters, "Operation not supported").
+// `no_ethtool`: a guest without ethtool (no stub; this host's lives in /usr/sbin, off the PATH).
 Outcome run(const std::string& interface, const std::string& count, const std::string& mode,
-            const fs::path& listing) {
+            const fs::path& listing, bool no_ethtool = false) {
   pw::testing::TempDir d("pw-channels");
   const auto bin = d.path() / "bin";
   fs::create_directories(bin);
-  {
+  if (!no_ethtool) {
     std::ofstream stub(bin / "ethtool");
     stub << "#!/bin/sh\n"
          << "case $1 in\n"
@@ -41,12 +43,13 @@ Outcome run(const std::string& interface, const std::string& count, const std::s
          << "  -L) shift; echo \"$*\" >>" << shell_quote((d.path() / "calls").string()) << "; exit 0 ;;\n"
          << "esac\n";
   }
-  fs::permissions(bin / "ethtool", fs::perms::owner_all);
+  if (!no_ethtool) fs::permissions(bin / "ethtool", fs::perms::owner_all);
   std::string command = "PATH=" + shell_quote(bin.string()) + ":/usr/bin:/bin /bin/sh -c " +
                         shell_quote(std::string(set_channels_script())) + " sh " + shell_quote(interface) + " " +
                         shell_quote(count) + (mode.empty() ? "" : " " + shell_quote(mode));
   Outcome o;
-  o.status = std::system((command + " >" + (d.path() / "out").string() + " 2>&1").c_str());
+  const int status = std::system((command + " >" + (d.path() / "out").string() + " 2>&1").c_str());
+  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream calls(d.path() / "calls");
   o.calls.assign(std::istreambuf_iterator<char>(calls), std::istreambuf_iterator<char>());
   std::ifstream out(d.path() / "out");
@@ -93,5 +96,31 @@ TEST_CASE("a restore puts the count back only where it moved") {
   SECTION("a NIC that is gone: ethtool -L runs and reports it") {
     auto o = run("pwnosuch0", "2", "restore", virtio);
     CHECK(o.calls == "pwnosuch0 combined 2\n");
+  }
+}
+
+TEST_CASE("channels that cannot be set: a set changes nothing and says so with its own exit status") {
+  SECTION("a veth (Combined n/a)") {
+    auto o = run("lo", "2", "set", kSamples / "local" / "ethtool-l-veth.txt");
+    CHECK(o.status == kChannelsUntouchedExit);
+    CHECK(o.calls.empty());
+    CHECK(o.output.find("cannot set the combined channels of lo (Combined: n/a): nothing changed") != std::string::npos);
+    o = run("lo", "1", "restore", kSamples / "local" / "ethtool-l-veth.txt");
+    CHECK(o.status == 0);
+    CHECK(o.calls.empty());
+  }
+  SECTION("no channel parameters at all: ethtool's own words") {
+    auto o = run("lo", "2", "set", {});
+    CHECK(o.status == kChannelsUntouchedExit);
+    CHECK(o.calls.empty());
+    CHECK(o.output.find("(ethtool -l: netlink error: Operation not supported): nothing changed") != std::string::npos);
+  }
+  SECTION("a guest without ethtool: said so; its rollback has nothing to undo") {
+    auto o = run("lo", "2", "set", {}, true);
+    CHECK(o.status == kChannelsUntouchedExit);
+    CHECK(o.output.find("cannot set the combined channels of lo (no ethtool on the guest's PATH): nothing changed") !=
+          std::string::npos);
+    o = run("lo", "2", "restore", {}, true);
+    CHECK(o.status == 0);
   }
 }

@@ -495,6 +495,55 @@ TEST_CASE("a failing mount rolls everything back, the NIC included") {
   CHECK(report::exit_code(rep) == 4);
 }
 
+TEST_CASE("a rollback whose last undo restarted the VM reads the restored state from the guest's answer") {
+  SeedWorld w;
+  w.vm().current["hotplug"] = "disk,usb";  // the queues change, and its revert, wait for a reboot
+  w.guest().routes[kNewLink] = "ens20";    // misrouted: the verification fails and the run rolls back
+  int restarts = 0;
+  const auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");
+
+  SECTION("as before the run: no facts run after the guest answered") {
+    w.pve.on_restart = [&](int) { ++restarts; };
+    auto rep = w.engine().reconcile(policies, false);
+    INFO(text(rep));
+    REQUIRE(rep.policies[0].verdict == pw::report::Verdict::rolled_back);
+    CHECK(restarts == 2);  // the forward change, then its revert
+    REQUIRE_FALSE(w.guests.calls.empty());
+    CHECK(w.guests.calls.back() == "wait_reachable media-vm");
+    const auto& checks = rep.policies[0].restored_checks;
+    CHECK(std::any_of(checks.begin(), checks.end(),
+                      [](const auto& c) { return c.starts_with("/etc/fstab is byte-identical to before"); }));
+    CHECK(std::any_of(checks.begin(), checks.end(), [](const auto& c) { return c.starts_with("Proxmox net1 is"); }));
+  }
+  SECTION("changed across that restart: the answer it came with shows it") {
+    w.pve.on_restart = [&](int) {
+      if (++restarts == 2) w.guest().fstab += "# an edit that lands with the reboot\n";
+    };
+    auto rep = w.engine().reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::rollback_failed);
+    CHECK_THAT(text(rep), Catch::Contains("not restored: /etc/fstab differs from before the run"));
+  }
+}
+
+TEST_CASE("a NIC without combined channels: the channels step changes nothing, so no rollback of it runs") {
+  SeedWorld w;
+  const auto follow = w.pve.on_nic_change;
+  w.pve.on_nic_change = [&](int vmid, const std::string& key, const std::string& value) {
+    follow(vmid, key, value);
+    w.guest().nics[1].max_channels = 0;  // `ethtool -l` says Combined: n/a (an e1000, a veth)
+  };
+  auto rep = w.engine().reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  INFO(text(rep));
+  const auto& p = rep.policies[0];
+  CHECK(p.verdict == pw::report::Verdict::rolled_back);
+  CHECK_THAT(text(rep), Catch::Contains("ens19 has no combined channels to set"));
+  const auto& calls = w.guests.calls;
+  CHECK(std::count_if(calls.begin(), calls.end(), [](const auto& c) { return c.starts_with("set_channels"); }) == 1);
+  CHECK(w.vm().current.at("net1") == kNet1);  // the queues change before it is undone
+  CHECK(w.guest().fstab == kSeedFstab);
+}
+
 TEST_CASE("without permission to restart, a queues change is blocked and nothing happens") {
   SeedWorld w;
   auto policies = movies_policy("[vers=3, nconnect=8, _netdev]");

@@ -35,8 +35,8 @@ class FactsLog final : public guest::GuestPort {
       std::span<const guest::ProbeRequest> p) override {
     return inner_.probe(p);
   }
-  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> h,
-                                                                 std::chrono::seconds t) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
+      std::span<const std::string> h, std::chrono::seconds t) override {
     return inner_.wait_reachable(h, t);
   }
 

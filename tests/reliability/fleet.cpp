@@ -138,7 +138,7 @@ std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> PvesimBoundGuests
   return sims_.probe(probes);
 }
 
-std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::wait_reachable(
+std::map<std::string, guest::GuestResult<guest::GuestFacts>> PvesimBoundGuests::wait_reachable(
     std::span<const std::string> hosts, std::chrono::seconds timeout) {
   sync();
   return sims_.wait_reachable(hosts, timeout);

@@ -58,8 +58,8 @@ class PvesimBoundGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> probes) override;
-  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
-                                                                     std::chrono::seconds timeout) override;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
+      std::span<const std::string> hosts, std::chrono::seconds timeout) override;
 
  private:
   void sync();

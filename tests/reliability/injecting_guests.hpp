@@ -48,8 +48,8 @@ class InjectingGuests final : public guest::GuestPort {
       std::span<const guest::ProbeRequest> p) override {
     return around("probe", [&] { return inner_.probe(p); });
   }
-  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
-                                                                     std::chrono::seconds timeout) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
+      std::span<const std::string> hosts, std::chrono::seconds timeout) override {
     return around("wait_reachable", [&] { return inner_.wait_reachable(hosts, timeout); });
   }
 

@@ -357,8 +357,10 @@ guest::GuestFacts SimulatedGuests::facts_of(const std::string& host, const Guest
     i.rx_queues = i.tx_queues = n.channels;
     guest::EthtoolChannels ch;
     ch.interface = n.name;
-    ch.current.combined = n.channels;
-    ch.maximum.combined = n.max_channels;
+    if (n.max_channels > 0) {  // else n/a
+      ch.current.combined = n.channels;
+      ch.maximum.combined = n.max_channels;
+    }
     i.channels = ch;
     f.interfaces.push_back(i);
     guest::InterfaceCounters c;
@@ -396,6 +398,7 @@ verify::CounterSnapshot SimulatedGuests::snapshot(const Guest& g, std::int64_t t
 std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::gather_facts(
     std::span<const std::string> hosts, const guest::FactsRequests& names) {
   ++runs;
+  record("gather_facts", std::vector<std::string>(hosts.begin(), hosts.end()));
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> out;
   for (const auto& h : hosts) {
     auto it = guests.find(h);
@@ -418,6 +421,11 @@ std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::ga
   return out;
 }
 
+void SimulatedGuests::record(std::string call, const std::vector<std::string>& hosts) {
+  for (std::size_t i = 0; i < hosts.size(); ++i) call += (i == 0 ? " " : ",") + hosts[i];
+  calls.push_back(std::move(call));
+}
+
 guest::GuestResult<void> SimulatedGuests::activate(Guest& g, const std::vector<guest::MountActivation>& acts) {
   for (auto it = acts.rbegin(); it != acts.rend(); ++it) {
     std::erase_if(g.mounts, [&](const Mount& m) { return m.mount_point == it->path; });
@@ -433,6 +441,7 @@ guest::GuestResult<void> SimulatedGuests::activate(Guest& g, const std::vector<g
 std::map<std::string, guest::GuestResult<void>> SimulatedGuests::apply_fstab(
     std::span<const guest::FstabChange> changes) {
   ++runs;
+  record("apply_fstab", changes);
   std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& c : changes) {
     auto& g = guests.at(c.host);
@@ -459,6 +468,7 @@ std::map<std::string, guest::GuestResult<void>> SimulatedGuests::apply_fstab(
 std::map<std::string, guest::GuestResult<void>> SimulatedGuests::restore_fstab(
     std::span<const guest::FstabRestore> restores) {
   ++runs;
+  record("restore_fstab", restores);
   std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& r : restores) {
     auto& g = guests.at(r.host);
@@ -487,10 +497,19 @@ std::map<std::string, guest::GuestResult<void>> SimulatedGuests::restore_fstab(
 std::map<std::string, guest::GuestResult<void>> SimulatedGuests::set_channels(
     std::span<const guest::ChannelsRequest> requests) {
   ++runs;
+  record("set_channels", requests);
   std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& r : requests) {
     auto& g = guests.at(r.host);
     auto nic = std::find_if(g.nics.begin(), g.nics.end(), [&](const Nic& n) { return n.name == r.interface; });
+    if (nic != g.nics.end() && nic->max_channels == 0) {  // no combined channels: the script sets nothing
+      if (r.restore)
+        out.emplace(r.host, guest::GuestResult<void>{});
+      else
+        out.emplace(r.host, std::unexpected(failure(guest::GuestFailure::Kind::untouched,
+                                                    r.interface + " has no combined channels to set", r.host)));
+      continue;
+    }
     if (nic != g.nics.end() && r.restore && nic->channels == r.combined) {  // the script's no-op
       out.emplace(r.host, guest::GuestResult<void>{});
       continue;
@@ -508,6 +527,7 @@ std::map<std::string, guest::GuestResult<void>> SimulatedGuests::set_channels(
 std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> SimulatedGuests::probe(
     std::span<const guest::ProbeRequest> probes) {
   ++runs;
+  record("probe", probes);
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> out;
   for (const auto& p : probes) {
     auto& g = guests.at(p.host);
@@ -542,13 +562,14 @@ std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> SimulatedGuests::
   return out;
 }
 
-std::map<std::string, guest::GuestResult<void>> SimulatedGuests::wait_reachable(std::span<const std::string> hosts,
-                                                                                std::chrono::seconds) {
+std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::wait_reachable(
+    std::span<const std::string> hosts, std::chrono::seconds) {
   ++runs;
-  std::map<std::string, guest::GuestResult<void>> out;
+  record("wait_reachable", std::vector<std::string>(hosts.begin(), hosts.end()));
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> out;
   for (const auto& h : hosts) {
     if (guests.at(h).reachable)
-      out.emplace(h, guest::GuestResult<void>{});
+      out.emplace(h, facts_of(h, guests.at(h)));
     else
       out.emplace(h, std::unexpected(failure(guest::GuestFailure::Kind::timeout, "did not come back", h)));
   }

@@ -94,7 +94,7 @@ class SimulatedGuests final : public guest::GuestPort {
     std::string name;
     std::string mac;
     int channels = 1;
-    int max_channels = 1;
+    int max_channels = 1;  // 0: no combined channels (ethtool -l says n/a, as on a veth or an e1000)
     std::uint64_t rx = 0, tx = 0;
     int ifindex = 2;
     // The MAC the hypervisor made the NIC with, when the guest relabelled it (`mac` is what the
@@ -123,6 +123,9 @@ class SimulatedGuests final : public guest::GuestPort {
   };
   std::map<std::string, Guest> guests;
   int runs = 0;                                        // "ansible-playbook processes"
+  // Each run in order: the call and the hosts it covered ("restore_fstab a,b"), for tests of
+  // what a phase batches and what it leaves out.
+  std::vector<std::string> calls;
   std::optional<std::string> edit_fstab_before_apply;  // someone edits the fstab between observe and write
   // Called for the probe's bytes with the NIC they crossed, by the MAC it was made with: what the
   // hypervisor's tap of that NIC counts.
@@ -140,13 +143,20 @@ class SimulatedGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> probes) override;
-  std::map<std::string, guest::GuestResult<void>> wait_reachable(std::span<const std::string> hosts,
-                                                                 std::chrono::seconds timeout) override;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
+      std::span<const std::string> hosts, std::chrono::seconds timeout) override;
 
  private:
   guest::GuestFacts facts_of(const std::string& host, const Guest& g) const;
   verify::CounterSnapshot snapshot(const Guest& g, std::int64_t t) const;
   guest::GuestResult<void> activate(Guest& g, const std::vector<guest::MountActivation>& activations);
+  void record(std::string call, const std::vector<std::string>& hosts);
+  template <class Request>
+  void record(std::string call, std::span<const Request> requests) {
+    std::vector<std::string> hosts;
+    for (const auto& r : requests) hosts.push_back(r.host);
+    record(std::move(call), hosts);
+  }
 };
 
 }  // namespace pw::testing
