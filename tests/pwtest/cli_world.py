@@ -202,16 +202,6 @@ spec:
                 out.extend((path, line) for line in f.read().splitlines())
         return out
 
-    def last_record(self, name):
-        """The record written last (the newest journal's last line), decoded."""
-        paths = glob.glob(os.path.join(self.state_dir(name), "journal", "*.journal"))
-        if not paths:
-            return None
-        newest = max(paths, key=lambda p: os.stat(p).st_mtime_ns)
-        with open(newest) as f:
-            lines = f.read().splitlines()
-        return json.loads(lines[-1].split(" ", 1)[1]) if lines else None
-
 
 def report_of(proc):
     try:

@@ -13,6 +13,7 @@ guests cannot mount NFS and their veth NIC has no combined channels, so every ru
 rollback: the kills land in every forward step and in every step of the rollbacks. (The QEMU lab
 runs without KVM here: one reboot costs minutes, too slow for a loop over every record.)
 """
+import json
 import os
 import time
 
@@ -22,22 +23,47 @@ from pwtest.script import check, test_main
 AREA = "Crash (SIGKILL of the real binary; pvesim + light guests)"
 
 
-def tear_last_record(world, name):
-    """Cuts the newest journal's last line in half, as a power loss during its write would."""
-    import glob
-    paths = glob.glob(os.path.join(world.state_dir(name), "journal", "*.journal"))
-    newest = max(paths, key=lambda p: os.stat(p).st_mtime_ns)
-    with open(newest, "rb") as f:
+def tear_last_record(path):
+    """Cuts the journal's last line in half, as a power loss during its write would."""
+    with open(path, "rb") as f:
         data = f.read()
     start = data.rfind(b"\n", 0, len(data) - 1) + 1
-    with open(newest, "r+b") as f:
+    with open(path, "r+b") as f:
         f.truncate(start + (len(data) - start) // 2)
+
+
+POLICIES = ("rel-guest2", "rel-guest3")
+
+
+def records_by_policy(world, name):
+    """Each policy's journal and its records (the file name ends in .POLICY.journal)."""
+    out = {}
+    for path, line in world.journal_lines(name):
+        base = os.path.basename(path)
+        key = next((p for p in POLICIES if base.endswith(f".{p}.journal")), base)
+        out.setdefault(key, (path, []))[1].append(line)
+    return out
+
+
+def killed_at(world, name, earlier):
+    """The record the kill came right after, and its journal: the run is deterministic, so it is the
+    one this run wrote and the run killed one record earlier did not (`earlier`: that run's records
+    by policy). A newest-file guess by mtime could name, and tear, the other policy's journal when
+    both were written within one mtime tick."""
+    journals = records_by_policy(world, name)
+    now = {k: lines for k, (_, lines) in journals.items()}
+    grown = [k for k, lines in now.items() if len(lines) == len(earlier.get(k, [])) + 1]
+    same = [k for k, lines in now.items() if len(lines) == len(earlier.get(k, []))]
+    check(len(grown) == 1 and len(grown) + len(same) == len(now),
+          f"{name}: not exactly one record more than the run killed before it: "
+          f"{ {k: len(v) for k, v in now.items()} } after { {k: len(v) for k, v in earlier.items()} }")
+    return json.loads(now[grown[0]][-1].split(" ", 1)[1]), journals[grown[0]][0], now
 
 
 def main(pvesim, pathwarden):
     enter_controller_namespace()
     with World(pvesim, pathwarden, hotplug_off=(3,)) as w:
-        policies = w.policies("crash", [policy_text(2), policy_text(3, queues=2)])
+        policies = w.policies("crash", [policy_text(2), policy_text(3, queues=2)])  # POLICIES' names
         before = w.snapshot()
 
         # A whole run without a kill: how many records, and that it ends as before.
@@ -49,6 +75,7 @@ def main(pvesim, pathwarden):
         total = len(w.journal_lines("full"))
         check(total >= 20, f"only {total} journal records in a full run")
         kinds = {}
+        earlier = {}
         for n in range(1, total + 1):
             started = time.monotonic()
             name = f"kill{n}"
@@ -57,9 +84,10 @@ def main(pvesim, pathwarden):
                            env={"PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS": str(n)})
             check(killed.returncode == -9, f"kill {n}: exit {killed.returncode}, want SIGKILL:\n{killed.stderr[-2000:]}")
             check(len(w.journal_lines(name)) == n, f"kill {n}: {len(w.journal_lines(name))} records on disk")
-            at = describe_record(w.last_record(name))
+            record, journal, earlier = killed_at(w, name, earlier)
+            at = describe_record(record)
             if torn:
-                tear_last_record(w, name)
+                tear_last_record(journal)
             rec = w.run(w.settings(name), "recover", "--output", "json")
             recovered = report_of(rec)
             check(rec.returncode != 5, f"kill {n} ({at}): recover exit 5:\n{rec.stdout}\n{rec.stderr[-2000:]}")
