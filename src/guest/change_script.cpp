@@ -62,6 +62,12 @@ remake() {
     shift 5
   done
 }
+# A symlinked fstab is changed where it points: the link stays, and the file's own mode and owner
+# are kept (stat(1) of the link itself says 777, and renaming over it would drop the link).
+if [ -L "$fstab" ]; then
+  real=$(readlink -f -- "$fstab" 2>&1) || fail "cannot follow the symlink $fstab: $real"
+  fstab=$real
+fi
 now=
 mark stage read
 if [ -e "$fstab" ]; then now=$(sha_of "$fstab") || fail "cannot read $fstab"; fi

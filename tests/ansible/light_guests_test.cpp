@@ -580,3 +580,41 @@ TEST_CASE("channels on a veth (Combined: n/a): the set changes nothing and says 
   const std::vector<ChannelsRequest> restore{{"guest1", "eth0", 1, true}};
   CHECK(port->set_channels(restore).at("guest1").has_value());
 }
+
+TEST_CASE("a symlinked /etc/fstab is edited where it points: the link stays, the file keeps its mode") {
+  // As on appliances that keep /etc/fstab elsewhere (here a relative link into /etc/pw-fstab.d).
+  const int g = 3;
+  const std::string host = guest_name(g);
+  const std::string target = "/etc/pw-fstab.d/fstab";
+  REQUIRE(in_guest(g, {"sh", "-c",
+                       "mkdir -p /etc/pw-fstab.d && cp -p /etc/fstab /etc/pw-fstab.d/fstab && "
+                       "chmod 640 /etc/pw-fstab.d/fstab && mv /etc/fstab /etc/fstab.pw-saved && "
+                       "ln -s pw-fstab.d/fstab /etc/fstab"})
+              .exit_code == 0);
+  struct Restore {
+    ~Restore() { in_guest(3, {"sh", "-c", "mv -f /etc/fstab.pw-saved /etc/fstab; rm -rf /etc/pw-fstab.d"}); }
+  } restore;
+  const std::vector<std::string> hosts{host};
+  const auto before = gather("symlink-facts", hosts).at(host);
+  auto file = before.fstab;
+  REQUIRE(file.set_entry({"pwtest-link", "/mnt/pw-link", "tmpfs", {"size=1m"}, 0, 0}, kOwner));
+  const auto written = file.print();
+  const std::string backup = "/var/backups/pathwarden/fstab.light-symlink";
+  const std::vector<FstabChange> changes{{host, before.fstab_sha256, written, backup, {}}};
+  auto report = run_phase("symlink-apply", "apply", apply_playbook(changes));
+  REQUIRE(report.host(host)->outcome == HostOutcome::changed);
+  auto link_and_mode = [&] {
+    auto r = in_guest(g, {"sh", "-c", "readlink /etc/fstab; stat -c %a /etc/pw-fstab.d/fstab"});
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+  };
+  CHECK(link_and_mode() == "pw-fstab.d/fstab\n640\n");
+  CHECK(guest_file(g, target) == written);
+  CHECK(guest_file(g, backup) == before.fstab_content);
+
+  const std::vector<FstabRestore> restores{{host, backup, before.fstab_sha256, sha256_hex(written), {}}};
+  auto rollback = run_phase("symlink-rollback", "rollback", rollback_playbook(restores));
+  REQUIRE(rollback.host(host)->outcome == HostOutcome::changed);
+  CHECK(link_and_mode() == "pw-fstab.d/fstab\n640\n");
+  CHECK(guest_file(g, target) == before.fstab_content);
+}
