@@ -187,20 +187,36 @@ namespace {
 // the host's vars (unsafe text), that list through Ansible's `quote` filter. Ansible templates a
 // raw task's command; {% raw %} keeps the script's own text out of Jinja.
 // `changes`: whether the script changes the guest (Ansible's recap counts it "changed").
+// What /bin/sh runs: the script from the environment (PW_SCRIPT, base64), with the raw command's
+// arguments as its $1... Nothing in it means anything else to a fish or csh login shell.
+constexpr std::string_view kRunEncodedScript = "pw_b64=$PW_SCRIPT; unset PW_SCRIPT; eval \"$(printf %s \"$pw_b64\" | base64 -d)\"";
+
 YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
                     std::string_view host_args, const char* register_as, const PlaybookOptions& options,
                     Privilege privilege, bool changes = false) {
-  std::string command = "{% raw %}/bin/sh -c " + guest::shell_quote(script) + " sh";
+  // The SSH user's login shell parses the raw command (and, under become, sudo's /bin/sh -c
+  // around it). The script's own text is kept out of that parse: it is the task's
+  // pathwarden_script (shown as written, between raw tags so that Ansible never templates it),
+  // handed over base64-encoded in the environment and decoded by /bin/sh. A script quoted into
+  // the command held `'\''` and, nested by become, backslashes inside single quotes, which fish
+  // and csh read differently from sh: under a fish login shell every become task failed to parse
+  // and still exited 0 ("quotes are not balanced"). What is left for the login shell is plain
+  // single-quoted words, read alike by sh, bash, zsh, fish and csh.
+  // One command, written over lines for reading (`{{- ' ' }}` joins them with a space).
+  std::string command = "env PW_SCRIPT={{ pathwarden_script | b64encode }} /bin/sh -c\n{{- ' ' }}{% raw %}" +
+                        guest::shell_quote(std::string(kRunEncodedScript)) + " sh";
   for (const auto& a : fixed) command += " " + guest::shell_quote(a);
   command += "{% endraw %}";
-  if (!host_args.empty()) command += " {{ pathwarden_host." + std::string(host_args) + " | map('quote') | join(' ') }}";
+  if (!host_args.empty())
+    command += "\n{{- ' ' }}{{ pathwarden_host." + std::string(host_args) + " | map('quote') | join(' ') }}";
   YamlMap t{{"name", name},
             {"ansible.builtin.raw", YamlLiteral{std::move(command)}},
             {"changed_when", changes},
             {"register", register_as},
             // No tty: stdout and stderr apart, lines without the terminal's \r (ssh's -tt is
             // Ansible's default for a raw command).
-            {"vars", YamlMap{{"ansible_ssh_use_tty", false}}}};
+            {"vars", YamlMap{{"ansible_ssh_use_tty", false},
+                             {"pathwarden_script", YamlLiteral{"{% raw %}" + std::string(script) + "{% endraw %}"}}}}};
   add_become(t, privilege, options);
   t.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
   return t;

@@ -618,3 +618,39 @@ TEST_CASE("a symlinked /etc/fstab is edited where it points: the link stays, the
   CHECK(link_and_mode() == "pw-fstab.d/fstab\n640\n");
   CHECK(guest_file(g, target) == before.fstab_content);
 }
+
+TEST_CASE("a guest user whose login shell is fish: every script still runs, under become too") {
+  // fish reads backslashes inside single quotes, and so `'\''`, differently from sh; the raw
+  // commands hold neither (the scripts travel base64-encoded), so what runs is the same.
+  REQUIRE(fs::exists("/usr/bin/fish"));  // tests/packages.txt; the guests share the host's /usr
+  const int g = 1;
+  const std::string host = guest_name(g);
+  REQUIRE(in_guest(g, {"usermod", "-s", "/usr/bin/fish", "pwadmin"}).exit_code == 0);
+  struct Restore {
+    ~Restore() { in_guest(1, {"usermod", "-s", "/bin/sh", "pwadmin"}); }
+  } restore;
+  const fs::path inventory = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "fish.ini";
+  fs::create_directories(inventory.parent_path());
+  std::ofstream(inventory) << host << " ansible_user=pwadmin\n";
+  PlaybookOptions become;
+  become.become = Become{};
+  const std::vector<std::string> hosts{host};
+  auto facts_run = run_phase("fish-facts", "facts", facts_playbook(hosts, become), {inventory});
+  auto facts = guest_facts_from(facts_run);
+  REQUIRE(facts.at(host));
+  const auto before = *facts.at(host);
+  CHECK(before.fstab_content == guest_file(g, "/etc/fstab"));
+
+  auto file = before.fstab;
+  REQUIRE(file.set_entry({"pwtest-fish", "/mnt/pw-fish", "tmpfs", {"size=1m"}, 0, 0}, kOwner));
+  const auto written = file.print();
+  const std::string backup = "/var/backups/pathwarden/fstab.light-fish";
+  const std::vector<FstabChange> changes{{host, before.fstab_sha256, written, backup, {}}};
+  auto applied = run_phase("fish-apply", "apply", apply_playbook(changes, become), {inventory});
+  CHECK(applied.host(host)->outcome == HostOutcome::changed);
+  CHECK(guest_file(g, "/etc/fstab") == written);
+  const std::vector<FstabRestore> restores{{host, backup, before.fstab_sha256, sha256_hex(written), {}}};
+  auto rolled = run_phase("fish-rollback", "rollback", rollback_playbook(restores, become), {inventory});
+  CHECK(rolled.host(host)->outcome == HostOutcome::changed);
+  CHECK(guest_file(g, "/etc/fstab") == before.fstab_content);
+}

@@ -4,8 +4,10 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +23,10 @@ using namespace pw::guest;
 namespace json = boost::json;
 
 namespace {
+
+// How every raw task's command starts (playbooks.cpp, script_task).
+constexpr std::string_view kScriptCommand =
+    "env PW_SCRIPT={{ pathwarden_script | b64encode }} /bin/sh -c\n{{- ' ' }}{% raw %}'";
 
 template <class T>
 T value_of(pw::Result<T> r) {
@@ -95,7 +101,8 @@ TEST_CASE("playbooks are one play for all their guests, each task a raw script: 
       const auto name = task["name"].as<std::string>();
       CHECK((name == task::report || name == task::docker_volumes || name == task::probe || name == task::apply ||
              name == task::rollback || name == task::set_channels));
-      CHECK(task["ansible.builtin.raw"].as<std::string>().starts_with("{% raw %}/bin/sh -c '"));
+      CHECK(task["ansible.builtin.raw"].as<std::string>().starts_with(kScriptCommand));
+      CHECK(task["vars"]["pathwarden_script"].as<std::string>().starts_with("{% raw %}set -u\n"));
       CHECK(task["timeout"].as<int>() == 300);
       CHECK(task["vars"]["ansible_ssh_use_tty"].as<bool>() == false);
     }
@@ -200,9 +207,34 @@ TEST_CASE("probe and channels commands are argv lists with the values as single 
 
 namespace {
 
-// The raw task's command as Ansible would send it: outside {% raw %}, the one Jinja expression the
-// generator writes (the guest's NAS names, each through the `quote` filter) rendered by hand.
-std::string rendered(std::string command, const std::vector<std::string>& names) {
+std::string base64(std::string_view bytes) {
+  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const auto n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k) v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+// The raw task's command as Ansible would send it, rendered by hand: its script (the task's
+// pathwarden_script, between raw tags) through the `b64encode` filter, the raw tags dropped, and
+// the one other Jinja expression the generator writes (the guest's NAS names, each through the
+// `quote` filter).
+std::string rendered(const YAML::Node& task, const std::vector<std::string>& names) {
+  auto command = task["ansible.builtin.raw"].as<std::string>();
+  const std::string script_expr = "{{ pathwarden_script | b64encode }}";
+  auto script = task["vars"]["pathwarden_script"].as<std::string>();
+  while (script.ends_with('\n')) script.pop_back();  // a YAML block scalar's own newline
+  REQUIRE(script.starts_with("{% raw %}"));
+  REQUIRE(script.ends_with("{% endraw %}"));
+  script = script.substr(9, script.size() - 9 - 12);
+  const auto at_script = command.find(script_expr);
+  REQUIRE(at_script != std::string::npos);
+  command.replace(at_script, script_expr.size(), base64(script));
+  for (std::size_t at; (at = command.find("\n{{- ' ' }}")) != std::string::npos;) command.replace(at, 11, " ");
   const std::string names_expr = " {{ pathwarden_host.names | map('quote') | join(' ') }}";
   if (auto at = command.find(names_expr); at != std::string::npos) {
     std::string args;
@@ -234,12 +266,14 @@ std::string run_sh(const std::string& command) {
 
 // A fstab script's raw command with its host list (`apply_args`, `rollback_args`) rendered as
 // Ansible's `quote` filter would (shlex.quote: guest::shell_quote does the same).
-std::string rendered_args(std::string command, const std::vector<std::string>& args) {
-  const auto open = command.find(" {{ pathwarden_host.");
+std::string rendered_args(YAML::Node task, const std::vector<std::string>& args) {
+  auto command = task["ansible.builtin.raw"].as<std::string>();
+  const auto open = command.find("\n{{- ' ' }}{{ pathwarden_host.");
   REQUIRE(open != std::string::npos);
-  const auto close = command.find("}}", open);
+  const auto close = command.find("}}", open + 12);
   command.replace(open, close + 2 - open, " @ARGS@");
-  command = rendered(command, {});  // checks that no other Jinja is left
+  task["ansible.builtin.raw"] = command;
+  command = rendered(task, {});  // checks that no other Jinja is left
   std::string quoted;
   for (const auto& a : args) quoted += " " + shell_quote(a);
   command.replace(command.find(" @ARGS@"), 7, quoted);
@@ -301,7 +335,7 @@ TEST_CASE("the fstab scripts under /bin/sh: compare-and-swap, backup, atomic wri
   FstabRestore restore{"guest1", change.backup_path, change.observed_sha256, sha256_hex(change.new_content), {}};
   auto command = [&](const Playbook& p, const char* list) {
     auto args = unwrap_list(json::parse(p.vars_json).at("pathwarden_hosts").at("guest1").at(list));
-    return rendered_args(YAML::Load(p.yaml)[0]["tasks"][0]["ansible.builtin.raw"].as<std::string>(), args);
+    return rendered_args(YAML::Clone(YAML::Load(p.yaml)[0]["tasks"][0]), args);
   };
   const auto apply = command(value_of(apply_playbook(std::span(&change, 1), o)), "apply_args");
   const auto rollback = command(value_of(rollback_playbook(std::span(&restore, 1), o)), "rollback_args");
@@ -378,8 +412,12 @@ TEST_CASE("the facts playbook is one raw task: the report script, byte for byte,
   CHECK(task["vars"]["ansible_ssh_use_tty"].as<bool>() == false);
   auto command = task["ansible.builtin.raw"].as<std::string>();
   while (command.ends_with('\n')) command.pop_back();  // a YAML block scalar's own newline
-  CHECK(command.starts_with("{% raw %}/bin/sh -c '"));
+  CHECK(command.starts_with(kScriptCommand));
   CHECK(command.ends_with(" sh '/etc/fstab'{% endraw %}"));
+  // Nothing the login shell parses holds a backslash or a quoted quote, which fish and csh read
+  // differently from sh (the script itself travels base64-encoded).
+  CHECK(command.find('\\') == std::string::npos);
+  CHECK(command.find("'\\''") == std::string::npos);
 
   // Run it as the guest's shell would, the fstab a file of our own: the script arrives whole
   // (its own quotes survive the quoting) and reads that file.
@@ -389,7 +427,7 @@ TEST_CASE("the facts playbook is one raw task: the report script, byte for byte,
   PlaybookOptions o;
   o.fstab_path = fstab.string();
   auto own = value_of(facts_playbook(hosts, o));
-  auto text = run_sh(rendered(YAML::Load(own.yaml)[0]["tasks"][0]["ansible.builtin.raw"].as<std::string>(), {}));
+  auto text = run_sh(rendered(YAML::Load(own.yaml)[0]["tasks"][0], {}));
   std::filesystem::remove(fstab);
   CHECK(text.starts_with("@@pathwarden fstab\n"));
   CHECK(text.find("@@pathwarden end\n") != std::string::npos);
@@ -540,13 +578,14 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name one quoted 
   const std::vector<std::string> hosts{"media-vm", "backup-vm"};
   auto plain = value_of(facts_playbook(hosts));
   CHECK(plain.vars_json.empty());  // no names: no vars file, a constant command
-  CHECK(plain.yaml.find("{{") == std::string::npos);
+  // Its only Jinja: the script's encoding and the line join, no per-host value.
+  CHECK(plain.yaml.find("pathwarden_host") == std::string::npos);
   auto p = value_of(facts_playbook(hosts, {}, {{"media-vm", {{"truenas.lan"}}}}));
   auto play = YAML::Load(p.yaml)[0];
   REQUIRE(play["tasks"].size() == 1);  // still the one task: the script resolves them
   auto command = play["tasks"][0]["ansible.builtin.raw"].as<std::string>();
   while (command.ends_with('\n')) command.pop_back();  // a YAML block scalar's own newline
-  CHECK(command.ends_with("{% endraw %} {{ pathwarden_host.names | map('quote') | join(' ') }}"));
+  CHECK(command.ends_with("{% endraw %}\n{{- ' ' }}{{ pathwarden_host.names | map('quote') | join(' ') }}"));
   auto vars = json::parse(p.vars_json);
   CHECK(unwrap(vars.at("pathwarden_hosts").at("media-vm").at("names").as_array().at(0)) == "truenas.lan");
   CHECK(vars.at("pathwarden_hosts").at("backup-vm").at("names").as_array().empty());
@@ -554,7 +593,7 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name one quoted 
 
   // The script's own resolver run: "localhost" resolves, a name under .invalid (RFC 6761) never
   // does and still gets its (empty) section, so the planner can tell "asked, no address".
-  auto text = run_sh(rendered(command, {"localhost", "nothing.invalid"}));
+  auto text = run_sh(rendered(play["tasks"][0], {"localhost", "nothing.invalid"}));
   auto facts = parse_guest_report(text.substr(text.find("@@pathwarden boot_id")), "", "media-vm");
   REQUIRE(facts);
   REQUIRE(facts->resolved.size() == 2);
