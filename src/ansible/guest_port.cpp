@@ -110,25 +110,8 @@ class AnsibleGuestPort final : public guest::GuestPort {
   PerHost<void> set_channels(std::span<const guest::ChannelsRequest> requests) override {
     std::vector<std::string> hosts;
     for (const auto& r : requests) hosts.push_back(r.host);
-    PerHost<void> out;
-    if (hosts.empty()) return out;
-    auto run = run_phase("channels", channels_playbook(requests, o_.playbook), hosts);
-    if (!run) return all_failed<void>(hosts, run.error());
-    for (const auto& h : hosts) {
-      if (succeeded(*run, h)) {
-        out.emplace(h, GuestResult<void>{});
-        continue;
-      }
-      auto failure = failure_of(*run, h, o_.playbook.become.has_value());
-      // The script's own verdict that the NIC has no combined channels: it changed nothing.
-      const auto* report = run->host(h);
-      const auto* task = report != nullptr && report->outcome == HostOutcome::failed ? report->failure() : nullptr;
-      const auto* rc = task != nullptr ? task->result.if_contains("rc") : nullptr;
-      if (rc != nullptr && rc->is_int64() && rc->as_int64() == guest::kChannelsUntouchedExit)
-        failure.kind = GuestFailure::Kind::untouched;
-      out.emplace(h, std::unexpected(std::move(failure)));
-    }
-    return out;
+    // The script's own verdict that the NIC has no combined channels: it changed nothing.
+    return simple("channels", channels_playbook(requests, o_.playbook), hosts, guest::kChannelsUntouchedExit);
   }
 
   PerHost<ProbeOutcome> probe(std::span<const guest::ProbeRequest> probes) override {
@@ -237,16 +220,24 @@ class AnsibleGuestPort final : public guest::GuestPort {
     return out;
   }
 
-  PerHost<void> simple(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts) {
+  // One script task whose exit status `untouched_exit` says that it failed before changing anything.
+  PerHost<void> simple(const std::string& phase, Result<Playbook> book, const std::vector<std::string>& hosts,
+                       int untouched_exit) {
     PerHost<void> out;
     if (hosts.empty()) return out;
     auto run = run_phase(phase, std::move(book), hosts);
     if (!run) return all_failed<void>(hosts, run.error());
     for (const auto& h : hosts) {
-      if (succeeded(*run, h))
+      if (succeeded(*run, h)) {
         out.emplace(h, GuestResult<void>{});
-      else
-        out.emplace(h, std::unexpected(failure_of(*run, h, o_.playbook.become.has_value())));
+        continue;
+      }
+      auto failure = failure_of(*run, h, o_.playbook.become.has_value());
+      const auto* report = run->host(h);
+      const auto* task = report != nullptr && report->outcome == HostOutcome::failed ? report->failure() : nullptr;
+      const auto* rc = task != nullptr ? task->result.if_contains("rc") : nullptr;
+      if (rc != nullptr && rc->is_int64() && rc->as_int64() == untouched_exit) failure.kind = GuestFailure::Kind::untouched;
+      out.emplace(h, std::unexpected(std::move(failure)));
     }
     return out;
   }

@@ -180,6 +180,10 @@ Status validate_become(const Become& become) {
 
 namespace {
 
+// What /bin/sh runs: the script from the environment (PW_SCRIPT, base64), with the raw command's
+// arguments as its $1... Nothing in it means anything else to a fish or csh login shell.
+constexpr std::string_view kRunEncodedScript = "pw_b64=$PW_SCRIPT; unset PW_SCRIPT; eval \"$(printf %s \"$pw_b64\" | base64 -d)\"";
+
 // A phase's one task: a constant POSIX sh script run by /bin/sh (whatever the login shell),
 // as a `raw` task: no module, so no AnsiballZ payload built on the controller and no Python
 // started in the guest, and nothing on ssh's stdin (a refused login keeps ssh's own message).
@@ -187,10 +191,6 @@ namespace {
 // the host's vars (unsafe text), that list through Ansible's `quote` filter. Ansible templates a
 // raw task's command; {% raw %} keeps the script's own text out of Jinja.
 // `changes`: whether the script changes the guest (Ansible's recap counts it "changed").
-// What /bin/sh runs: the script from the environment (PW_SCRIPT, base64), with the raw command's
-// arguments as its $1... Nothing in it means anything else to a fish or csh login shell.
-constexpr std::string_view kRunEncodedScript = "pw_b64=$PW_SCRIPT; unset PW_SCRIPT; eval \"$(printf %s \"$pw_b64\" | base64 -d)\"";
-
 YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
                     std::string_view host_args, const char* register_as, const PlaybookOptions& options,
                     Privilege privilege, bool changes = false) {

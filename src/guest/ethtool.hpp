@@ -22,10 +22,9 @@ struct EthtoolChannels {
 
 Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::string_view where = "ethtool -l");
 
-// The channels script's exit status when the NIC has no combined channels to set (`ethtool -l`
-// says n/a, as on a veth or an e1000, or fails, as where the driver has no channel parameters, or
-// the guest has no ethtool):
-// it changed nothing, so the step is untouched and no rollback of it runs.
+// The channels script's exit status when the NIC has no combined channels to set: `ethtool -l`
+// says n/a (a veth, an e1000) or fails (a driver without channel parameters), or the guest has no
+// ethtool. It changed nothing, so the step is untouched and no rollback of it runs.
 inline constexpr int kChannelsUntouchedExit = 97;
 
 // The channels phase's script (POSIX sh): `ethtool -L IF combined N`, the interface and the count

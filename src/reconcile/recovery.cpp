@@ -127,7 +127,7 @@ report::RunReport Recovery::run() {
 // (a controller killed amid a fleet-wide run leaves one journal per policy). Two runs on one
 // guest go in separate rounds, in journal order, so that each inverse checks what the one before
 // it left, as when they were undone one by one.
-void Recovery::undo(std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep) {
+void Recovery::undo(const std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep) {
   std::vector<PolicyRun*> left;
   left.reserve(runs.size());
   for (auto& w : runs) left.push_back(w.get());

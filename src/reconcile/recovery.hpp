@@ -17,7 +17,7 @@ class Recovery {
   report::RunReport run();
 
  private:
-  void undo(std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep);
+  void undo(const std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep);
 
   const Context& ctx_;
 };
