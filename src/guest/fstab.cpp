@@ -283,6 +283,20 @@ std::string FstabFile::terminator_for_new_lines() const {
   return "\n";
 }
 
+void FstabFile::end_last_line(const std::string& eol) {
+  if (lines_.empty() || !lines_.back().terminator.empty()) return;
+  auto& last = lines_.back();
+  last.terminator = eol;
+  // "text\r" + "\n" reads back as a CRLF line: keep the model what the bytes will say.
+  if (eol == "\n" && last.text.ends_with('\r')) {
+    last.text.pop_back();
+    last.terminator = "\r\n";
+    auto reread = parse_line(last.text, where_, static_cast<int>(lines_.size()));
+    last.kind = reread.kind;
+    last.entry = std::move(reread.entry);
+  }
+}
+
 Result<bool> FstabFile::set_entry(const FstabEntrySpec& spec, const EntryOwner& owner) {
   if (auto valid = validate_entry_spec(spec); !valid) return std::unexpected(valid.error().with_where(where_));
   auto index = unique_entry_index(spec.file);
@@ -291,18 +305,7 @@ Result<bool> FstabFile::set_entry(const FstabEntrySpec& spec, const EntryOwner& 
   const std::string eol = terminator_for_new_lines();
 
   if (!*index) {
-    if (!lines_.empty() && lines_.back().terminator.empty()) {
-      auto& last = lines_.back();
-      last.terminator = eol;
-      // "text\r" + "\n" reads back as a CRLF line: keep the model what the bytes will say.
-      if (eol == "\n" && last.text.ends_with('\r')) {
-        last.text.pop_back();
-        last.terminator = "\r\n";
-        auto reread = parse_line(last.text, where_, static_cast<int>(lines_.size()));
-        last.kind = reread.kind;
-        last.entry = std::move(reread.entry);
-      }
-    }
+    end_last_line(eol);
     auto entry_text = format_entry(spec, "", {});
     lines_.push_back(FstabLine{FstabLine::Kind::comment, comment, eol, std::nullopt});
     lines_.push_back(FstabLine{FstabLine::Kind::entry, entry_text, eol, parse_line(entry_text, where_, 0).entry});
@@ -345,6 +348,43 @@ Result<bool> FstabFile::remove_entry(std::string_view file) {
   if (at > 0 && is_owner_comment(at - 1)) lines_.erase(lines_.begin() + static_cast<std::ptrdiff_t>(at - 1));
   // Keep "no final newline" a property of the file, not of the removed line.
   if (was_last && !lines_.empty() && terminator.empty()) lines_.back().terminator.clear();
+  return true;
+}
+
+std::vector<FstabLine> FstabFile::entry_block(std::size_t at) const {
+  std::vector<FstabLine> block;
+  if (at > 0 && is_owner_comment(at - 1)) block.push_back(lines_[at - 1]);
+  block.push_back(lines_[at]);
+  return block;
+}
+
+Result<bool> FstabFile::take_entry(const FstabFile& from, std::string_view file) {
+  auto theirs = from.unique_entry_index(file);
+  if (!theirs) return std::unexpected(theirs.error());
+  auto mine = unique_entry_index(file);
+  if (!mine) return std::unexpected(mine.error());
+  if (!*theirs) return remove_entry(file);
+  auto block = from.entry_block(**theirs);
+  if (!*mine) {
+    end_last_line(terminator_for_new_lines());
+    lines_.insert(lines_.end(), block.begin(), block.end());
+    return true;
+  }
+  const std::size_t at = **mine;
+  const std::size_t first = at > 0 && is_owner_comment(at - 1) ? at - 1 : at;
+  auto same = [](const std::vector<FstabLine>& a, const std::vector<FstabLine>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const FstabLine& x, const FstabLine& y) {
+      return x.text == y.text && x.terminator == y.terminator;
+    });
+  };
+  if (same(entry_block(at), block)) return false;
+  const bool was_last = at + 1 == lines_.size();
+  lines_.erase(lines_.begin() + static_cast<std::ptrdiff_t>(first),
+               lines_.begin() + static_cast<std::ptrdiff_t>(at + 1));
+  // The block came from a file where it may have been the last line, without a newline: here a
+  // line may follow it, which must not be glued to it.
+  if (!was_last && block.back().terminator.empty()) block.back().terminator = terminator_for_new_lines();
+  lines_.insert(lines_.begin() + static_cast<std::ptrdiff_t>(first), block.begin(), block.end());
   return true;
 }
 

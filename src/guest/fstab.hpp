@@ -74,9 +74,18 @@ class FstabFile {
   Result<bool> set_entry(const FstabEntrySpec& spec, const EntryOwner& owner);
   // Removes the entry of `file` and its pathwarden comment. Returns whether anything changed.
   Result<bool> remove_entry(std::string_view file);
+  // Makes the lines of `file` here (its entry and the pathwarden comment above it) what they are
+  // in `from`, byte for byte: replaced where they stand, added at the end, or removed; no other
+  // line changes. Several policies' entries on one guest are composed into one write this way, and
+  // one policy's entry is put back alone (from the fstab as it was before) while the others stay.
+  Result<bool> take_entry(const FstabFile& from, std::string_view file);
 
  private:
   std::string terminator_for_new_lines() const;
+  // Gives a last line without a newline one, so that lines can follow it.
+  void end_last_line(const std::string& eol);
+  // The entry at `at` with the pathwarden comment above it, if it has one.
+  std::vector<FstabLine> entry_block(std::size_t at) const;
   Result<std::optional<std::size_t>> unique_entry_index(std::string_view file) const;
   bool is_owner_comment(std::size_t index) const;
 

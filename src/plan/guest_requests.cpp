@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "plan/guest_writes.hpp"
+
 namespace pw::plan {
 
 namespace {
@@ -18,9 +20,13 @@ guest::FstabRestore fstab_restore(const ChangeFstab& s) {
   return {s.host, s.backup_path, s.old_sha256, s.new_sha256, s.inverse_activations};
 }
 
-guest::ChannelsRequest channels_change(const SetChannels& s) { return {s.host, s.interface, s.to}; }
+guest::ChannelsRequest channels_change(const SetChannels& s) {
+  return {s.host, s.interface, s.to};
+}
 
-guest::ChannelsRequest channels_restore(const SetChannels& s) { return {s.host, s.interface, s.from, true}; }
+guest::ChannelsRequest channels_restore(const SetChannels& s) {
+  return {s.host, s.interface, s.from, true};
+}
 
 guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes) {
   guest::ProbeRequest r;
@@ -38,14 +44,29 @@ guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes) {
 
 guest::RequestSet guest_requests(const Plan& plan) {
   guest::RequestSet out;
+  // A guest's policies make one fstab write (plan/guest_writes.hpp): one change and one restore
+  // per guest, with every writer's mounts.
+  std::vector<std::vector<std::vector<guest::MountActivation>>> forward, inverse;
   for (const auto& p : plan.policies) {
     if (std::find(out.facts_hosts.begin(), out.facts_hosts.end(), p.host) == out.facts_hosts.end()) {
       out.facts_hosts.push_back(p.host);
     }
     for (const auto& step : p.steps) {
       if (const auto* f = std::get_if<ChangeFstab>(&step.action)) {
-        out.fstab_changes.push_back(fstab_change(*f));
-        out.fstab_restores.push_back(fstab_restore(*f));
+        auto it = std::find_if(out.fstab_changes.begin(), out.fstab_changes.end(),
+                               [&](const guest::FstabChange& c) { return c.host == f->host; });
+        if (it == out.fstab_changes.end()) {
+          out.fstab_changes.push_back(fstab_change(*f));
+          out.fstab_restores.push_back(fstab_restore(*f));
+          forward.emplace_back();
+          inverse.emplace_back();
+          it = out.fstab_changes.end() - 1;
+        }
+        const auto k = static_cast<std::size_t>(it - out.fstab_changes.begin());
+        forward[k].push_back(f->activations);
+        inverse[k].push_back(f->inverse_activations);
+        out.fstab_changes[k].activations = merged_activations(forward[k]);
+        out.fstab_restores[k].activations = merged_activations(inverse[k]);
       } else if (const auto* c = std::get_if<SetChannels>(&step.action)) {
         out.channels_changes.push_back(channels_change(*c));
         out.channels_restores.push_back(channels_restore(*c));

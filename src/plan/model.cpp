@@ -276,6 +276,7 @@ json::value step_to_json(const Step& step) {
       o["backup_path"] = s.backup_path;
       o["activations"] = activations_json(s.activations);
       o["inverse_activations"] = activations_json(s.inverse_activations);
+      if (!s.writers.empty()) o["writers"] = strings_json(s.writers);
     }
     void operator()(const VerifyPath& s) const {
       o["vm"] = vm_json(s.vm);
@@ -344,6 +345,7 @@ Result<Step> step_from_json(const json::value& v) {
     s.backup_path = r.str("backup_path");
     s.activations = r.activations("activations");
     s.inverse_activations = r.activations("inverse_activations");
+    if (r.has("writers")) s.writers = r.strings("writers");  // 1.3 on
     step.action = s;
   } else if (kind == "verify") {
     VerifyPath s;

@@ -62,7 +62,12 @@ struct ChangeFstab {
   std::string backup_path;
   std::vector<guest::MountActivation> activations;          // new state, in mount order
   std::vector<guest::MountActivation> inverse_activations;  // old state, in mount order
+  // Several policies on one guest make one write (plan/guest_writes.hpp): new_content holds every
+  // writer's entry, old_sha256 is the one compare-and-swap token, backup_path the one backup.
+  // The policies of that write, this one among them, in plan order; empty: this policy alone.
+  std::vector<std::string> writers;
   bool writes_file() const { return old_content != new_content; }
+  bool shared() const { return writers.size() > 1; }
 };
 
 // Prove the path with byte counters; no inverse. Carries everything the verifier needs, so an
@@ -141,9 +146,10 @@ struct Plan {
   // The plan file's format_version (diagnostics/format_version.hpp; src/plan/plan.schema.json).
   // 1.0 is the plan file that said only "version": 1; 1.1 added format_version and
   // pathwarden_version, and still writes "version": MAJOR for the pathwardens that read only that;
-  // 1.2 added each policy's "nas".
+  // 1.2 added each policy's "nas"; 1.3 the "writers" of a change-fstab step (several policies'
+  // entries in one write).
   static constexpr int kFormatMajor = 1;
-  static constexpr int kFormatMinor = 2;
+  static constexpr int kFormatMinor = 3;
   std::string id;          // random, names journals and backups
   std::string created_at;  // ISO 8601 UTC
   std::string policies_revision;  // git commit of the policy directory, when known

@@ -6,6 +6,7 @@
 
 #include <cctype>
 
+#include "plan/guest_writes.hpp"
 #include "plan/planner_steps.hpp"
 #include "policy/option_notes.hpp"
 #include "proxmox/net_device.hpp"
@@ -184,6 +185,7 @@ Plan make_plan(std::span<const policy::StoragePath> policies, std::span<const Ob
   for (std::size_t i = 0; i < policies.size() && i < observations.size(); ++i) {
     plan.policies.push_back(plan_policy(policies[i], observations[i], ctx));
   }
+  merge_guest_writes(plan.policies);
   return plan;
 }
 

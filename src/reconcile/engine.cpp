@@ -8,6 +8,7 @@
 #include <random>
 
 #include "guest/sha256.hpp"
+#include "plan/guest_writes.hpp"
 #include "reconcile/preflight.hpp"
 #include "journal/journal.hpp"
 #include "reconcile/audit.hpp"
@@ -87,6 +88,7 @@ plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies, std:
   std::vector<const policy::StoragePath*> ptrs;
   for (const auto& p : policies) ptrs.push_back(&p);
   Observer(ctx_).live_status(ptrs, observed, plan.policies, ctx);
+  plan::merge_guest_writes(plan.policies);  // a policy re-planned with the live state joins its guest's write again
   Preflight(ctx_).check(plan);
   plan.policies_revision = ctx_.o.policies_revision;
   plan.policies_dirty = ctx_.o.policies_dirty;

@@ -1,13 +1,13 @@
 #include "reconcile/measure.hpp"
 
-#include "report/run_report.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <map>
 
 #include "plan/guest_requests.hpp"
 #include "reconcile/evidence.hpp"
+#include "reconcile/host_waves.hpp"
+#include "report/run_report.hpp"
 
 namespace pw::reconcile {
 namespace {
@@ -58,9 +58,30 @@ verify::HostTapSamples host_samples(const plan::VerifyPath& v, const TapRead& be
   return h;
 }
 
+std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRequest> requests);
+
 }  // namespace
 
+// Several mounts of one guest are measured one after another (waves of at most one probe per
+// guest): the guest's interface counters and the VM's taps then carry one probe's bytes, and the
+// guest port answers per guest. Different guests still probe at once.
 std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest> requests) {
+  std::vector<std::size_t> order(requests.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<Measured> out(requests.size());
+  for (const auto& wave :
+       host_waves(order, [&](std::size_t i) -> const std::string& { return requests[i].path->host; })) {
+    std::vector<MeasureRequest> some;
+    for (auto i : wave) some.push_back(requests[i]);
+    auto measured = measure_wave(ctx, some);
+    for (std::size_t k = 0; k < wave.size(); ++k) out[wave[k]] = std::move(measured[k]);
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRequest> requests) {
   std::vector<Measured> out(requests.size());
   std::vector<bool> finished(requests.size(), false);
   std::vector<std::uint64_t> file_limit(requests.size(), UINT64_MAX);
@@ -69,7 +90,8 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
     if (const int sig = round > 0 ? ctx.stop_signal() : 0) {
       // Stopped between rounds: the last measurement stands, as if the probe could not grow.
       for (std::size_t i = 0; i < requests.size(); ++i) {
-        if (!finished[i]) out[i].notes.push_back("not measured again: the run was stopped by " + report::signal_name(sig));
+        if (!finished[i])
+          out[i].notes.push_back("not measured again: the run was stopped by " + report::signal_name(sig));
       }
       break;
     }
@@ -138,15 +160,18 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
     auto& m = out[i];
-    if (!m.result || !m.commit || !m.commit->below_minimum() || m.result->verdict != verify::Verdict::verified) continue;
+    if (!m.result || !m.commit || !m.commit->below_minimum() || m.result->verdict != verify::Verdict::verified)
+      continue;
     m.result->verdict = verify::Verdict::inconclusive;
     // No figure at all (the cycles could not run) is not "too slow": it says why instead.
-    m.result->summary += m.commit->per_second() ? "; but commits are too slow: " + m.commit->describe()
-                                                : "; but the policy's min_commit_rate could not be checked: " +
-                                                      m.commit->describe();
+    m.result->summary += m.commit->per_second()
+                             ? "; but commits are too slow: " + m.commit->describe()
+                             : "; but the policy's min_commit_rate could not be checked: " + m.commit->describe();
   }
   return out;
 }
+
+}  // namespace
 
 report::Verification verification_of(const Measured& m, const plan::VerifyPath& v) {
   auto out = verification_report(*m.result, v, m.bytes, m.probes);

@@ -6,6 +6,7 @@
 #include <future>
 #include <set>
 
+#include "plan/guest_writes.hpp"
 #include "plan/names.hpp"
 #include "report/run_report.hpp"
 
@@ -165,6 +166,7 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
     plans.reserve(indices.size());
     for (std::size_t k = 0; k < indices.size(); ++k) plans.push_back(plan::plan_policy(*batch[k], observed[k], planning));
     live_status(batch, observed, plans, planning);
+    plan::merge_guest_writes(plans);  // a batch holds whole guests: each guest's policies make one write
     for (std::size_t k = 0; k < indices.size(); ++k) {
       take(indices[k], std::move(plans[k]));
       observed[k] = {};  // the facts of a guest are the big part: drop them as soon as planned

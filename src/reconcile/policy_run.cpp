@@ -51,10 +51,19 @@ bool PolicyRun::begin(const plan::Step& step) {
   return true;
 }
 
+bool PolicyRun::begin_as(plan::Step step) {
+  auto& kept = as_run.insert_or_assign(next, std::move(step)).first->second;
+  if (begin(kept)) return true;
+  as_run.erase(next);
+  return false;
+}
+
 void PolicyRun::done(json::object result) {
-  const auto& step = plan->steps[next];
+  const auto& step = this->step(next);
   if (step.kind() != plan::StepKind::verify) report->changes.push_back(change_of(step));  // a proof, not a change
-  if (journal) checked(journal->step_done(journal::StepPhase::apply, next, std::move(result)), "the end of '" + step.summary + "'");
+  if (journal)
+    checked(journal->step_done(journal::StepPhase::apply, next, std::move(result)),
+            "the end of '" + step.summary + "'");
   ++next;
 }
 
@@ -71,26 +80,28 @@ report::RollbackCause PolicyRun::rollback_cause() const {
 }
 
 void PolicyRun::rollback_begin() {
-  if (journal) checked(journal->rollback_begin(std::string(report::to_string(rollback_cause()))), "the start of the rollback");
+  if (journal)
+    checked(journal->rollback_begin(std::string(report::to_string(rollback_cause()))), "the start of the rollback");
 }
 
 void PolicyRun::rollback_step_begin(std::size_t step) {
   if (!journal) return;
-  const auto& s = plan->steps[step];
+  const auto& s = this->step(step);
   checked(journal->step_begin({journal::StepPhase::rollback, step, std::string(plan::to_string(s.kind())), plan->host,
                                plan::step_to_json(s).as_object()}),
           "the start of undoing '" + s.summary + "'");
 }
 
 void PolicyRun::rollback_step_end(std::size_t step, const std::optional<std::string>& error) {
-  const auto& summary = plan->steps[step].summary;
+  const auto& summary = this->step(step).summary;
   if (error) {
     rollback_ok = false;
     report->errors.push_back("rollback of '" + summary + "': " + *error);
     if (journal) checked(journal->step_failed(journal::StepPhase::rollback, step, *error), "a failed undo");
   } else {
     report->rolled_back.push_back(summary);
-    if (journal) checked(journal->step_done(journal::StepPhase::rollback, step), "the end of undoing '" + summary + "'");
+    if (journal)
+      checked(journal->step_done(journal::StepPhase::rollback, step), "the end of undoing '" + summary + "'");
   }
 }
 
@@ -115,7 +126,8 @@ bool PolicyRun::finish() {
   }
   if (!journal) return false;
   if (rollback_ok && journal_ok) {
-    checked(journal->run_finished(json::object{{"policy", pr.policy}, {"verdict", report::to_string(pr.verdict)}}), "the run's end");
+    checked(journal->run_finished(json::object{{"policy", pr.policy}, {"verdict", report::to_string(pr.verdict)}}),
+            "the run's end");
   }
   // A journal that missed a record after a step began cannot be trusted to say what is undone:
   // recover re-runs the inverses, which check what is really there first.

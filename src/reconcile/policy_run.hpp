@@ -5,6 +5,7 @@
 // the run (what was begun is rolled back) and leaves it for `pathwarden recover`.
 #include <boost/json/object.hpp>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,7 +42,17 @@ struct PolicyRun {
   bool rollback_ok = true;
   bool journal_ok = true;  // every record of this run reached the journal
 
+  // Steps as they were begun where that differs from the plan: a guest's shared fstab write
+  // narrowed to the writers that reached it (plan/guest_writes.hpp). The journal records them and
+  // the rollback undoes them; recover reads them back from the begin records.
+  std::map<std::size_t, plan::Step> as_run;
+
   const plan::Step* current() const { return next < plan->steps.size() ? &plan->steps[next] : nullptr; }
+  // Step i as it was begun (as_run), else as planned.
+  const plan::Step& step(std::size_t i) const {
+    auto it = as_run.find(i);
+    return it != as_run.end() ? it->second : plan->steps[i];
+  }
   bool at(plan::StepKind kind) const {
     return state == State::active && current() != nullptr && current()->kind() == kind;
   }
@@ -59,6 +70,8 @@ struct PolicyRun {
   // Apply records. begin() must succeed before a step changes anything; a failed write of any
   // record fails the run (its begun steps are rolled back).
   bool begin(const plan::Step& step);
+  // begin() for the current step as it really runs, kept in as_run.
+  bool begin_as(plan::Step step);
   void done(boost::json::object result = {});  // also advances to the next step
   void failed_step(const std::string& error);
 

@@ -75,7 +75,8 @@ report::RunReport Recovery::run() {
       lock = std::move(*l);
     }
     w.lock = lock;
-    auto j = journal::Journal::resume(ctx_.d.journals, ctx_.d.clock, run.run_id, nullptr, json::object{{"by", "recover"}});
+    auto j =
+        journal::Journal::resume(ctx_.d.journals, ctx_.d.clock, run.run_id, nullptr, json::object{{"by", "recover"}});
     if (!j) {
       pr.verdict = report::Verdict::rollback_failed;
       pr.errors.push_back("cannot resume journal " + run.run_id + ": " + j.error().to_string());
@@ -89,7 +90,8 @@ report::RunReport Recovery::run() {
     for (const auto& s : run.steps) {
       if (plan::step_kind_from(s.kind) == plan::StepKind::verify && s.state == journal::StepState::done) {
         const auto* v = s.result.if_contains("verdict");
-        verified_already = v != nullptr && v->is_string() && report::verdict_from(v->get_string()) == report::Verdict::verified;
+        verified_already =
+            v != nullptr && v->is_string() && report::verdict_from(v->get_string()) == report::Verdict::verified;
       }
     }
     if (verified_already) {
@@ -98,9 +100,16 @@ report::RunReport Recovery::run() {
       if (w.finish()) rep.journal_left = true;
       continue;
     }
-    // Everything else is undone: every apply step that began, unless its inverse already ran.
+    // Everything else is undone: every apply step that began, unless its inverse already ran. A
+    // step is undone as its begin record says it ran (a guest's shared fstab write, narrowed to
+    // the policies that reached it), which may differ from the plan.
     for (const auto& s : run.steps) {
       if (s.step >= policy_plan.steps.size()) continue;
+      if (plan::step_kind_from(s.kind) == plan::StepKind::change_fstab && !s.data.empty()) {
+        auto began = plan::step_from_json(s.data);
+        if (began && began->kind() == plan::StepKind::change_fstab)
+          w.as_run.insert_or_assign(s.step, std::move(*began));
+      }
       if (s.state == journal::StepState::failed && s.error.starts_with(kRefused)) continue;
       const auto* back = run.find(journal::StepPhase::rollback, s.step);
       if (back != nullptr && back->state == journal::StepState::done) continue;
@@ -122,9 +131,23 @@ report::RunReport Recovery::run() {
   return rep;
 }
 
+namespace {
+
+// Runs that made one fstab write together (the policies of one guest in one plan) are undone
+// together, as the reconcile would have: the undo of that write is computed from all of them.
+std::string write_of(const PolicyRun& w) {
+  for (auto i : w.touched) {
+    if (const auto* c = std::get_if<plan::ChangeFstab>(&w.step(i).action); c != nullptr && c->shared())
+      return c->new_sha256;
+  }
+  return {};
+}
+
+}  // namespace
+
 // The interrupted runs are rolled back together, kind by kind across guests as a reconcile's
 // rollback is: one playbook per kind and one facts run for all of them, not one each per run
-// (a controller killed amid a fleet-wide run leaves one journal per policy). Two runs on one
+// (a controller killed amid a fleet-wide run leaves one journal per policy). Other runs on one
 // guest go in separate rounds, in journal order, so that each inverse checks what the one before
 // it left, as when they were undone one by one.
 void Recovery::undo(const std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep) {
@@ -132,10 +155,14 @@ void Recovery::undo(const std::vector<std::unique_ptr<PolicyRun>>& runs, report:
   left.reserve(runs.size());
   for (auto& w : runs) left.push_back(w.get());
   while (!left.empty()) {
-    std::set<std::string, std::less<>> hosts;
+    std::map<std::string, std::string, std::less<>> host_write;  // host -> the write its round undoes
     std::vector<PolicyRun*> round;
     std::vector<PolicyRun*> later;
-    for (auto* w : left) (hosts.insert(w->host()).second ? round : later).push_back(w);
+    for (auto* w : left) {
+      const auto write = write_of(*w);
+      auto [it, added] = host_write.try_emplace(w->host(), write);
+      (added || (!write.empty() && it->second == write) ? round : later).push_back(w);
+    }
     Rollback(ctx_).run(round);
     for (auto* w : round) {
       if (w->finish()) rep.journal_left = true;

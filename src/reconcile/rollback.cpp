@@ -6,7 +6,9 @@
 #include "guest/interfaces.hpp"
 #include "guest/sha256.hpp"
 #include "plan/guest_requests.hpp"
+#include "plan/guest_writes.hpp"
 #include "proxmox/net_device.hpp"
+#include "reconcile/host_waves.hpp"
 
 namespace pw::reconcile {
 namespace {
@@ -17,7 +19,7 @@ using Todo = std::vector<std::pair<PolicyRun*, std::size_t>>;
 // revert (and the restart it needed) is checked in Proxmox's config alone.
 bool undid_guest_step(const PolicyRun& w) {
   return std::any_of(w.touched.begin(), w.touched.end(), [&](std::size_t i) {
-    const auto kind = w.plan->steps[i].kind();
+    const auto kind = w.step(i).kind();
     return kind == plan::StepKind::change_fstab || kind == plan::StepKind::set_channels;
   });
 }
@@ -29,6 +31,12 @@ std::optional<std::string> outcome(const guest::PerHost<void>& results, const st
   return std::nullopt;
 }
 
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
 }  // namespace
 
 void Rollback::run(const std::vector<PolicyRun*>& batch) {
@@ -38,23 +46,31 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
     Todo todo;
     for (auto* w : batch) {
       for (auto it = w->touched.rbegin(); it != w->touched.rend(); ++it) {
-        if (w->plan->steps[*it].kind() == *kind_it) todo.emplace_back(w, *it);
+        if (w->step(*it).kind() == *kind_it) todo.emplace_back(w, *it);
       }
     }
     if (todo.empty()) continue;
     switch (*kind_it) {
-      case plan::StepKind::change_fstab: undo_fstab(todo); break;
-      case plan::StepKind::set_channels: undo_channels(todo); break;
-      case plan::StepKind::set_nic: undo_nic(todo); break;
+      case plan::StepKind::change_fstab:
+        undo_fstab(todo);
+        break;
+      case plan::StepKind::set_channels:
+        undo_channels(todo);
+        break;
+      case plan::StepKind::set_nic:
+        undo_nic(todo);
+        break;
       case plan::StepKind::restart_vm:  // no inverse of its own: reverting the NIC restarts again when it must
-      case plan::StepKind::verify: break;  // a proof changes nothing
+      case plan::StepKind::verify:
+        break;  // a proof changes nothing
     }
   }
   // The restored state of every guest in one facts run, never one per guest; none where the
   // guest's answer after the last restart already says it.
   std::vector<std::string> hosts;
   for (auto* w : batch) {
-    if (w->rollback_ok && checks_restored_state(*w->plan) && undid_guest_step(*w) && !after_restart_.contains(w->host()))
+    if (w->rollback_ok && checks_restored_state(*w->plan) && undid_guest_step(*w) &&
+        !after_restart_.contains(w->host()))
       hosts.push_back(w->host());
   }
   guest::PerHost<guest::GuestFacts> restored;
@@ -67,46 +83,152 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
   }
 }
 
+// One write per guest made the fstab changes of all its policies (plan/guest_writes.hpp); its
+// undo is one too. When every writer is undone, the backup goes back (byte-identical to before
+// the run). When some stay, only the undone writers' entries are put back, by compare-and-swap on
+// what was written, and their mounts re-made; the kept writers' entries and mounts stay.
 void Rollback::undo_fstab(const Todo& todo) {
-  std::vector<guest::FstabRestore> restores;
+  struct Write {
+    std::vector<std::pair<PolicyRun*, std::size_t>> undone;
+    const plan::ChangeFstab* written = nullptr;
+  };
+  std::vector<Write> writes;
   for (auto& [w, idx] : todo) {
     w->rollback_step_begin(idx);
-    restores.push_back(plan::fstab_restore(std::get<plan::ChangeFstab>(w->plan->steps[idx].action)));
+    const auto& c = std::get<plan::ChangeFstab>(w->step(idx).action);
+    auto it = std::find_if(writes.begin(), writes.end(), [&](const Write& x) {
+      return x.written->host == c.host && x.written->new_sha256 == c.new_sha256;
+    });
+    if (it == writes.end()) it = writes.insert(writes.end(), Write{{}, &c});
+    it->undone.emplace_back(w, idx);
   }
-  auto results = ctx_.d.guests.restore_fstab(restores);
-  for (auto& [w, idx] : todo) w->rollback_step_end(idx, outcome(results, w->host()));
+  std::vector<guest::FstabRestore> restores;
+  std::vector<guest::FstabChange> partial;
+  std::vector<std::optional<std::string>> refused(writes.size());
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const auto& x = writes[i];
+    std::vector<std::vector<guest::MountActivation>> inverses;
+    std::vector<std::string> names, mount_points;
+    for (const auto& [w, idx] : x.undone) {
+      const auto& c = std::get<plan::ChangeFstab>(w->step(idx).action);
+      inverses.push_back(c.inverse_activations);
+      names.push_back(w->plan->policy);
+      mount_points.push_back(c.mount_point);
+    }
+    const bool all = std::all_of(x.written->writers.begin(), x.written->writers.end(), [&](const std::string& n) {
+      return std::find(names.begin(), names.end(), n) != names.end();
+    });
+    if (!x.written->shared() || all) {
+      auto r = plan::fstab_restore(*x.written);
+      r.activations = plan::merged_activations(inverses);
+      restores.push_back(std::move(r));
+      for (const auto& [w, idx] : x.undone) fstab_expected_[w] = {x.written->old_sha256, false};
+      continue;
+    }
+    auto after = plan::content_after_undo(*x.written, mount_points);
+    if (!after) {
+      refused[i] = "cannot put back the entries of " + join_words(mount_points) + ": " + after.error().to_string();
+      continue;
+    }
+    guest::FstabChange c{x.written->host, x.written->new_sha256, *after, x.written->backup_path + ".undo",
+                         plan::undo_activations(inverses, *after, mount_points)};
+    for (const auto& [w, idx] : x.undone) fstab_expected_[w] = {guest::sha256_hex(*after), true};
+    partial.push_back(std::move(c));
+  }
+  guest::PerHost<void> restored, put_back;
+  if (!restores.empty()) restored = ctx_.d.guests.restore_fstab(restores);
+  if (!partial.empty()) put_back = ctx_.d.guests.apply_fstab(partial);
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const auto& x = writes[i];
+    std::optional<std::string> error = refused[i];
+    if (!error) {
+      const auto& [w0, idx0] = x.undone.front();
+      const bool alone = fstab_expected_[w0].partial;
+      error = outcome(alone ? put_back : restored, x.written->host);
+      if (error && alone) error = "putting back its entry while the other policies' stay: " + *error;
+    }
+    for (const auto& [w, idx] : x.undone) w->rollback_step_end(idx, error);
+  }
 }
 
 // Only where the count moved: the requests are restores (guest::ChannelsRequest::restore), which
 // the guest skips where the count already is the old one (a failed `ethtool -L` changed nothing)
-// or the NIC has no combined channels; no facts run first.
+// or the NIC has no combined channels; no facts run first. Two NICs of one guest: two waves.
 void Rollback::undo_channels(const Todo& todo) {
-  std::vector<guest::ChannelsRequest> requests;
-  for (auto& [w, idx] : todo) {
-    w->rollback_step_begin(idx);
-    requests.push_back(plan::channels_restore(std::get<plan::SetChannels>(w->plan->steps[idx].action)));
+  for (const auto& wave : host_waves(todo, [](const auto& t) -> const std::string& { return t.first->host(); })) {
+    std::vector<guest::ChannelsRequest> requests;
+    for (auto& [w, idx] : wave) {
+      w->rollback_step_begin(idx);
+      requests.push_back(plan::channels_restore(std::get<plan::SetChannels>(w->step(idx).action)));
+    }
+    auto results = ctx_.d.guests.set_channels(requests);
+    for (auto& [w, idx] : wave) w->rollback_step_end(idx, outcome(results, w->host()));
   }
-  auto results = ctx_.d.guests.set_channels(requests);
-  for (auto& [w, idx] : todo) w->rollback_step_end(idx, outcome(results, w->host()));
 }
 
+// Per VM: every NIC of it written back, then at most one restart, when an old value waits for
+// one and the run had restarted the VM to apply its own (two policies on two NICs of one VM
+// restart it once, as they did going forward).
 void Rollback::undo_nic(const Todo& todo) {
-  for (auto& [w, idx] : todo) {
-    w->rollback_step_begin(idx);
-    after_restart_.erase(w->host());  // this revert may change the guest (a hot-plug) after that answer
-    const auto& s = std::get<plan::SetNic>(w->plan->steps[idx].action);
-    const bool restarted = std::any_of(w->touched.begin(), w->touched.end(), [&](std::size_t i) {
-      return w->plan->steps[i].kind() == plan::StepKind::restart_vm;
+  std::vector<std::vector<std::pair<PolicyRun*, std::size_t>>> by_vm;
+  for (const auto& t : todo) {
+    const auto& vm = std::get<plan::SetNic>(t.first->step(t.second).action).vm;
+    auto it = std::find_if(by_vm.begin(), by_vm.end(), [&](const auto& g) {
+      return std::get<plan::SetNic>(g.front().first->step(g.front().second).action).vm == vm;
     });
-    w->rollback_step_end(idx, revert_nic(s, restarted, w->host()));
+    if (it == by_vm.end()) it = by_vm.emplace(by_vm.end());
+    it->push_back(t);
+  }
+  for (const auto& group : by_vm) {
+    bool restarted = false;
+    std::vector<std::optional<std::string>> errors;
+    std::vector<std::size_t> waiting;  // reverted, but only pending until a restart
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      auto [w, idx] = group[k];
+      w->rollback_step_begin(idx);
+      after_restart_.erase(w->host());  // this revert may change the guest (a hot-plug) after that answer
+      restarted = restarted || std::any_of(w->touched.begin(), w->touched.end(), [&](std::size_t i) {
+                    return w->step(i).kind() == plan::StepKind::restart_vm;
+                  });
+      auto r = revert_nic(std::get<plan::SetNic>(w->step(idx).action));
+      errors.push_back(r ? std::nullopt : std::optional<std::string>(r.error()));
+      if (r && *r) waiting.push_back(k);
+    }
+    if (!waiting.empty()) {
+      const auto& first =
+          std::get<plan::SetNic>(group[waiting.front()].first->step(group[waiting.front()].second).action);
+      std::optional<std::string> why;
+      if (!restarted) {
+        why = first.device + " is back to its old value but only pending until the next restart";
+      } else {
+        why = restart_for_old_values(first.vm, group[waiting.front()].first->host());
+      }
+      for (auto k : waiting) {
+        if (why)
+          errors[k] = std::get<plan::SetNic>(group[k].first->step(group[k].second).action).device +
+                      (restarted ? ": " + *why : " is back to its old value but only pending until the next restart");
+      }
+    }
+    for (std::size_t k = 0; k < group.size(); ++k) group[k].first->rollback_step_end(group[k].second, errors[k]);
   }
 }
 
-std::optional<std::string> Rollback::revert_nic(const plan::SetNic& s, bool restart_if_pending, const std::string& host) {
+std::optional<std::string> Rollback::restart_for_old_values(const proxmox::VmRef& vm, const std::string& host) {
+  auto rb = ctx_.d.api.reboot_and_wait(vm, ctx_.o.task_wait);
+  if (!rb) return "restart to apply the old values: " + describe(rb.error());
+  const std::array<std::string, 1> hosts{host};
+  auto back = ctx_.d.guests.wait_reachable(hosts, ctx_.o.guest_return_timeout);
+  auto it = back.find(host);
+  if (it == back.end() || !it->second) return "guest " + host + " did not come back after the restart";
+  after_restart_.insert_or_assign(host, std::move(*it->second));
+  return std::nullopt;
+}
+
+std::expected<bool, std::string> Rollback::revert_nic(const plan::SetNic& s) {
   // Our own write changed the digest; re-read, check the value is still ours, write it back.
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto pending = ctx_.d.api.read_pending(s.vm);
-    if (!pending) return describe(pending.error());
+    if (!pending) return std::unexpected(describe(pending.error()));
     const auto* item = pending->find(s.device);
     const std::string in_effect = item && item->value ? *item->value : "";
     const std::optional<std::string> waiting = item ? item->pending : std::nullopt;
@@ -115,36 +237,26 @@ std::optional<std::string> Rollback::revert_nic(const plan::SetNic& s, bool rest
       auto pb = proxmox::NetDeviceSpec::parse(b);
       return pa && pb ? pa->canonical() == pb->canonical() : a == b;
     };
-    if (same(in_effect, s.from) && !waiting) return std::nullopt;  // nothing of ours is left
+    if (same(in_effect, s.from) && !waiting) return false;  // nothing of ours is left
     const bool ours = same(in_effect, s.to) || (waiting && same(*waiting, s.to));
     if (!ours) {
-      return s.device + " was changed by someone else since (now '" + in_effect +
-             (waiting ? "', pending '" + *waiting : std::string()) + "'); not overwriting it";
+      return std::unexpected(s.device + " was changed by someone else since (now '" + in_effect +
+                             (waiting ? "', pending '" + *waiting : std::string()) + "'); not overwriting it");
     }
     auto spec = proxmox::NetDeviceSpec::parse(s.from);
-    if (!spec) return spec.error().to_string();
+    if (!spec) return std::unexpected(spec.error().to_string());
     auto r = ctx_.d.api.update_nic(s.vm, s.device, *spec, pending->digest);
     if (!r) {
       if (r.error().kind == proxmox::ApiErrorKind::digest_conflict) continue;
-      return describe(r.error());
+      return std::unexpected(describe(r.error()));
     }
     // The old value may now wait for a restart (hot-plug off): the forward change needed one too.
     auto after = ctx_.d.api.read_pending(s.vm);
-    if (!after) return describe(after.error());
+    if (!after) return std::unexpected(describe(after.error()));
     const auto* again = after->find(s.device);
-    if (again && again->pending) {
-      if (!restart_if_pending) return s.device + " is back to its old value but only pending until the next restart";
-      auto rb = ctx_.d.api.reboot_and_wait(s.vm, ctx_.o.task_wait);
-      if (!rb) return "restart to apply the old " + s.device + ": " + describe(rb.error());
-      const std::array<std::string, 1> hosts{host};
-      auto back = ctx_.d.guests.wait_reachable(hosts, ctx_.o.guest_return_timeout);
-      auto it = back.find(host);
-      if (it == back.end() || !it->second) return "guest " + host + " did not come back after the restart";
-      after_restart_.insert_or_assign(host, std::move(*it->second));
-    }
-    return std::nullopt;
+    return again != nullptr && again->pending.has_value();
   }
-  return s.device + ": the config kept changing while rolling back (digest conflicts)";
+  return std::unexpected(s.device + ": the config kept changing while rolling back (digest conflicts)");
 }
 
 void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts) {
@@ -163,12 +275,22 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
     w.report->errors.push_back("not restored: " + what);
   };
   for (auto idx : w.touched) {
-    const auto& step = w.plan->steps[idx];
+    const auto& step = w.step(idx);
     if (const auto* fs = std::get_if<plan::ChangeFstab>(&step.action)) {
       const auto& f = *guest_side;
       const auto hash = f.fstab_sha256.empty() ? guest::sha256_hex(f.fstab_content) : f.fstab_sha256;
-      if (hash == fs->old_sha256) {
-        w.report->restored_checks.push_back("/etc/fstab is byte-identical to before (sha256 " + hash.substr(0, 12) + ")");
+      const auto expected = fstab_expected_.find(&w);
+      if (expected != fstab_expected_.end() && expected->second.partial) {
+        if (hash == expected->second.sha256) {
+          w.report->restored_checks.push_back("/etc/fstab has the entry of " + fs->mount_point +
+                                              " as before and the other policies' entries as written (sha256 " +
+                                              hash.substr(0, 12) + ")");
+        } else {
+          problem("/etc/fstab is not what putting back the entry of " + fs->mount_point + " wrote");
+        }
+      } else if (hash == fs->old_sha256) {
+        w.report->restored_checks.push_back("/etc/fstab is byte-identical to before (sha256 " + hash.substr(0, 12) +
+                                            ")");
       } else {
         problem("/etc/fstab differs from before the run");
       }
@@ -178,13 +300,15 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
           if (mi.mount_point == a.path) m = &mi;
         }
         if (!a.mount) {
-          if (m == nullptr) w.report->restored_checks.push_back(a.path + " is unmounted again, as before");
-          else problem(a.path + " is still mounted");
+          if (m == nullptr)
+            w.report->restored_checks.push_back(a.path + " is unmounted again, as before");
+          else
+            problem(a.path + " is still mounted");
         } else if (m == nullptr) {
           problem(a.path + " is not mounted again");
         } else {
-          w.report->restored_checks.push_back(a.path + " is mounted again from " + m->device + " (vers=" +
-                                              m->nfs_version() + ", addr=" + m->server_address() + ")");
+          w.report->restored_checks.push_back(a.path + " is mounted again from " + m->device +
+                                              " (vers=" + m->nfs_version() + ", addr=" + m->server_address() + ")");
         }
       }
     } else if (const auto* ch = std::get_if<plan::SetChannels>(&step.action)) {
@@ -202,8 +326,8 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
         continue;
       }
       const auto* item = pending->find(nic->device);
-      auto now = item && item->value ? proxmox::NetDeviceSpec::parse(*item->value) : Result<proxmox::NetDeviceSpec>(
-                                                                                         std::unexpected(Error{}));
+      auto now = item && item->value ? proxmox::NetDeviceSpec::parse(*item->value)
+                                     : Result<proxmox::NetDeviceSpec>(std::unexpected(Error{}));
       auto was = proxmox::NetDeviceSpec::parse(nic->from);
       if (now && was && now->canonical() == was->canonical() && !(item && item->pending)) {
         w.report->restored_checks.push_back("Proxmox " + nic->device + " is '" + nic->from + "' again");

@@ -5,6 +5,7 @@
 // restored state is read back and checked (unless the policy opted out): from the guest only where
 // a guest-side step was undone, from the facts that ended the wait after a restart when the VM
 // was restarted last, and otherwise in one facts run for every such guest.
+#include <expected>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,8 +27,11 @@ class Rollback {
   void undo_fstab(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
   void undo_channels(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
   void undo_nic(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
-  // Writes `from` back into the VM's config when the value there is still ours.
-  std::optional<std::string> revert_nic(const plan::SetNic& s, bool restart_if_pending, const std::string& host);
+  // Writes `from` back into the VM's config when the value there is still ours; true when the old
+  // value is only pending until a restart (hot-plug off).
+  std::expected<bool, std::string> revert_nic(const plan::SetNic& s);
+  // One restart of the VM to apply the old values written back; the guest's answer is kept.
+  std::optional<std::string> restart_for_old_values(const proxmox::VmRef& vm, const std::string& host);
   // After the inverses: is everything as it was before the run?
   void check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts);
 
@@ -35,6 +39,13 @@ class Rollback {
   // Per host: the facts with which the guest answered after the rollback restarted its VM, while
   // no later undo has touched it (set_nic is the last kind undone).
   std::map<std::string, guest::GuestFacts> after_restart_;
+  // Per run whose fstab write was undone: the hash the fstab must have now, and whether other
+  // policies' entries were kept in it (else it is the backup: byte-identical to before the run).
+  struct FstabExpected {
+    std::string sha256;
+    bool partial = false;
+  };
+  std::map<const PolicyRun*, FstabExpected> fstab_expected_;
 };
 
 }  // namespace pw::reconcile

@@ -1,10 +1,13 @@
 #include "reconcile/step_runner.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "guest/interfaces.hpp"
 #include "plan/guest_requests.hpp"
+#include "plan/guest_writes.hpp"
 #include "proxmox/net_device.hpp"
+#include "reconcile/host_waves.hpp"
 #include "reconcile/probe_loop.hpp"
 
 namespace pw::reconcile {
@@ -17,62 +20,103 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
   }
   if (batch.empty()) return;
   switch (kind) {
-    case plan::StepKind::set_nic:
-      for (auto* w : batch) set_nic(*w);  // one VM config at a time: each has its own digest
+    case plan::StepKind::set_nic: {
+      // One config write per VM: two policies on two NICs of one VM are one write with the digest
+      // both were planned from (two writes would have the second refused by the first's digest).
+      std::vector<std::vector<PolicyRun*>> by_vm;
+      for (auto* w : batch) {
+        const auto& s = std::get<plan::SetNic>(w->current()->action);
+        auto it = std::find_if(by_vm.begin(), by_vm.end(), [&](const auto& g) {
+          const auto& f = std::get<plan::SetNic>(g.front()->current()->action);
+          return f.vm == s.vm && f.digest == s.digest;
+        });
+        if (it == by_vm.end()) it = by_vm.emplace(by_vm.end());
+        it->push_back(w);
+      }
+      for (const auto& group : by_vm) set_nics(group);
       return;
-    case plan::StepKind::restart_vm: return restart(batch);
-    case plan::StepKind::set_channels: return set_channels(batch);
-    case plan::StepKind::change_fstab: return change_fstab(batch);
-    case plan::StepKind::verify: return ProbeLoop(ctx_).run(batch);
+    }
+    case plan::StepKind::restart_vm:
+      return restart(batch);
+    case plan::StepKind::set_channels:
+      return set_channels(batch);
+    case plan::StepKind::change_fstab:
+      return change_fstab(batch);
+    case plan::StepKind::verify:
+      return ProbeLoop(ctx_).run(batch);
   }
 }
 
-void StepRunner::set_nic(PolicyRun& w) {
-  const auto& step = *w.current();
-  const auto& s = std::get<plan::SetNic>(step.action);
-  if (s.hotplug) {
-    if (auto refusal = ctx_.restart_window_refusal(s.restart_window); !refusal.empty()) {
-      w.fail(Verdict::precondition_failed, refusal);  // before the step began: nothing of it to undo
-      return;
+void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
+  std::vector<PolicyRun*> begun;
+  for (auto* w : group) {
+    const auto& step = *w->current();
+    const auto& s = std::get<plan::SetNic>(step.action);
+    if (s.hotplug) {
+      if (auto refusal = ctx_.restart_window_refusal(s.restart_window); !refusal.empty()) {
+        w->fail(Verdict::precondition_failed, refusal);  // before the step began: nothing of it to undo
+        continue;
+      }
     }
+    if (w->begin(step)) begun.push_back(w);
   }
-  if (!w.begin(step)) return;
+  if (begun.empty()) return;
+  const auto& first = std::get<plan::SetNic>(begun.front()->current()->action);
   // Planned for a running VM (hot-plug, or pending until the reboot): read its state once more,
   // live, right before the write; a VM stopped (or locked) since is refused like a digest that
   // moved (nothing written) and re-planned.
-  if (auto live = ctx_.d.api.vm_status(s.vm); live && (live->status != "running" || !live->lock.empty())) {
-    w.refused("VM " + std::to_string(s.vm.vmid) + " is " + live->status +
-                  (live->lock.empty() ? "" : ", locked (" + live->lock + ")") + " now (status/current)",
-              "VM " + std::to_string(s.vm.vmid) + " changed state since it was observed: re-planned, not written");
+  if (auto live = ctx_.d.api.vm_status(first.vm); live && (live->status != "running" || !live->lock.empty())) {
+    for (auto* w : begun) {
+      w->refused(
+          "VM " + std::to_string(first.vm.vmid) + " is " + live->status +
+              (live->lock.empty() ? "" : ", locked (" + live->lock + ")") + " now (status/current)",
+          "VM " + std::to_string(first.vm.vmid) + " changed state since it was observed: re-planned, not written");
+    }
     return;
   }
-  auto spec = proxmox::NetDeviceSpec::parse(s.to);
-  if (!spec) {
-    w.failed_step(spec.error().to_string());
-    w.fail(Verdict::precondition_failed, spec.error().to_string());
-    return;
+  proxmox::ConfigChange change;
+  change.digest = first.digest;
+  std::vector<std::string> devices;
+  for (auto* w : begun) {
+    const auto& s = std::get<plan::SetNic>(w->current()->action);
+    auto spec = proxmox::NetDeviceSpec::parse(s.to);
+    if (!spec) {
+      for (auto* x : begun) {
+        x->failed_step(spec.error().to_string());
+        x->fail(Verdict::precondition_failed, spec.error().to_string());
+      }
+      return;
+    }
+    change.set.emplace_back(s.device, spec->to_string());
+    devices.push_back(s.device);
+    ctx_.progress(w->plan->policy, "proxmox", "setting " + s.device + " " + (s.hotplug ? "(hot-plug)" : "(pending)"));
   }
-  ctx_.progress(w.plan->policy, "proxmox", "setting " + s.device + " " + (s.hotplug ? "(hot-plug)" : "(pending)"));
-  auto r = ctx_.d.api.update_nic(s.vm, s.device, *spec, s.digest);
+  auto r = ctx_.d.api.update_config(first.vm, change);
   if (r && r->has_value()) {
     auto task = ctx_.d.api.wait_task(**r, ctx_.o.task_wait);
     if (!task) r = std::unexpected(task.error());
   }
   if (!r) {
     const auto& e = r.error();
-    if (e.kind == proxmox::ApiErrorKind::digest_conflict) {
-      // Proxmox refused before writing: nothing to undo for this step.
-      w.refused(describe(e), "Proxmox config of VM " + std::to_string(s.vm.vmid) +
-                                 " changed since it was read (digest mismatch): not overwritten");
-    } else {
-      w.failed_step(describe(e));
-      // A failed hot-plug leaves the new value pending: the rollback's inverse clears it.
-      w.fail(Verdict::precondition_failed, "setting " + s.device + ": " + describe(e));
+    for (auto* w : begun) {
+      const auto& s = std::get<plan::SetNic>(w->current()->action);
+      if (e.kind == proxmox::ApiErrorKind::digest_conflict) {
+        // Proxmox refused before writing: nothing to undo for this step.
+        w->refused(describe(e), "Proxmox config of VM " + std::to_string(s.vm.vmid) +
+                                    " changed since it was read (digest mismatch): not overwritten");
+      } else {
+        w->failed_step(describe(e));
+        // A failed hot-plug leaves the new value pending: the rollback's inverse clears it.
+        w->fail(Verdict::precondition_failed, "setting " + s.device + ": " + describe(e));
+      }
     }
     return;
   }
-  w.done();
-  if (s.hotplug && w.state == PolicyRun::State::active) wait_for_nic(w, s);
+  for (auto* w : begun) {
+    const auto s = std::get<plan::SetNic>(w->current()->action);
+    w->done();
+    if (s.hotplug && w->state == PolicyRun::State::active) wait_for_nic(*w, s);
+  }
 }
 
 // The NIC was unplugged and plugged again: wait until the guest shows it, found by its MAC.
@@ -96,8 +140,10 @@ bool StepRunner::wait_for_nic(PolicyRun& w, const plan::SetNic& s) {
 }
 
 void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
+  // One reboot per VM, however many of its policies wait for it (two NICs' queues).
   std::vector<std::string> hosts;
   std::vector<PolicyRun*> restarted;
+  std::vector<std::pair<proxmox::VmRef, std::optional<std::string>>> rebooted;  // and why it failed
   for (auto* w : batch) {
     const auto& step = *w->current();
     const auto& s = std::get<plan::RestartVm>(step.action);
@@ -106,14 +152,19 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
       continue;
     }
     if (!w->begin(step)) continue;
-    ctx_.progress(w->plan->policy, "restart", "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox");
-    auto r = ctx_.d.api.reboot_and_wait(s.vm, ctx_.o.task_wait);
-    if (!r) {
-      w->failed_step(describe(r.error()));
-      w->fail(Verdict::precondition_failed, "rebooting VM " + std::to_string(s.vm.vmid) + ": " + describe(r.error()));
+    auto done = std::find_if(rebooted.begin(), rebooted.end(), [&](const auto& r) { return r.first == s.vm; });
+    if (done == rebooted.end()) {
+      ctx_.progress(w->plan->policy, "restart", "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox");
+      auto r = ctx_.d.api.reboot_and_wait(s.vm, ctx_.o.task_wait);
+      done =
+          rebooted.insert(rebooted.end(), {s.vm, r ? std::nullopt : std::optional<std::string>(describe(r.error()))});
+    }
+    if (done->second) {
+      w->failed_step(*done->second);
+      w->fail(Verdict::precondition_failed, "rebooting VM " + std::to_string(s.vm.vmid) + ": " + *done->second);
       continue;
     }
-    hosts.push_back(s.host);
+    if (std::find(hosts.begin(), hosts.end(), s.host) == hosts.end()) hosts.push_back(s.host);
     restarted.push_back(w);
   }
   if (restarted.empty()) return;
@@ -131,41 +182,93 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
 }
 
 void StepRunner::set_channels(const std::vector<PolicyRun*>& batch) {
-  std::vector<guest::ChannelsRequest> requests;
-  std::vector<PolicyRun*> started;
-  for (auto* w : batch) {
-    const auto& step = *w->current();
-    if (!w->begin(step)) continue;
-    requests.push_back(plan::channels_change(std::get<plan::SetChannels>(step.action)));
-    started.push_back(w);
-  }
-  if (started.empty()) return;
-  auto results = ctx_.d.guests.set_channels(requests);
-  for (auto* w : started) {
-    auto it = results.find(w->host());
-    if (it == results.end() || !it->second) {
-      const std::string why = it == results.end() ? "no result" : describe(it->second.error());
-      if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::untouched) {
-        // The NIC has no combined channels: nothing was set, so nothing of this step is undone.
-        w->failed_untouched(why, "setting channels: " + why);
-      } else {
-        w->failed_step(why);
-        w->fail(Verdict::precondition_failed, "setting channels: " + why);
-      }
-      continue;
+  // Two policies on two NICs of one guest: one request per guest per call, so two waves.
+  for (const auto& wave : host_waves(batch, [](const PolicyRun* w) -> const std::string& { return w->host(); })) {
+    std::vector<guest::ChannelsRequest> requests;
+    std::vector<PolicyRun*> started;
+    for (auto* w : wave) {
+      const auto& step = *w->current();
+      if (!w->begin(step)) continue;
+      requests.push_back(plan::channels_change(std::get<plan::SetChannels>(step.action)));
+      started.push_back(w);
     }
-    w->done();
+    if (started.empty()) continue;
+    auto results = ctx_.d.guests.set_channels(requests);
+    for (auto* w : started) {
+      auto it = results.find(w->host());
+      if (it == results.end() || !it->second) {
+        const std::string why = it == results.end() ? "no result" : describe(it->second.error());
+        if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::untouched) {
+          // The NIC has no combined channels: nothing was set, so nothing of this step is undone.
+          w->failed_untouched(why, "setting channels: " + why);
+        } else {
+          w->failed_step(why);
+          w->fail(Verdict::precondition_failed, "setting channels: " + why);
+        }
+        continue;
+      }
+      w->done();
+    }
   }
 }
 
+// The policies of one guest make one fstab write (plan/guest_writes.hpp), narrowed to those that
+// reached this phase; each run's journal records the write as it is made, so a rollback or a
+// recover puts back exactly its own entry in what was written.
+std::optional<guest::FstabChange> StepRunner::begin_write(const std::vector<PolicyRun*>& runs) {
+  std::vector<std::string> writers, mount_points;
+  for (auto* w : runs) {
+    writers.push_back(w->plan->policy);
+    mount_points.push_back(std::get<plan::ChangeFstab>(w->current()->action).mount_point);
+  }
+  const auto& planned = std::get<plan::ChangeFstab>(runs.front()->current()->action);
+  auto write = plan::narrowed_write(planned, writers, mount_points);
+  if (!write) {
+    for (auto* w : runs)
+      w->fail(Verdict::precondition_failed, "composing the fstab write: " + write.error().to_string());
+    return std::nullopt;
+  }
+  std::vector<PolicyRun*> begun;
+  std::vector<std::vector<guest::MountActivation>> lists;
+  for (auto* w : runs) {
+    plan::Step step = *w->current();
+    auto& c = std::get<plan::ChangeFstab>(step.action);
+    c.new_content = write->new_content;
+    c.new_sha256 = write->new_sha256;
+    c.writers = write->writers;
+    c.backup_path = write->backup_path;
+    lists.push_back(c.activations);
+    if (w->begin_as(std::move(step))) begun.push_back(w);
+  }
+  if (begun.size() != runs.size()) {
+    // One writer's start is not on record: nothing is written for any of them (its entry would be
+    // in the file with no journal saying so).
+    for (auto* w : begun) {
+      w->failed_untouched("not written: the journal of another policy of " + w->host() + " could not record its start",
+                          "applying the fstab change: nothing written (another policy's journal failed)");
+    }
+    return std::nullopt;
+  }
+  auto change = plan::fstab_change(*write);
+  change.activations = plan::merged_activations(lists);
+  return change;
+}
+
 void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
+  std::vector<std::vector<PolicyRun*>> by_host;
+  for (auto* w : batch) {
+    auto it =
+        std::find_if(by_host.begin(), by_host.end(), [&](const auto& g) { return g.front()->host() == w->host(); });
+    if (it == by_host.end()) it = by_host.emplace(by_host.end());
+    it->push_back(w);
+  }
   std::vector<guest::FstabChange> changes;
   std::vector<PolicyRun*> started;
-  for (auto* w : batch) {
-    const auto& step = *w->current();
-    if (!w->begin(step)) continue;
-    changes.push_back(plan::fstab_change(std::get<plan::ChangeFstab>(step.action)));
-    started.push_back(w);
+  for (const auto& runs : by_host) {
+    auto change = begin_write(runs);
+    if (!change) continue;
+    changes.push_back(std::move(*change));
+    started.insert(started.end(), runs.begin(), runs.end());
   }
   if (started.empty()) return;
   ctx_.progress("", "guest", "writing fstab and re-making mounts on " + std::to_string(changes.size()) + " guest(s)");

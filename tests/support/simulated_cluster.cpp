@@ -442,6 +442,7 @@ std::map<std::string, guest::GuestResult<void>> SimulatedGuests::apply_fstab(
     std::span<const guest::FstabChange> changes) {
   ++runs;
   record("apply_fstab", changes);
+  if (auto refused = twice(changes)) return *refused;
   std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& c : changes) {
     auto& g = guests.at(c.host);
@@ -469,6 +470,7 @@ std::map<std::string, guest::GuestResult<void>> SimulatedGuests::restore_fstab(
     std::span<const guest::FstabRestore> restores) {
   ++runs;
   record("restore_fstab", restores);
+  if (auto refused = twice(restores)) return *refused;
   std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& r : restores) {
     auto& g = guests.at(r.host);
@@ -498,6 +500,7 @@ std::map<std::string, guest::GuestResult<void>> SimulatedGuests::set_channels(
     std::span<const guest::ChannelsRequest> requests) {
   ++runs;
   record("set_channels", requests);
+  if (auto refused = twice(requests)) return *refused;
   std::map<std::string, guest::GuestResult<void>> out;
   for (const auto& r : requests) {
     auto& g = guests.at(r.host);
@@ -528,6 +531,7 @@ std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> SimulatedGuests::
     std::span<const guest::ProbeRequest> probes) {
   ++runs;
   record("probe", probes);
+  if (auto refused = twice(probes)) return *refused;
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> out;
   for (const auto& p : probes) {
     auto& g = guests.at(p.host);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "guest/facts.hpp"
@@ -122,7 +123,7 @@ class SimulatedGuests final : public guest::GuestPort {
     std::optional<guest::CommitRun> commit;
   };
   std::map<std::string, Guest> guests;
-  int runs = 0;                                        // "ansible-playbook processes"
+  int runs = 0;  // "ansible-playbook processes"
   // Each run in order: the call and the hosts it covered ("restore_fstab a,b"), for tests of
   // what a phase batches and what it leaves out.
   std::vector<std::string> calls;
@@ -143,14 +144,32 @@ class SimulatedGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> probes) override;
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
-      std::span<const std::string> hosts, std::chrono::seconds timeout) override;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(std::span<const std::string> hosts,
+                                                                              std::chrono::seconds timeout) override;
 
  private:
   guest::GuestFacts facts_of(const std::string& host, const Guest& g) const;
   verify::CounterSnapshot snapshot(const Guest& g, std::int64_t t) const;
   guest::GuestResult<void> activate(Guest& g, const std::vector<guest::MountActivation>& activations);
   void record(std::string call, const std::vector<std::string>& hosts);
+  // As the Ansible port does (one play per phase, a host once in it): a call that names a guest
+  // twice fails for every guest it names, nothing done.
+  template <class Request>
+  static auto twice(std::span<const Request> requests) {
+    using Answer = std::conditional_t<std::is_same_v<Request, guest::ProbeRequest>,
+                                      guest::GuestResult<guest::ProbeOutcome>, guest::GuestResult<void>>;
+    std::optional<std::map<std::string, Answer>> out;
+    std::set<std::string> seen;
+    bool dup = false;
+    for (const auto& r : requests) dup = !seen.insert(r.host).second || dup;
+    if (!dup) return out;
+    out.emplace();
+    for (const auto& h : seen) {
+      out->emplace(h, std::unexpected(guest::GuestFailure{guest::GuestFailure::Kind::failed,
+                                                          Error{"guest appears twice in one run", h, {}}}));
+    }
+    return out;
+  }
   template <class Request>
   void record(std::string call, std::span<const Request> requests) {
     std::vector<std::string> hosts;
