@@ -83,7 +83,8 @@ std::optional<policy::StoragePath> plan_unowned(const policy::StoragePath& p, co
   const guest::MountInfo* live = mount_at(facts.mounts, located->path);
   if (live != nullptr && live->fstype == "autofs") live = nullptr;  // the trigger, not yet the NFS mount
   const std::string owner(policy::to_string(p.mount.owner));
-  if (!located->configured.empty()) out.notes.push_back(p.mount.display() + " is configured with " + located->configured);
+  if (!located->configured.empty())
+    out.notes.push_back(p.mount.display() + " is configured with " + located->configured);
   std::vector<std::string> diffs = located->differences;
   if (live != nullptr) {
     const MountCheck check = check_mount(live, at);
@@ -102,13 +103,16 @@ std::optional<policy::StoragePath> plan_unowned(const policy::StoragePath& p, co
     out.blockers.push_back(
         p.mount.display() + " is not mounted now" +
         (p.mount.owner == policy::MountOwner::compose
-             ? std::string(": Docker mounts a volume only while a container uses it; start the project (docker compose up -d)")
-             : p.mount.owner == policy::MountOwner::autofs ? std::string(": autofs mounts it on first access (ls " + located->path + ")")
-                                                             : std::string(": systemctl start " + systemd_mount_unit(located->path))) +
+             ? std::string(
+                   ": Docker mounts a volume only while a container uses it; start the project (docker compose up -d)")
+         : p.mount.owner == policy::MountOwner::autofs
+             ? std::string(": autofs mounts it on first access (ls " + located->path + ")")
+             : std::string(": systemctl start " + systemd_mount_unit(located->path))) +
         ", then run again");
     return std::nullopt;
   }
-  out.notes.push_back(p.mount.display() + " is mounted as the policy says (" + owner + "'s mount; pathwarden only verifies it)");
+  out.notes.push_back(p.mount.display() + " is mounted as the policy says (" + owner +
+                      "'s mount; pathwarden only verifies it)");
   return at;
 }
 
@@ -187,6 +191,27 @@ bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& 
   return true;
 }
 
+// The ChangeFstab step that writes only the comment of an entry that stays: no mount re-made,
+// none restored by its rollback (which puts the file back).
+void plan_comment_write(const policy::StoragePath& p, const guest::GuestFacts& facts, const guest::FstabFile& fstab,
+                        bool adopting, const PlanningContext& ctx, PolicyPlan& out) {
+  ChangeFstab c;
+  c.host = p.guest.host;
+  c.mount_point = p.mount.path;
+  c.old_content = facts.fstab_content;
+  c.new_content = fstab.print();
+  c.old_sha256 = facts.fstab_sha256.empty() ? guest::sha256_hex(c.old_content) : facts.fstab_sha256;
+  c.new_sha256 = guest::sha256_hex(c.new_content);
+  c.backup_path = ctx.backup_dir + "/fstab." + ctx.plan_id + "." + p.name;
+  out.notes.push_back(p.mount.path + " is mounted as the policy says: " +
+                      (adopting ? "its hand-written entry is adopted" : "its reason is updated") +
+                      " in the fstab, and the mount is not touched");
+  out.steps.push_back({std::move(c), false,
+                       (adopting ? "adopt the fstab entry of " + p.mount.path + " (write pathwarden's comment above it)"
+                                 : "update the reason in the fstab comment of " + p.mount.path) +
+                           "; the mount stays as it is"});
+}
+
 void warn_trunking_risk(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
                         PolicyPlan& out) {
   // The seed's trap: an NFSv4.1+ mount to an address of a NAS the guest already reaches
@@ -207,6 +232,8 @@ std::optional<policy::StoragePath> plan_owned(const policy::StoragePath& p, cons
                                               const guest::GuestFacts& facts, bool nic_changes,
                                               const PlanningContext& ctx, PolicyPlan& out) {
   guest::FstabFile fstab = facts.fstab;
+  const auto entry_before = facts.fstab.entry_for(p.mount.path);
+  const auto owner_before = facts.fstab.owner_of(p.mount.path);
   auto changed = fstab.set_entry(desired_fstab_entry(p), {p.name, p.mount.reason});
   if (!changed) {
     out.blockers.push_back("cannot write the fstab entry of " + p.mount.path + ": " + changed.error().to_string());
@@ -214,6 +241,14 @@ std::optional<policy::StoragePath> plan_owned(const policy::StoragePath& p, cons
   }
   const guest::MountInfo* current = mount_at(facts.mounts, p.mount.path);
   const MountCheck mount_check = check_mount(current, q);
+  // Only the comment above the entry changes (a hand-written entry adopted, or the policy's
+  // reason edited) and the mount is as the policy says: the file is written and the mount left
+  // alone. Re-making it would tear down its NFS connections under whatever uses them, for a
+  // comment; nothing on the path changes, so there is nothing to probe either.
+  if (*changed && mount_check.ok && !nic_changes && entry_before && entry_before == fstab.entry_for(p.mount.path)) {
+    plan_comment_write(p, facts, fstab, !owner_before || owner_before->policy != p.name, ctx, out);
+    return q;
+  }
   if (*changed || !mount_check.ok || nic_changes) {
     if (!plan_fstab_change(p, q, facts, fstab, current, mount_check, ctx, out)) return std::nullopt;
     warn_trunking_risk(p, q, facts, out);

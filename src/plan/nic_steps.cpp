@@ -17,9 +17,8 @@ std::string where(const policy::StoragePath& p, std::string_view field) {
 
 // A queues change that re-plugs the NIC or needs a restart: blocked unless the policy allows it
 // now, and a restart must not apply someone else's pending changes along with it.
-void block_disruption(const policy::StoragePath& p, const PlanningContext& ctx, const std::string& change,
-                      bool hotplug, bool needs_restart, const std::vector<std::string>& other_pending,
-                      PolicyPlan& out) {
+void block_disruption(const policy::StoragePath& p, const PlanningContext& ctx, const std::string& change, bool hotplug,
+                      bool needs_restart, const std::vector<std::string>& other_pending, PolicyPlan& out) {
   auto block = [&](std::string why) { out.blockers.push_back(std::move(why)); };
   if (!p.restart.allowed) {
     block(change + (hotplug ? " re-plugs the NIC in the running guest" : " needs a guest restart") +
@@ -39,6 +38,18 @@ void block_disruption(const policy::StoragePath& p, const PlanningContext& ctx, 
 void plan_channels(const policy::StoragePath& p, const PlannedNic& nic, int want, PolicyPlan& out) {
   const guest::InterfaceInfo* iface = nic.iface;
   const int channels = iface->combined_current().value_or(iface->rx_queues > 0 ? iface->rx_queues : 1);
+  // The facts already say `ethtool -L` cannot work there: the step is not planned (it would re-plug
+  // the Proxmox NIC, fail in the guest and roll back), the policy is blocked with what to change.
+  if ((nic.changes || channels < want) && want > 1 && !iface->combined_max()) {
+    out.blockers.push_back(
+        iface->name + " in guest " + p.guest.host + " has no combined channels to set (" +
+        (iface->channels ? std::string("ethtool -l says Combined: n/a, as for an e1000 or a veth")
+                         : std::string("ethtool -l gave no channel parameters: ethtool is not installed there, or "
+                                       "the driver has none")) +
+        "), so queues=" + std::to_string(want) + " cannot take effect in the guest" + where(p, "spec.nic.queues") +
+        "; give spec.nic.queues to a virtio NIC (multiqueue), install ethtool in the guest, or drop spec.nic.queues");
+    return;
+  }
   if (nic.changes) {
     out.steps.push_back({SetChannels{p.guest.host, nic.mac, iface->name, channels, want}, false,
                          "set " + iface->name + " combined channels to " + std::to_string(want) + " in the guest"});
@@ -80,7 +91,8 @@ void plan_queues(const policy::StoragePath& p, const ObservedVm& vm, const std::
       (void)s.erase("queues");
       return s.canonical();
     };
-    if (pending_spec && pending_spec->effective_queues() == want && without_queues(*pending_spec) == without_queues(spec)) {
+    if (pending_spec && pending_spec->effective_queues() == want &&
+        without_queues(*pending_spec) == without_queues(spec)) {
       needs_restart = true;  // our change is already pending: only the restart is missing
       out.notes.push_back(p.nic.device + " queues=" + std::to_string(want) + " is already pending in Proxmox");
     } else {
@@ -92,8 +104,15 @@ void plan_queues(const policy::StoragePath& p, const ObservedVm& vm, const std::
     if (auto st = to.set("queues", std::to_string(want)); !st) {
       block(st.error().to_string());
     } else {
-      set = SetNic{vm.config.ref, p.nic.device, nic_value, to.to_string(), vm.config.digest, running && hotplug,
-                   spec.queues(), want, p.restart.window ? p.restart.window->text : std::string()};
+      set = SetNic{vm.config.ref,
+                   p.nic.device,
+                   nic_value,
+                   to.to_string(),
+                   vm.config.digest,
+                   running && hotplug,
+                   spec.queues(),
+                   want,
+                   p.restart.window ? p.restart.window->text : std::string()};
       needs_restart = !(running && hotplug);
     }
   }
@@ -108,11 +127,12 @@ void plan_queues(const policy::StoragePath& p, const ObservedVm& vm, const std::
                              (set->hotplug ? " (hot-plug: the NIC is re-plugged)" : " (pending until restart)")});
   }
   if (needs_restart) {
-    out.steps.push_back({RestartVm{vm.config.ref, p.guest.host,
-                                   "apply pending " + p.nic.device + " queues=" + std::to_string(want),
-                                   p.restart.window ? p.restart.window->text : std::string()},
-                         true, "reboot VM " + std::to_string(p.guest.vmid) + " through Proxmox to apply " +
-                                   p.nic.device + " queues=" + std::to_string(want)});
+    out.steps.push_back(
+        {RestartVm{vm.config.ref, p.guest.host, "apply pending " + p.nic.device + " queues=" + std::to_string(want),
+                   p.restart.window ? p.restart.window->text : std::string()},
+         true,
+         "reboot VM " + std::to_string(p.guest.vmid) + " through Proxmox to apply " + p.nic.device +
+             " queues=" + std::to_string(want)});
   }
   plan_channels(p, nic, want, out);
 }

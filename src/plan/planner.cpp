@@ -4,6 +4,7 @@
 // audit and the plan file share with it.
 #include "plan/planner.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "plan/guest_writes.hpp"
@@ -28,10 +29,10 @@ namespace {
 // running. false when the VM or the guest is not observed: nothing more can be planned.
 bool plan_preconditions(const policy::StoragePath& p, const Observation& observed, PolicyPlan& out) {
   auto block = [&](std::string why) { out.blockers.push_back(std::move(why)); };
-  if (observed.api_error) block("could not observe VM " + std::to_string(p.guest.vmid) + ": " + observed.api_error->to_string());
+  if (observed.api_error)
+    block("could not observe VM " + std::to_string(p.guest.vmid) + ": " + observed.api_error->to_string());
   if (observed.vm_error) block("Proxmox: " + observed.vm_error->to_string());
-  if (observed.guest_error)
-    block("could not observe guest " + p.guest.host + ": " + observed.guest_error->to_string());
+  if (observed.guest_error) block("could not observe guest " + p.guest.host + ": " + observed.guest_error->to_string());
   if (!observed.vm || !observed.guest) return false;
   const ObservedVm& vm = *observed.vm;
   if (!vm.status.lock.empty()) {
@@ -39,13 +40,16 @@ bool plan_preconditions(const policy::StoragePath& p, const Observation& observe
           "); wait for the backup/migration to finish and run again");
   }
   if (vm.status.status != "running") {
-    block("VM " + std::to_string(p.guest.vmid) + " is " + (vm.status.status.empty() ? "not running" : vm.status.status) +
+    block("VM " + std::to_string(p.guest.vmid) + " is " +
+          (vm.status.status.empty() ? "not running" : vm.status.status) +
           "; pathwarden only changes running guests and never starts a stopped one");
   }
   return true;
 }
 
-std::string percent(double share) { return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%"; }
+std::string percent(double share) {
+  return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%";
+}
 
 std::string verify_summary(const VerifyPath& v, const guest::InterfaceInfo& iface, const policy::StoragePath& p) {
   return "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
@@ -57,7 +61,12 @@ std::string verify_summary(const VerifyPath& v, const guest::InterfaceInfo& ifac
 // resolved its NAS, at the path the mount is; `p` as written.
 void plan_verify(const policy::StoragePath& proven, const policy::StoragePath& p, const detail::PlannedNic& nic,
                  const proxmox::VmRef& vm, PolicyPlan& out) {
-  if (out.steps.empty()) return;
+  // Nothing on the path changes when the only step writes a comment (a mount adopted as it is).
+  const bool path_changes = std::any_of(out.steps.begin(), out.steps.end(), [](const Step& s) {
+    const auto* c = std::get_if<ChangeFstab>(&s.action);
+    return c == nullptr || !c->activations.empty();
+  });
+  if (!path_changes) return;
   VerifyPath v = verify_path_of(proven, p, nic.mac, vm);
   out.steps.push_back({v, false, verify_summary(v, *nic.iface, proven)});
 }

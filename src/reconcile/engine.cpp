@@ -8,12 +8,12 @@
 #include <random>
 
 #include "guest/sha256.hpp"
-#include "plan/guest_writes.hpp"
-#include "reconcile/preflight.hpp"
 #include "journal/journal.hpp"
+#include "plan/guest_writes.hpp"
 #include "reconcile/audit.hpp"
 #include "reconcile/observer.hpp"
 #include "reconcile/policy_run.hpp"
+#include "reconcile/preflight.hpp"
 #include "reconcile/recovery.hpp"
 #include "reconcile/rollback.hpp"
 #include "reconcile/run_reports.hpp"
@@ -28,7 +28,9 @@ std::string describe(const proxmox::ApiError& e) {
   return s;
 }
 
-std::string describe(const guest::GuestFailure& f) { return f.error.to_string(); }
+std::string describe(const guest::GuestFailure& f) {
+  return f.error.to_string();
+}
 
 namespace {
 
@@ -131,8 +133,8 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
       continue;
     }
     if (p.state == plan::PolicyState::precondition_failed || p.state == plan::PolicyState::unobserved) {
-      pr.verdict = p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved
-                                                             : report::Verdict::precondition_failed;
+      pr.verdict =
+          p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved : report::Verdict::precondition_failed;
       pr.errors.insert(pr.errors.end(), p.blockers.begin(), p.blockers.end());
       continue;
     }
@@ -151,9 +153,12 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
       lock = std::move(*l);
     }
     w->lock = lock;
-    json::object info{{"policy", p.policy}, {"plan_id", plan.id}, {"run_id", rep.run_id},
-                      {"policy_plan", plan::to_json(plan::Plan{plan.id, plan.created_at, plan.policies_revision,
-                                                               plan.policies_dirty, {p}})}};
+    json::object info{
+        {"policy", p.policy},
+        {"plan_id", plan.id},
+        {"run_id", rep.run_id},
+        {"policy_plan",
+         plan::to_json(plan::Plan{plan.id, plan.created_at, plan.policies_revision, plan.policies_dirty, {p}})}};
     // One journal per policy and plan: a re-planned round gets its own.
     auto j = journal::Journal::start(ctx_.d.journals, ctx_.d.clock, plan.id + "." + p.policy, plan.id, std::move(info));
     if (!j) {
@@ -179,6 +184,14 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     steps.run_phase(kind, active);
   }
 
+  // A run whose steps are all done with no proof to make (only a comment written, the mount left
+  // as it is) ends converged: nothing on its path changed.
+  for (auto* w : active) {
+    if (w->state == PolicyRun::State::active && w->current() == nullptr) {
+      w->state = PolicyRun::State::verified;
+      w->cause = report::Verdict::converged;
+    }
+  }
   std::vector<PolicyRun*> to_undo;
   for (auto* w : active) {
     if (w->state == PolicyRun::State::failed || w->state == PolicyRun::State::conflict) to_undo.push_back(w);
@@ -216,13 +229,13 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
         pr.notes = std::move(p.notes);
         pr.errors = std::move(p.blockers);
         pr.remedy = std::move(p.remedy);
-        pr.verdict = p.state == plan::PolicyState::converged    ? report::Verdict::converged
+        pr.verdict = p.state == plan::PolicyState::converged ? report::Verdict::converged
                      : p.state == plan::PolicyState::changes || p.state == plan::PolicyState::drift
                          ? report::Verdict::drift
                      : p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved
                                                                 : report::Verdict::precondition_failed;
       });
-      remaining = {};  // checked, all of them: none is left over from a conflict
+      remaining = {};                              // checked, all of them: none is left over from a conflict
       rep.stopped_by_signal = ctx_.stop_signal();  // policies left unobserved say so
       break;
     }
@@ -244,7 +257,8 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
       // Requeue with backoff, as controller-runtime does on a conflict.
       ctx_.d.sleeper.sleep(ctx_.o.requeue_backoff * (1 << (round - 1)));
       for (const auto& p : remaining) {
-        auto it = std::find_if(rep.policies.begin(), rep.policies.end(), [&](const auto& r) { return r.policy == p.name; });
+        auto it =
+            std::find_if(rep.policies.begin(), rep.policies.end(), [&](const auto& r) { return r.policy == p.name; });
         if (it != rep.policies.end()) {
           carried[p.name] = std::move(it->notes);
           rep.policies.erase(it);
@@ -253,7 +267,8 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
     }
   }
   for (auto& pr : rep.policies) {
-    if (auto c = carried.find(pr.policy); c != carried.end()) pr.notes.insert(pr.notes.begin(), c->second.begin(), c->second.end());
+    if (auto c = carried.find(pr.policy); c != carried.end())
+      pr.notes.insert(pr.notes.begin(), c->second.begin(), c->second.end());
   }
   for (const auto& p : remaining) {
     for (auto& pr : rep.policies) {
@@ -317,9 +332,11 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
     for (const auto& s : p.steps) {
       if (const auto* nic = std::get_if<plan::SetNic>(&s.action)) {
         const auto& r = pendings[vi++];
-        if (!r) moved.push_back(p.policy + ": cannot read VM " + std::to_string(nic->vm.vmid) + ": " + describe(r.error()));
-        else if (r->digest != nic->digest) moved.push_back(p.policy + ": the Proxmox config of VM " +
-                                                           std::to_string(nic->vm.vmid) + " changed since the plan");
+        if (!r)
+          moved.push_back(p.policy + ": cannot read VM " + std::to_string(nic->vm.vmid) + ": " + describe(r.error()));
+        else if (r->digest != nic->digest)
+          moved.push_back(p.policy + ": the Proxmox config of VM " + std::to_string(nic->vm.vmid) +
+                          " changed since the plan");
       }
       if (const auto* fs = std::get_if<plan::ChangeFstab>(&s.action)) {
         auto it = facts.find(p.host);
@@ -328,7 +345,8 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
         } else {
           const auto hash = it->second->fstab_sha256.empty() ? guest::sha256_hex(it->second->fstab_content)
                                                              : it->second->fstab_sha256;
-          if (hash != fs->old_sha256) moved.push_back(p.policy + ": the fstab of " + p.host + " changed since the plan");
+          if (hash != fs->old_sha256)
+            moved.push_back(p.policy + ": the fstab of " + p.host + " changed since the plan");
         }
       }
     }
@@ -340,10 +358,12 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
       for (const auto& m : moved) {
         if (!m.starts_with(p.policy + ":")) continue;
         const auto why = m.substr(p.policy.size() + 2);
-        const bool not_stale = why.find("restart window") != std::string::npos || why.find("; grant it: ") != std::string::npos;
+        const bool not_stale =
+            why.find("restart window") != std::string::npos || why.find("; grant it: ") != std::string::npos;
         pr.errors.push_back(not_stale ? why : why + "; run 'pathwarden plan' again");
       }
-      if (pr.errors.empty()) pr.errors.push_back("not applied: the plan is stale for other policies; run 'pathwarden plan' again");
+      if (pr.errors.empty())
+        pr.errors.push_back("not applied: the plan is stale for other policies; run 'pathwarden plan' again");
     }
     rep.finished_at = journal::format_utc(ctx_.d.clock.now());
     return rep;
@@ -360,6 +380,8 @@ report::RunReport Engine::verify(std::span<const policy::StoragePath> policies, 
   return rep;
 }
 
-report::RunReport Engine::recover() { return Recovery(ctx_).run(); }
+report::RunReport Engine::recover() {
+  return Recovery(ctx_).run();
+}
 
 }  // namespace pw::reconcile

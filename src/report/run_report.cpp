@@ -96,7 +96,7 @@ int exit_code(const RunReport& r) {
       case Verdict::precondition_failed: drift = true; break;
       case Verdict::verified: applied |= !p.changes.empty(); break;
       case Verdict::unobserved: unobserved = true; break;
-      case Verdict::converged: break;
+      case Verdict::converged: applied |= !p.changes.empty(); break;  // a comment written, the mount left alone
     }
   }
   if (rollback_failed) return 5;

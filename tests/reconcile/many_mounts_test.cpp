@@ -193,3 +193,69 @@ TEST_CASE("the plan shows one write per guest and the review playbooks one play 
   REQUIRE(back);
   CHECK(std::get<plan::ChangeFstab>(back->policies[1].steps.front().action).writers == writes[0]->writers);
 }
+
+TEST_CASE("a hand-written entry that matches its policy is adopted without touching the mount") {
+  SeedWorld w;
+  auto engine = w.engine();
+  // The seed's /mnt/tv line, as its policy would write it; only pathwarden's comment is missing.
+  auto tv = extra_policy("tv", kOldLink, "/mnt/tv", "net2", "[vers=4.2, _netdev]");
+  tv.front().mount.export_path = "/srv/nas/tv";
+  auto rep = engine.reconcile(tv, false);
+  INFO(text(rep));
+  const auto& p = entry(rep, "tv");
+  CHECK(p.verdict == report::Verdict::converged);
+  CHECK(report::exit_code(rep) == 2);  // a file changed
+  CHECK(w.guests.unmounted.empty());   // its NFS connections were never torn down
+  CHECK(count(w.guests.calls, "probe media-vm") == 0);
+  const auto fstab = guest::FstabFile::parse(w.guest().fstab);
+  REQUIRE(fstab.owner_of("/mnt/tv"));
+  CHECK(fstab.owner_of("/mnt/tv")->policy == "tv");
+  CHECK(w.guest().fstab.find("192.0.2.2:/srv/nas/tv /mnt/tv nfs vers=4.2,_netdev 0 0") != std::string::npos);
+  bool adopted = false;
+  for (const auto& n : p.notes) adopted = adopted || n.find("adopted") != std::string::npos;
+  CHECK(adopted);
+
+  SECTION("a reason-only edit later rewrites the comment and leaves the mount alone too") {
+    tv.front().mount.reason = "the living-room TV reads from here";
+    auto again = engine.reconcile(tv, false);
+    INFO(text(again));
+    CHECK(entry(again, "tv").verdict == report::Verdict::converged);
+    CHECK(w.guests.unmounted.empty());
+    CHECK(w.guest().fstab.find("the living-room TV reads from here") != std::string::npos);
+    auto third = engine.reconcile(tv, false);
+    CHECK(entry(third, "tv").changes.empty());
+    CHECK(report::exit_code(third) == 0);
+  }
+}
+
+TEST_CASE("an entry whose options differ from the live mount is still re-made") {
+  SeedWorld w;
+  auto engine = w.engine();
+  auto tv = extra_policy("tv", kOldLink, "/mnt/tv", "net2", "[vers=3, _netdev]");
+  tv.front().mount.export_path = "/srv/nas/tv";
+  auto rep = engine.reconcile(tv, false);
+  INFO(text(rep));
+  CHECK(entry(rep, "tv").verdict == report::Verdict::verified);
+  CHECK(std::find(w.guests.unmounted.begin(), w.guests.unmounted.end(), "/mnt/tv") != w.guests.unmounted.end());
+}
+
+TEST_CASE("the plan blocks a channels step the facts say cannot work, with what to change") {
+  for (const bool no_ethtool : {false, true}) {
+    SeedWorld w;
+    w.guest().nics[1].max_channels = 0;  // ens19: `ethtool -l` says Combined: n/a
+    auto engine = w.engine();
+    auto policies = movies_policy("[vers=3, _netdev]", true);
+    if (no_ethtool) {
+      w.guest().nics[1].max_channels = 8;
+      w.guest().ethtool = false;  // the facts carry no channel parameters at all
+    }
+    auto rep = engine.reconcile(policies, false);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == report::Verdict::precondition_failed);
+    CHECK_THAT(text(rep), Catch::Contains("has no combined channels to set"));
+    CHECK_THAT(text(rep), Catch::Contains("spec.nic.queues"));
+    CHECK(w.pve.writes == 0);  // the Proxmox NIC was never re-plugged
+    CHECK(count(w.guests.calls, "set_channels media-vm") == 0);
+    CHECK(w.guest().fstab == kSeedFstab);
+  }
+}

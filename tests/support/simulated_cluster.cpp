@@ -361,7 +361,7 @@ guest::GuestFacts SimulatedGuests::facts_of(const std::string& host, const Guest
       ch.current.combined = n.channels;
       ch.maximum.combined = n.max_channels;
     }
-    i.channels = ch;
+    if (g.ethtool) i.channels = ch;
     f.interfaces.push_back(i);
     guest::InterfaceCounters c;
     c.name = n.name;
@@ -428,6 +428,7 @@ void SimulatedGuests::record(std::string call, const std::vector<std::string>& h
 
 guest::GuestResult<void> SimulatedGuests::activate(Guest& g, const std::vector<guest::MountActivation>& acts) {
   for (auto it = acts.rbegin(); it != acts.rend(); ++it) {
+    unmounted.push_back(it->path);
     std::erase_if(g.mounts, [&](const Mount& m) { return m.mount_point == it->path; });
   }
   for (const auto& a : acts) {

@@ -116,6 +116,7 @@ class SimulatedGuests final : public guest::GuestPort {
     std::set<std::string> nas_addresses;  // one NAS answering on all these (knfsd: one client id)
     bool reachable = true;
     bool fail_mounts = false;
+    bool ethtool = true;  // false: no ethtool in the guest, so its facts carry no channel parameters
     std::uint64_t background_rx_per_probe = 0;  // noise on the first NIC
     // What `docker volume inspect` gives there (or Docker's error), when a policy asks.
     Result<std::vector<guest::DockerVolume>> docker_volumes = std::vector<guest::DockerVolume>{};
@@ -127,6 +128,7 @@ class SimulatedGuests final : public guest::GuestPort {
   // Each run in order: the call and the hosts it covered ("restore_fstab a,b"), for tests of
   // what a phase batches and what it leaves out.
   std::vector<std::string> calls;
+  std::vector<std::string> unmounted;                  // every mount point a change or restore took down, in order
   std::optional<std::string> edit_fstab_before_apply;  // someone edits the fstab between observe and write
   // Called for the probe's bytes with the NIC they crossed, by the MAC it was made with: what the
   // hypervisor's tap of that NIC counts.
