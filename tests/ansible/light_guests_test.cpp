@@ -1,6 +1,7 @@
 // Real ansible-playbook over real SSH against light guests (tests/lab/light/guests), brought up
 // by the CTest fixture light_guests. Every phase is one ansible-playbook run for all guests.
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include "guest/sha256.hpp"
 #include "guest/tokens.hpp"
 #include "light_lab.hpp"
+#include "plan/guest_requests.hpp"
+#include "plan/guest_writes.hpp"
 
 namespace fs = std::filesystem;
 using namespace pw::ansible;
@@ -653,4 +656,77 @@ TEST_CASE("a guest user whose login shell is fish: every script still runs, unde
   auto rolled = run_phase("fish-rollback", "rollback", rollback_playbook(restores, become), {inventory});
   CHECK(rolled.host(host)->outcome == HostOutcome::changed);
   CHECK(guest_file(g, "/etc/fstab") == before.fstab_content);
+}
+
+TEST_CASE("two policies' entries in one fstab write; one put back alone while the other's mount stays") {
+  // Two policies of one guest (tmpfs stands in for their NFS mounts): the planner's composition,
+  // the real apply script, then the undo of one by compare-and-swap on what was written.
+  const int g = 2;
+  const std::string host = guest_name(g), a_path = "/mnt/pw-many-a", b_path = "/mnt/pw-many-b";
+  auto port = lab().ansible_port(fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "many",
+                                 std::chrono::seconds(120));
+  const std::array<std::string, 1> hosts{host};
+  auto observed = port->gather_facts(hosts).at(host);
+  REQUIRE(observed);
+  std::vector<pw::plan::PolicyPlan> plans;
+  for (const auto& [name, path] : {std::pair{"light-a", a_path}, std::pair{"light-b", b_path}}) {
+    auto file = observed->fstab;
+    REQUIRE(file.set_entry({"pw-" + std::string(name), path, "tmpfs", {"size=1m"}, 0, 0}, {name, "one write"}));
+    pw::plan::ChangeFstab c;
+    c.host = host;
+    c.mount_point = path;
+    c.old_content = observed->fstab_content;
+    c.new_content = file.print();
+    c.old_sha256 = observed->fstab_sha256;
+    c.new_sha256 = sha256_hex(c.new_content);
+    c.backup_path = "/var/backups/pathwarden/fstab.light-many";
+    c.activations = {{path, "pw-" + std::string(name), "tmpfs", {"size=1m"}, true}};
+    c.inverse_activations = {{path, "pw-" + std::string(name), "tmpfs", {}, false}};
+    pw::plan::PolicyPlan p;
+    p.policy = name;
+    p.host = host;
+    p.state = pw::plan::PolicyState::changes;
+    p.steps.push_back({c, true, "write"});
+    plans.push_back(std::move(p));
+  }
+  pw::plan::merge_guest_writes(plans);
+  const auto& a = std::get<pw::plan::ChangeFstab>(plans[0].steps.front().action);
+  const auto& b = std::get<pw::plan::ChangeFstab>(plans[1].steps.front().action);
+  REQUIRE(a.writers == std::vector<std::string>{"light-a", "light-b"});
+  auto change = pw::plan::fstab_change(a);
+  const std::vector<std::vector<MountActivation>> lists{a.activations, b.activations};
+  change.activations = pw::plan::merged_activations(lists);
+  const std::vector<FstabChange> apply{change};
+  REQUIRE(port->apply_fstab(apply).at(host));
+  CHECK(guest_file(g, "/etc/fstab") == a.new_content);
+  CHECK(FstabFile::parse(a.new_content).owner_of(a_path)->policy == "light-a");
+  CHECK(FstabFile::parse(a.new_content).owner_of(b_path)->policy == "light-b");
+  REQUIRE(in_guest(g, {"touch", b_path + "/in-use"}).exit_code == 0);  // b's mount, in use
+
+  // light-a failed its proof: its entry goes, light-b's stays (and so does its mount).
+  const std::vector<std::string> undone{a_path};
+  auto after = pw::plan::content_after_undo(a, undone);
+  REQUIRE(after);
+  const std::vector<std::vector<MountActivation>> inverses{a.inverse_activations};
+  const std::vector<FstabChange> undo{
+      {host, a.new_sha256, *after, a.backup_path + ".undo", pw::plan::undo_activations(inverses, *after, undone)}};
+  auto r = port->apply_fstab(undo).at(host);
+  if (!r) FAIL(r.error().error.to_string());
+  auto expected = FstabFile::parse(observed->fstab_content);
+  REQUIRE(expected.take_entry(FstabFile::parse(a.new_content), b_path));
+  CHECK(guest_file(g, "/etc/fstab") == expected.print());
+  CHECK(guest_has(g, b_path + "/in-use"));  // never unmounted
+  auto facts = gather("many-facts", {host}).at(host);
+  CHECK(mount_at(facts, a_path) == nullptr);
+  CHECK(mount_at(facts, b_path) != nullptr);
+
+  // A second undo of the same write finds the file already put back: it refuses nothing and
+  // changes nothing (a recover retrying after a crash).
+  CHECK(port->apply_fstab(undo).at(host));
+  CHECK(guest_file(g, "/etc/fstab") == expected.print());
+  // Clean up: the whole write undone from its backup, as when every writer fails.
+  const std::vector<FstabRestore> restore{{host, a.backup_path, a.old_sha256, sha256_hex(*after), {}}};
+  REQUIRE(port->restore_fstab(restore).at(host));
+  CHECK(guest_file(g, "/etc/fstab") == observed->fstab_content);
+  REQUIRE(in_guest(g, {"umount", b_path}).exit_code == 0);
 }
