@@ -40,9 +40,13 @@ Status write_all(int fd, std::string_view data, const std::filesystem::path& whe
 }
 
 Result<std::string> read_all(int fd, const std::filesystem::path& where) {
+  return read_from(fd, 0, where);
+}
+
+Result<std::string> read_from(int fd, std::uint64_t from, const std::filesystem::path& where) {
   std::string out;
   char buf[65536];
-  off_t offset = 0;
+  auto offset = static_cast<off_t>(from);
   for (;;) {
     const ssize_t n = ::pread(fd, buf, sizeof buf, offset);
     if (n < 0) {

@@ -1,6 +1,7 @@
 #pragma once
 // Small POSIX file helpers for durable state: an owning descriptor, full writes, fsync of a
 // directory, atomic replacement. Errors come back as values naming the path.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -36,6 +37,8 @@ Status write_all(int fd, std::string_view data, const std::filesystem::path& whe
 
 // The whole content of an open file, from offset 0.
 Result<std::string> read_all(int fd, const std::filesystem::path& where);
+// The content of an open file from `offset` to its end.
+Result<std::string> read_from(int fd, std::uint64_t offset, const std::filesystem::path& where);
 
 // Makes a directory entry change (create, rename, unlink) durable.
 Status fsync_directory(const std::filesystem::path& dir);

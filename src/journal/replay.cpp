@@ -16,6 +16,23 @@ struct Step {
   std::size_t generation = 0;  // how many run-resumed records preceded its begin
 };
 
+// The tail a scan reads to tell a finished journal: a run-finished record is about 150 bytes
+// and the policy's name, so 4 KiB hold it with room; a longer last line is read whole.
+constexpr std::uint64_t kTailBytes = 4096;
+
+// Whether the last record of a journal is an intact run-finished, from its last bytes alone
+// (`whole`: they are the whole journal). False when the tail cannot tell: no intact last line,
+// or one that may begin before the tail.
+bool ends_finished(std::string_view tail, bool whole, std::string_view where) {
+  if (tail.empty() || tail.back() != '\n') return false;  // torn, or empty
+  const auto body = tail.substr(0, tail.size() - 1);
+  const auto nl = body.rfind('\n');
+  if (nl == std::string_view::npos && !whole) return false;
+  const auto line = nl == std::string_view::npos ? body : body.substr(nl + 1);
+  auto record = decode_line(line, where);
+  return record && record->type() == RecordType::run_finished;
+}
+
 }  // namespace
 
 std::string_view to_string(StepState s) {
@@ -189,7 +206,7 @@ Result<RunReplay> replay(std::string_view run_id, std::string_view text, std::st
   return replay(run_id, read_journal(text, where), where);
 }
 
-JournalScan scan_journals(JournalStore& store) {
+JournalScan scan_journals(JournalStore& store, ScanScope scope) {
   JournalScan scan;
   auto ids = store.list();
   if (!ids) {
@@ -201,6 +218,17 @@ JournalScan scan_journals(JournalStore& store) {
     if (!storage) {
       scan.unreadable.push_back(storage.error());
       continue;
+    }
+    if (scope == ScanScope::unfinished_only) {
+      auto tail = (*storage)->read_tail(kTailBytes);
+      if (!tail) {
+        scan.unreadable.push_back(tail.error());
+        continue;
+      }
+      if (ends_finished(*tail, tail->size() < kTailBytes, (*storage)->describe())) {
+        ++scan.finished;
+        continue;
+      }
     }
     auto text = (*storage)->read_all();
     if (!text) {

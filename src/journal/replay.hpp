@@ -88,7 +88,19 @@ struct JournalScan {
   std::size_t finished = 0;
 };
 
-// Every journal of the store, replayed.
-JournalScan scan_journals(JournalStore& store);
+// Which journals a scan replays.
+enum class ScanScope {
+  // recover: every journal replayed whole, so damage anywhere in one is found and reported.
+  every_journal,
+  // A run looking for unfinished runs before it changes anything: a journal whose last record
+  // is an intact run-finished is counted as finished from its tail alone (finished journals are
+  // kept, so they are most of the store); only the others are read whole and replayed. Damage in
+  // the middle of a finished journal goes unseen here: that run ended, so it left no guest
+  // half-changed; recover still reports it.
+  unfinished_only,
+};
+
+// The journals of the store, replayed (all of them, or only those not finished).
+JournalScan scan_journals(JournalStore& store, ScanScope scope = ScanScope::every_journal);
 
 }  // namespace pw::journal

@@ -1,6 +1,7 @@
 #include "journal/storage.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,14 @@ class FileJournalStorage final : public JournalFile {
 
   Result<std::string> read_all() override { return journal::read_all(fd_.get(), path_); }
 
+  Result<std::string> read_tail(std::uint64_t max_bytes) override {
+    // The size now, not size_ from the open: another process may be appending to it.
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0) return std::unexpected(system_error("cannot stat", path_, errno));
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    return journal::read_from(fd_.get(), size > max_bytes ? size - max_bytes : 0, path_);
+  }
+
   Status truncate(std::uint64_t size) override {
     if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0)
       return std::unexpected(system_error("cannot truncate", path_, errno));
@@ -85,6 +94,12 @@ class FileJournalStorage final : public JournalFile {
 };
 
 }  // namespace
+
+Result<std::string> JournalFile::read_tail(std::uint64_t max_bytes) {
+  auto all = read_all();
+  if (all && all->size() > max_bytes) all->erase(0, all->size() - max_bytes);
+  return all;
+}
 
 Status check_run_id(std::string_view id) {
   const bool ok = !id.empty() && id.size() <= 128 && id.front() != '.' && std::all_of(id.begin(), id.end(), [](char c) {

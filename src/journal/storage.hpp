@@ -20,6 +20,10 @@ class JournalFile {
   // Durable when it returns. A failed append leaves the journal as it was before it.
   virtual Status append(std::string_view line) = 0;
   virtual Result<std::string> read_all() = 0;
+  // The last `max_bytes` bytes (all of them when there are fewer): the last record without the
+  // rest, so a look for unfinished runs passes over the finished journals, which are kept and so
+  // are most of the store, without reading them. By default the tail of read_all().
+  virtual Result<std::string> read_tail(std::uint64_t max_bytes);
   // Cuts the journal to `size` bytes (a torn last record) before appending again.
   virtual Status truncate(std::uint64_t size) = 0;
   virtual std::string describe() const = 0;  // for messages: the file's path

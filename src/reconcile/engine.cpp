@@ -12,6 +12,7 @@
 #include "plan/guest_writes.hpp"
 #include "reconcile/audit.hpp"
 #include "reconcile/observer.hpp"
+#include "reconcile/pending_runs.hpp"
 #include "reconcile/policy_run.hpp"
 #include "reconcile/preflight.hpp"
 #include "reconcile/recovery.hpp"
@@ -119,6 +120,8 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
   rep.policies.reserve(rep.policies.size() + plan.policies.size());
   std::map<std::string, std::size_t, std::less<>> entry;  // policy → its report entry, without a search each
   for (std::size_t i = 0; i < rep.policies.size(); ++i) entry.emplace(rep.policies[i].policy, i);
+  // Read before this pass writes a journal of its own: an unfinished run's guest and VM wait for recover.
+  const auto pending = PendingRuns::scan(ctx_, PendingRuns::Purpose::change);
   for (const auto& p : plan.policies) {
     if (entry.try_emplace(p.policy, rep.policies.size()).second) rep.policies.push_back(new_entry(p));
   }
@@ -128,6 +131,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     pr.warnings.insert(pr.warnings.end(), p.warnings.begin(), p.warnings.end());
     pr.notes.insert(pr.notes.end(), p.notes.begin(), p.notes.end());
     pr.remedy = p.remedy;
+    if (pending.hold(p, pr, rep)) continue;
     if (p.state == plan::PolicyState::converged || p.state == plan::PolicyState::drift) {
       pr.verdict = p.state == plan::PolicyState::drift ? report::Verdict::drift : report::Verdict::converged;
       continue;
@@ -220,6 +224,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
       rep.plan_id = ctx.plan_id;
       rep.policies.resize(remaining.size());
       Preflight preflight(ctx_);
+      const auto pending = PendingRuns::scan(ctx_, PendingRuns::Purpose::check);
       Observer(ctx_).observe_and_plan(remaining, ctx, [&](std::size_t i, plan::PolicyPlan&& p) {
         preflight.check(p);
         auto& pr = rep.policies[i];
@@ -234,6 +239,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
                          ? report::Verdict::drift
                      : p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved
                                                                 : report::Verdict::precondition_failed;
+        pending.note(p, pr);
       });
       remaining = {};                              // checked, all of them: none is left over from a conflict
       rep.stopped_by_signal = ctx_.stop_signal();  // policies left unobserved say so

@@ -376,3 +376,49 @@ TEST_CASE("a journal created but never written is an empty, harmless run") {
   ManualClock clock(kStart);
   CHECK(Journal::resume(store, clock, "r").error().hint == "nothing was changed; remove the journal");
 }
+
+TEST_CASE("a scan for unfinished runs tells finished journals by their last record alone") {
+  FileJournals f;
+  auto& store = f.store;
+  auto& clock = f.clock;
+  auto finish = [&](std::string_view id, json::object verdicts) {
+    auto j = Journal::start(store, clock, id, "plan-abc");
+    REQUIRE(j);
+    REQUIRE(j->step_begin({StepPhase::apply, 0, "set-nic", "media-vm", {{"digest", "d1"}}}));
+    REQUIRE(j->step_done(StepPhase::apply, 0, {{"digest", "d2"}}));
+    REQUIRE(j->run_finished(std::move(verdicts)));
+  };
+  // Finished, then damaged in the middle: recover's full scan reports it; the scan for unfinished
+  // runs reads its last record, run-finished, and nothing before it.
+  finish("damaged", {{"policy", "movies-10g"}, {"verdict", "verified"}});
+  auto text = slurp(store.path_of("damaged"));
+  text[text.find("\"d2\"") + 2] = '3';
+  spit(store.path_of("damaged"), text);
+  // Finished with a last record longer than the tail read: read whole, still finished.
+  finish("long", {{"policy", std::string(5000, 'p')}, {"verdict", "verified"}});
+  // Interrupted, and finished but its run-finished torn by power loss: both unfinished.
+  { auto j = write_interrupted_run(store, clock); }
+  finish("torn", {{"policy", "movies-10g"}, {"verdict", "verified"}});
+  text = slurp(store.path_of("torn"));
+  text.resize(text.size() - 20);
+  spit(store.path_of("torn"), text);
+
+  auto every = scan_journals(store, ScanScope::every_journal);
+  CHECK(every.finished == 1);
+  CHECK(every.unreadable.size() == 1);
+  CHECK(every.interrupted.size() == 2);
+
+  auto unfinished = scan_journals(store, ScanScope::unfinished_only);
+  CHECK(unfinished.finished == 2);
+  CHECK(unfinished.unreadable.empty());
+  REQUIRE(unfinished.interrupted.size() == 2);
+  CHECK(unfinished.interrupted[0].run_id == "run-1");
+  CHECK(unfinished.interrupted[1].run_id == "torn");
+  CHECK(unfinished.interrupted[1].steps.size() == 1);
+
+  // The tail of a file journal is its last bytes; a shorter journal is given whole.
+  auto file = store.open("long").value();
+  const auto all = file->read_all().value();
+  CHECK(file->read_tail(100).value() == all.substr(all.size() - 100));
+  CHECK(file->read_tail(all.size() + 10).value() == all);
+}
