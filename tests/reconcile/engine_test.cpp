@@ -7,13 +7,6 @@
 using namespace pw;
 using namespace pw::testing;
 
-namespace {
-
-std::string text(const report::RunReport& r) {
-  return report::render_text(r);
-}
-
-}  // namespace
 
 TEST_CASE("the trunking trap ends wrong-path and is rolled back to the byte") {
   SeedWorld w;

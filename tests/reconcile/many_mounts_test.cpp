@@ -11,10 +11,6 @@ using namespace pw::testing;
 
 namespace {
 
-std::string text(const report::RunReport& r) {
-  return report::render_text(r);
-}
-
 // One more policy of the seed's guest: its own mount and NIC, NFSv3 unless said otherwise.
 std::vector<policy::StoragePath> extra_policy(const std::string& name, const std::string& server,
                                               const std::string& path, const std::string& nic,
@@ -35,13 +31,6 @@ std::vector<policy::StoragePath> extra_policy(const std::string& name, const std
 std::vector<policy::StoragePath> both(std::vector<policy::StoragePath> a, const std::vector<policy::StoragePath>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-const report::PolicyReport& entry(const report::RunReport& r, const std::string& policy) {
-  for (const auto& p : r.policies) {
-    if (p.policy == policy) return p;
-  }
-  throw std::runtime_error("no report entry for " + policy);
 }
 
 long count(const std::vector<std::string>& calls, const std::string& call) {

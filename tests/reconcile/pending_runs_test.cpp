@@ -14,18 +14,8 @@ using pw::report::Verdict;
 
 namespace {
 
-std::string text(const report::RunReport& r) {
-  return report::render_text(r);
-}
-
 bool says(const std::vector<std::string>& lines, std::string_view what) {
   return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return l.find(what) != std::string::npos; });
-}
-
-const report::PolicyReport& entry(const report::RunReport& r, std::string_view policy) {
-  auto it = std::find_if(r.policies.begin(), r.policies.end(), [&](const auto& p) { return p.policy == policy; });
-  REQUIRE(it != r.policies.end());
-  return *it;
 }
 
 // The guests a guest-side call of SimulatedGuests::calls ("apply_fstab a,b") covered, when it is

@@ -3,6 +3,8 @@
 // link (ens19) and net2 on the old 1 GbE link (ens20); a knfsd NAS answering on both links; the
 // guest already mounts /mnt/tv through the old link's address.
 #include <memory>
+#include <stdexcept>
+#include <string_view>
 
 #include "journal/clock.hpp"
 #include "journal/guest_lock.hpp"
@@ -10,8 +12,9 @@
 #include "journal/storage.hpp"
 #include "policy/loader.hpp"
 #include "reconcile/engine.hpp"
-#include "timing/sleeper.hpp"
+#include "report/run_report.hpp"
 #include "simulated_cluster.hpp"
+#include "timing/sleeper.hpp"
 
 namespace pw::testing {
 
@@ -75,14 +78,26 @@ inline std::vector<policy::StoragePath> movies_policy(const std::string& options
   const std::string text =
       "apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: movies-10g}\nspec:\n"
       "  guest: {node: pve1, vmid: 101, host: media-vm}\n  nic: {device: net1" +
-      std::string(queues ? ", queues: 8" : "") +
-      "}\n  mount:\n    server: " + server + "\n    nas_addresses: [" + nas + "]\n    export: /srv/nas/movies\n"
-      "    path: /mnt/movies\n    options: " + options +
+      std::string(queues ? ", queues: 8" : "") + "}\n  mount:\n    server: " + server + "\n    nas_addresses: [" + nas +
+      "]\n    export: /srv/nas/movies\n"
+      "    path: /mnt/movies\n    options: " +
+      options +
       "\n    reason: vers=3 on purpose, NFSv4.1 trunking\n  verify: {probe_file: probe.bin, probe_bytes: 64MiB}\n"
       "  restart: {allowed: true}\n";
   auto r = policy::load_text(text, "movies.yaml");
   if (!r.ok()) throw std::runtime_error(r.diagnostics.front().to_string());
   return r.paths;
+}
+
+// The report as an operator reads it (for INFO), and one policy's entry of it.
+inline std::string text(const report::RunReport& r) {
+  return report::render_text(r);
+}
+inline const report::PolicyReport& entry(const report::RunReport& r, std::string_view policy) {
+  for (const auto& p : r.policies) {
+    if (p.policy == policy) return p;
+  }
+  throw std::runtime_error("no report entry for policy " + std::string(policy));
 }
 
 }  // namespace pw::testing
