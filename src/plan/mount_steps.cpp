@@ -141,11 +141,10 @@ std::vector<const guest::MountInfo*> mounts_sharing_client(const policy::Storage
   return sharing;
 }
 
-// The ChangeFstab step: write `fstab` (the guest's with the policy's entry set) and re-make the
-// mount, with the mounts sharing its client. false when a blocker stops the plan.
-bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
-                       const guest::FstabFile& fstab, const guest::MountInfo* current, const MountCheck& mount_check,
-                       const PlanningContext& ctx, PolicyPlan& out) {
+// The write of `fstab` (the guest's with the policy's entry set) over the file as observed, with
+// its compare-and-swap token and backup; no mounts yet.
+ChangeFstab fstab_write(const policy::StoragePath& p, const guest::GuestFacts& facts, const guest::FstabFile& fstab,
+                        const PlanningContext& ctx) {
   ChangeFstab c;
   c.host = p.guest.host;
   c.mount_point = p.mount.path;
@@ -154,6 +153,15 @@ bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& 
   c.old_sha256 = facts.fstab_sha256.empty() ? guest::sha256_hex(c.old_content) : facts.fstab_sha256;
   c.new_sha256 = guest::sha256_hex(c.new_content);
   c.backup_path = ctx.backup_dir + "/fstab." + ctx.plan_id + "." + p.name;
+  return c;
+}
+
+// The ChangeFstab step: write `fstab` (the guest's with the policy's entry set) and re-make the
+// mount, with the mounts sharing its client. false when a blocker stops the plan.
+bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
+                       const guest::FstabFile& fstab, const guest::MountInfo* current, const MountCheck& mount_check,
+                       const PlanningContext& ctx, PolicyPlan& out) {
+  ChangeFstab c = fstab_write(p, facts, fstab, ctx);
   const auto spec = desired_fstab_entry(p);
   c.activations.push_back({p.mount.path, spec.spec, spec.vfstype, spec.options, true});
 
@@ -195,14 +203,7 @@ bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& 
 // none restored by its rollback (which puts the file back).
 void plan_comment_write(const policy::StoragePath& p, const guest::GuestFacts& facts, const guest::FstabFile& fstab,
                         bool adopting, const PlanningContext& ctx, PolicyPlan& out) {
-  ChangeFstab c;
-  c.host = p.guest.host;
-  c.mount_point = p.mount.path;
-  c.old_content = facts.fstab_content;
-  c.new_content = fstab.print();
-  c.old_sha256 = facts.fstab_sha256.empty() ? guest::sha256_hex(c.old_content) : facts.fstab_sha256;
-  c.new_sha256 = guest::sha256_hex(c.new_content);
-  c.backup_path = ctx.backup_dir + "/fstab." + ctx.plan_id + "." + p.name;
+  ChangeFstab c = fstab_write(p, facts, fstab, ctx);
   out.notes.push_back(p.mount.path + " is mounted as the policy says: " +
                       (adopting ? "its hand-written entry is adopted" : "its reason is updated") +
                       " in the fstab, and the mount is not touched");

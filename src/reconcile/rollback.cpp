@@ -88,66 +88,57 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
 // the run). When some stay, only the undone writers' entries are put back, by compare-and-swap on
 // what was written, and their mounts re-made; the kept writers' entries and mounts stay.
 void Rollback::undo_fstab(const Todo& todo) {
-  struct Write {
-    std::vector<std::pair<PolicyRun*, std::size_t>> undone;
-    const plan::ChangeFstab* written = nullptr;
+  for (auto& [w, idx] : todo) w->rollback_step_begin(idx);
+  auto written_of = [](const std::pair<PolicyRun*, std::size_t>& t) -> const plan::ChangeFstab& {
+    return std::get<plan::ChangeFstab>(t.first->step(t.second).action);
   };
-  std::vector<Write> writes;
-  for (auto& [w, idx] : todo) {
-    w->rollback_step_begin(idx);
-    const auto& c = std::get<plan::ChangeFstab>(w->step(idx).action);
-    auto it = std::find_if(writes.begin(), writes.end(), [&](const Write& x) {
-      return x.written->host == c.host && x.written->new_sha256 == c.new_sha256;
-    });
-    if (it == writes.end()) it = writes.insert(writes.end(), Write{{}, &c});
-    it->undone.emplace_back(w, idx);
-  }
+  // One group per write: its guest and the content it wrote.
+  const auto writes = grouped(todo, [&](const auto& t) {
+    return std::pair{written_of(t).host, written_of(t).new_sha256};
+  });
   std::vector<guest::FstabRestore> restores;
   std::vector<guest::FstabChange> partial;
   std::vector<std::optional<std::string>> refused(writes.size());
+  std::vector<bool> alone(writes.size(), false);  // some writers stay: their entries kept
   for (std::size_t i = 0; i < writes.size(); ++i) {
-    const auto& x = writes[i];
+    const auto& undone = writes[i];
+    const auto& written = written_of(undone.front());
     std::vector<std::vector<guest::MountActivation>> inverses;
     std::vector<std::string> names, mount_points;
-    for (const auto& [w, idx] : x.undone) {
-      const auto& c = std::get<plan::ChangeFstab>(w->step(idx).action);
-      inverses.push_back(c.inverse_activations);
-      names.push_back(w->plan->policy);
-      mount_points.push_back(c.mount_point);
+    for (const auto& t : undone) {
+      inverses.push_back(written_of(t).inverse_activations);
+      names.push_back(t.first->plan->policy);
+      mount_points.push_back(written_of(t).mount_point);
     }
-    const bool all = std::all_of(x.written->writers.begin(), x.written->writers.end(), [&](const std::string& n) {
-      return std::find(names.begin(), names.end(), n) != names.end();
-    });
-    if (!x.written->shared() || all) {
-      auto r = plan::fstab_restore(*x.written);
+    alone[i] = written.shared() && !std::all_of(written.writers.begin(), written.writers.end(), [&](const auto& n) {
+                 return std::find(names.begin(), names.end(), n) != names.end();
+               });
+    if (!alone[i]) {
+      auto r = plan::fstab_restore(written);
       r.activations = plan::merged_activations(inverses);
       restores.push_back(std::move(r));
-      for (const auto& [w, idx] : x.undone) fstab_expected_[w] = {x.written->old_sha256, false};
+      for (const auto& t : undone) fstab_expected_[t.first] = {written.old_sha256, false};
       continue;
     }
-    auto after = plan::content_after_undo(*x.written, mount_points);
+    auto after = plan::content_after_undo(written, mount_points);
     if (!after) {
       refused[i] = "cannot put back the entries of " + join_words(mount_points) + ": " + after.error().to_string();
       continue;
     }
-    guest::FstabChange c{x.written->host, x.written->new_sha256, *after, x.written->backup_path + ".undo",
-                         plan::undo_activations(inverses, *after, mount_points)};
-    for (const auto& [w, idx] : x.undone) fstab_expected_[w] = {guest::sha256_hex(*after), true};
-    partial.push_back(std::move(c));
+    for (const auto& t : undone) fstab_expected_[t.first] = {guest::sha256_hex(*after), true};
+    partial.push_back({written.host, written.new_sha256, *after, written.backup_path + ".undo",
+                       plan::undo_activations(inverses, *after, mount_points)});
   }
   guest::PerHost<void> restored, put_back;
   if (!restores.empty()) restored = ctx_.d.guests.restore_fstab(restores);
   if (!partial.empty()) put_back = ctx_.d.guests.apply_fstab(partial);
   for (std::size_t i = 0; i < writes.size(); ++i) {
-    const auto& x = writes[i];
     std::optional<std::string> error = refused[i];
     if (!error) {
-      const auto& [w0, idx0] = x.undone.front();
-      const bool alone = fstab_expected_[w0].partial;
-      error = outcome(alone ? put_back : restored, x.written->host);
-      if (error && alone) error = "putting back its entry while the other policies' stay: " + *error;
+      error = outcome(alone[i] ? put_back : restored, written_of(writes[i].front()).host);
+      if (error && alone[i]) error = "putting back its entry while the other policies' stay: " + *error;
     }
-    for (const auto& [w, idx] : x.undone) w->rollback_step_end(idx, error);
+    for (const auto& [w, idx] : writes[i]) w->rollback_step_end(idx, error);
   }
 }
 
@@ -170,16 +161,10 @@ void Rollback::undo_channels(const Todo& todo) {
 // one and the run had restarted the VM to apply its own (two policies on two NICs of one VM
 // restart it once, as they did going forward).
 void Rollback::undo_nic(const Todo& todo) {
-  std::vector<std::vector<std::pair<PolicyRun*, std::size_t>>> by_vm;
-  for (const auto& t : todo) {
-    const auto& vm = std::get<plan::SetNic>(t.first->step(t.second).action).vm;
-    auto it = std::find_if(by_vm.begin(), by_vm.end(), [&](const auto& g) {
-      return std::get<plan::SetNic>(g.front().first->step(g.front().second).action).vm == vm;
-    });
-    if (it == by_vm.end()) it = by_vm.emplace(by_vm.end());
-    it->push_back(t);
-  }
-  for (const auto& group : by_vm) {
+  auto vm_of = [](const std::pair<PolicyRun*, std::size_t>& t) {
+    return std::get<plan::SetNic>(t.first->step(t.second).action).vm;
+  };
+  for (const auto& group : grouped(todo, vm_of)) {
     bool restarted = false;
     std::vector<std::optional<std::string>> errors;
     std::vector<std::size_t> waiting;  // reverted, but only pending until a restart

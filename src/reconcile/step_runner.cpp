@@ -23,17 +23,11 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
     case plan::StepKind::set_nic: {
       // One config write per VM: two policies on two NICs of one VM are one write with the digest
       // both were planned from (two writes would have the second refused by the first's digest).
-      std::vector<std::vector<PolicyRun*>> by_vm;
-      for (auto* w : batch) {
+      auto vm_and_digest = [](const PolicyRun* w) {
         const auto& s = std::get<plan::SetNic>(w->current()->action);
-        auto it = std::find_if(by_vm.begin(), by_vm.end(), [&](const auto& g) {
-          const auto& f = std::get<plan::SetNic>(g.front()->current()->action);
-          return f.vm == s.vm && f.digest == s.digest;
-        });
-        if (it == by_vm.end()) it = by_vm.emplace(by_vm.end());
-        it->push_back(w);
-      }
-      for (const auto& group : by_vm) set_nics(group);
+        return std::pair{s.vm, s.digest};
+      };
+      for (const auto& group : grouped(batch, vm_and_digest)) set_nics(group);
       return;
     }
     case plan::StepKind::restart_vm:
@@ -255,16 +249,9 @@ std::optional<guest::FstabChange> StepRunner::begin_write(const std::vector<Poli
 }
 
 void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
-  std::vector<std::vector<PolicyRun*>> by_host;
-  for (auto* w : batch) {
-    auto it =
-        std::find_if(by_host.begin(), by_host.end(), [&](const auto& g) { return g.front()->host() == w->host(); });
-    if (it == by_host.end()) it = by_host.emplace(by_host.end());
-    it->push_back(w);
-  }
   std::vector<guest::FstabChange> changes;
   std::vector<PolicyRun*> started;
-  for (const auto& runs : by_host) {
+  for (const auto& runs : grouped(batch, [](const PolicyRun* w) { return w->host(); })) {
     auto change = begin_write(runs);
     if (!change) continue;
     changes.push_back(std::move(*change));

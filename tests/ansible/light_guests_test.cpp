@@ -660,18 +660,33 @@ TEST_CASE("a guest user whose login shell is fish: every script still runs, unde
 
 TEST_CASE("two policies' entries in one fstab write; one put back alone while the other's mount stays") {
   // Two policies of one guest (tmpfs stands in for their NFS mounts): the planner's composition,
-  // the real apply script, then the undo of one by compare-and-swap on what was written.
+  // the real apply script, then the undo of one by compare-and-swap on what was written. As an
+  // operator's guest would have it: reached as a sudo user whose login shell is fish, a mount
+  // point with a space, and a reason that would be code if it were ever pasted into a shell.
+  REQUIRE(fs::exists("/usr/bin/fish"));
   const int g = 2;
-  const std::string host = guest_name(g), a_path = "/mnt/pw-many-a", b_path = "/mnt/pw-many-b";
-  auto port = lab().ansible_port(fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "many",
-                                 std::chrono::seconds(120));
-  const std::array<std::string, 1> hosts{host};
-  auto observed = port->gather_facts(hosts).at(host);
+  const std::string host = guest_name(g), a_path = "/mnt/pw many a", b_path = "/mnt/pw-many-b";
+  const std::string hostile = "it's \"one\" write; $(touch /tmp/pw-many-pwned) `touch /tmp/pw-many-pwned`";
+  REQUIRE(in_guest(g, {"usermod", "-s", "/usr/bin/fish", "pwadmin"}).exit_code == 0);
+  struct Restore {
+    ~Restore() { in_guest(2, {"usermod", "-s", "/bin/sh", "pwadmin"}); }
+  } restore;
+  const fs::path inventory = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "many.ini";
+  fs::create_directories(inventory.parent_path());
+  std::ofstream(inventory) << host << " ansible_user=pwadmin\n";
+  PlaybookOptions become;
+  become.become = Become{};
+  auto as_pwadmin = [&](const std::string& tag, const std::vector<FstabChange>& changes) {
+    return run_phase(tag, "apply", apply_playbook(changes, become), {inventory});
+  };
+  const std::vector<std::string> hosts{host};
+  auto observed =
+      guest_facts_from(run_phase("many-facts", "facts", facts_playbook(hosts, become), {inventory})).at(host);
   REQUIRE(observed);
   std::vector<pw::plan::PolicyPlan> plans;
   for (const auto& [name, path] : {std::pair{"light-a", a_path}, std::pair{"light-b", b_path}}) {
     auto file = observed->fstab;
-    REQUIRE(file.set_entry({"pw-" + std::string(name), path, "tmpfs", {"size=1m"}, 0, 0}, {name, "one write"}));
+    REQUIRE(file.set_entry({"pw-" + std::string(name), path, "tmpfs", {"size=1m"}, 0, 0}, {name, hostile}));
     pw::plan::ChangeFstab c;
     c.host = host;
     c.mount_point = path;
@@ -696,8 +711,7 @@ TEST_CASE("two policies' entries in one fstab write; one put back alone while th
   auto change = pw::plan::fstab_change(a);
   const std::vector<std::vector<MountActivation>> lists{a.activations, b.activations};
   change.activations = pw::plan::merged_activations(lists);
-  const std::vector<FstabChange> apply{change};
-  REQUIRE(port->apply_fstab(apply).at(host));
+  CHECK(as_pwadmin("many-apply", {change}).host(host)->outcome == HostOutcome::changed);
   CHECK(guest_file(g, "/etc/fstab") == a.new_content);
   CHECK(FstabFile::parse(a.new_content).owner_of(a_path)->policy == "light-a");
   CHECK(FstabFile::parse(a.new_content).owner_of(b_path)->policy == "light-b");
@@ -710,8 +724,7 @@ TEST_CASE("two policies' entries in one fstab write; one put back alone while th
   const std::vector<std::vector<MountActivation>> inverses{a.inverse_activations};
   const std::vector<FstabChange> undo{
       {host, a.new_sha256, *after, a.backup_path + ".undo", pw::plan::undo_activations(inverses, *after, undone)}};
-  auto r = port->apply_fstab(undo).at(host);
-  if (!r) FAIL(r.error().error.to_string());
+  CHECK(as_pwadmin("many-undo", undo).host(host)->outcome == HostOutcome::changed);
   auto expected = FstabFile::parse(observed->fstab_content);
   REQUIRE(expected.take_entry(FstabFile::parse(a.new_content), b_path));
   CHECK(guest_file(g, "/etc/fstab") == expected.print());
@@ -722,11 +735,15 @@ TEST_CASE("two policies' entries in one fstab write; one put back alone while th
 
   // A second undo of the same write finds the file already put back: it refuses nothing and
   // changes nothing (a recover retrying after a crash).
-  CHECK(port->apply_fstab(undo).at(host));
+  const auto again = as_pwadmin("many-undo-again", undo).host(host)->outcome;
+  CHECK((again == HostOutcome::changed || again == HostOutcome::ok));
   CHECK(guest_file(g, "/etc/fstab") == expected.print());
+  CHECK_FALSE(guest_has(g, "/tmp/pw-many-pwned"));  // the reason stayed a comment
   // Clean up: the whole write undone from its backup, as when every writer fails.
-  const std::vector<FstabRestore> restore{{host, a.backup_path, a.old_sha256, sha256_hex(*after), {}}};
-  REQUIRE(port->restore_fstab(restore).at(host));
+  const std::vector<FstabRestore> restore_all{{host, a.backup_path, a.old_sha256, sha256_hex(*after), {}}};
+  auto port = lab().ansible_port(fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "many",
+                                 std::chrono::seconds(120));
+  REQUIRE(port->restore_fstab(restore_all).at(host));
   CHECK(guest_file(g, "/etc/fstab") == observed->fstab_content);
   REQUIRE(in_guest(g, {"umount", b_path}).exit_code == 0);
 }

@@ -264,3 +264,47 @@ TEST_CASE("the owner comment reads back") {
   CHECK(pw::guest::parse_owner_comment("# some other comment") == std::nullopt);
   CHECK(pw::guest::parse_owner_comment(pw::guest::owner_comment({"p", ""})) == EntryOwner{"p", ""});
 }
+
+TEST_CASE("take_entry composes two policies' entries and puts one back alone, byte for byte") {
+  // Over every file of the corpus (CRLF, no final newline, comments, odd layouts): two entries
+  // set one by one equal the two composed with take_entry; putting one back from the observed
+  // file gives exactly the file with only the other's entry.
+  const FstabEntrySpec a{"nas:/a", "/mnt/pw a", "nfs", {"vers=3"}, 0, 0};
+  const FstabEntrySpec b{"[2001:db8::1]:/b", "/mnt/#b", "nfs", {"vers=4.2", "nconnect=4"}, 0, 0};
+  for (const auto& entry : fs::directory_iterator(kCorpus)) {
+    INFO(entry.path().filename().string());
+    const auto observed = read_file(entry.path());
+    const auto base = FstabFile::parse(observed);
+    auto only_a = base, only_b = base, both = base;
+    if (!only_a.set_entry(a, {"pa", "first"}) || !only_b.set_entry(b, {"pb", "second"})) continue;  // duplicates
+    REQUIRE(both.set_entry(a, {"pa", "first"}));
+    REQUIRE(both.set_entry(b, {"pb", "second"}));
+    auto composed = base;
+    REQUIRE(composed.take_entry(only_a, a.file));
+    REQUIRE(composed.take_entry(only_b, b.file));
+    CHECK(composed.print() == both.print());
+    auto single = base;
+    REQUIRE(single.take_entry(only_a, a.file));
+    CHECK(single.print() == only_a.print());  // one writer: the planner's own write, exactly
+
+    auto undone = FstabFile::parse(composed.print());
+    REQUIRE(undone.take_entry(base, a.file));
+    CHECK(undone.print() == only_b.print());
+    CHECK_FALSE(*undone.take_entry(base, a.file));  // twice: nothing more to do
+  }
+}
+
+TEST_CASE("take_entry puts a hand-written entry back where it stood, the line after it kept apart") {
+  // The adopted entry was the last line, without a newline; another entry followed it since.
+  const std::string observed = "UUID=r / ext4 defaults 0 1\nnas:/tv /mnt/tv nfs vers=4.2 0 0";
+  const auto base = FstabFile::parse(observed);
+  auto adopted = base;
+  REQUIRE(adopted.set_entry({"nas:/tv", "/mnt/tv", "nfs", {"vers=4.2"}, 0, 0}, {"tv", "adopted"}));
+  REQUIRE(adopted.set_entry({"nas:/m", "/mnt/m", "nfs", {"vers=3"}, 0, 0}, {"m", "new"}));
+  auto back = FstabFile::parse(adopted.print());
+  REQUIRE(back.take_entry(base, "/mnt/tv"));
+  const auto text = back.print();
+  CHECK(text.starts_with("UUID=r / ext4 defaults 0 1\nnas:/tv /mnt/tv nfs vers=4.2 0 0\n# "));
+  CHECK(FstabFile::parse(text).entry_for("/mnt/m"));
+  CHECK_FALSE(FstabFile::parse(text).owner_of("/mnt/tv"));
+}
