@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
-an operator's ground.
+an operator's ground, and several policies on the one guest (issue 38).
 
-usage: lab_reconcile_test.py PATHWARDEN misrouted
+usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -12,11 +12,12 @@ seed's fix (verified, then converged) run once each in tests/ops/ansible_role_la
 through the role operators schedule, with the assertions that used to be here.
 """
 import json
+import tempfile
 
 from pwtest.lab import controller as ctl
 from pwtest.lab import lab, scenarios
 from pwtest.lab import topology as topo
-from pwtest.policies import seed_fix
+from pwtest.policies import NAS_10G, NAS_1G, seed_fix, storage_path, write
 from pwtest.script import case_main, check
 
 
@@ -49,5 +50,108 @@ def test_misrouted(binary):
     check(f"{topo.GUEST_OPERATOR} : " in sudo and "USER=root" in sudo, f"no sudo to root by {topo.GUEST_OPERATOR}:\n{sudo}")
 
 
+# Several policies of the lab guest, in file order (the order the plan takes them, and so the
+# order the one fstab write mounts them): backup over link1 (net0) with NFSv4.2, the movies over
+# link2 (net1) with NFSv3, and a third share over link2 with NFSv4.2, which joins backup's v4.2
+# client of the same NAS and so rides link1 (NFSv4.1 trunking): its own probe must catch it.
+def _policy(name, device, server, nas, export, path, options):
+    return storage_path(name, topo.GUEST_VMID, topo.GUEST_NAME, device=device, server=server, nas_addresses=[nas],
+                        export=export, path=path, options=options, reason=f"{name}: issue 38's lab case",
+                        probe_file=topo.PROBE_FILE, probe_bytes=topo.TEST_PROBE)
+
+
+BACKUP = _policy("backup", "net0", NAS_1G, NAS_10G, topo.BACKUP_EXPORT, "/mnt/backup", ["vers=4.2", "_netdev"])
+MOVIES = _policy("movies", "net1", NAS_10G, NAS_1G, topo.MOVIES_EXPORT, "/mnt/movies", ["vers=3", "_netdev"])
+TRUNKED = _policy("pg", "net1", NAS_10G, NAS_1G, topo.COMPOSE_EXPORT, "/mnt/pg", ["vers=4.2", "_netdev"])
+
+
+def _policies(*texts):
+    d = tempfile.mkdtemp(prefix="pw-many-")
+    for i, text in enumerate(texts):
+        write(d, f"{i + 1}.yaml", text)
+    return d
+
+
+def _entries(fstab):
+    """Mount point -> the pathwarden policy named in the comment right above its entry."""
+    lines = fstab.splitlines()
+    out = {}
+    for i, line in enumerate(lines):
+        fields = line.split()
+        if len(fields) >= 3 and not line.startswith("#") and fields[2] == "nfs":
+            above = lines[i - 1] if i > 0 else ""
+            out[fields[1]] = above.split("(policy ", 1)[1].split(")", 1)[0] if "(policy " in above else None
+    return out
+
+
+def _verdicts(report):
+    return {p["policy"]: (p["verdict"], p.get("cause")) for p in report["policies"]}
+
+
+def test_many(binary):
+    ctl.reset_nic()
+    guest = lab.Guest()
+    guest.helper("reset")
+    before = ctl.guest_state()
+    rc, report, err = ctl.pathwarden(binary, ctl.settings(), "reconcile", _policies(BACKUP, MOVIES))
+    verdicts = _verdicts(report)
+    check(rc == 2 and verdicts == {"backup": ("verified", None), "movies": ("verified", None)},
+          f"exit {rc}, {verdicts}:\n{json.dumps(report, indent=1)[-4000:]}\n{err[-1500:]}")
+    after = ctl.guest_state()
+    check(_entries(after["fstab"]) == {"/mnt/backup": "backup", "/mnt/movies": "movies"}, after["fstab"])
+    check(after["fstab"].startswith(before["fstab"]), "the lines before pathwarden's entries changed")
+    # One write: one backup of the fstab as it was, for both policies.
+    names = guest.run("ls /var/backups/pathwarden/").stdout.split()
+    backups = [n for n in names if n.startswith(f"fstab.{report['plan_id']}.")]
+    check(len(backups) == 1, f"backups of this plan: {backups}")
+
+
+def test_many_one_trunks(binary):
+    ctl.reset_nic()
+    guest = lab.Guest()
+    guest.helper("reset")
+    before = ctl.guest_state()
+    rc, report, err = ctl.pathwarden(binary, ctl.operator_settings(), "reconcile", _policies(BACKUP, MOVIES, TRUNKED))
+    verdicts = _verdicts(report)
+    check(rc == 4 and verdicts == {"backup": ("verified", None), "movies": ("verified", None),
+                                   "pg": ("rolled-back", "wrong-path")},
+          f"exit {rc}, {verdicts}:\n{json.dumps(report, indent=1)[-4000:]}\n{err[-1500:]}")
+    pg = next(p for p in report["policies"] if p["policy"] == "pg")
+    check("trunk" in (pg["verification"]["diagnosis"] or ""), f"diagnosis: {pg['verification']['diagnosis']}")
+    after = ctl.guest_state()
+    # Exactly the two verified entries: pg's put back alone (it had none), the others kept.
+    check(_entries(after["fstab"]) == {"/mnt/backup": "backup", "/mnt/movies": "movies"}, after["fstab"])
+    check(after["fstab"].startswith(before["fstab"]), "the lines before pathwarden's entries changed")
+    mounted = {line.split()[1] for line in after["mounts"]}
+    check(mounted == {"/mnt/backup", "/mnt/movies"}, f"mounted: {mounted}")
+    check(not report["journal_left"], "a journal was left")
+
+
+def _local_ports(connections):
+    """The local address:port of each NFS connection (ss -Htn lines: state, queues, local, peer)."""
+    return sorted(c.split()[-2] for c in connections)
+
+
+def test_adopt(binary):
+    ctl.reset_nic()
+    guest = lab.Guest()
+    # A hand-written entry, mounted as it says: exactly what the policy below would write.
+    applied = guest.helper("apply", json.dumps(scenarios.scenario("clean-link2")))
+    ports = _local_ports(applied["connections"])
+    check(ports, f"no NFS connection before: {applied}")
+    policy = _policy("movies", "net1", NAS_10G, NAS_1G, topo.MOVIES_EXPORT, "/mnt/movies", ["vers=4.2", "_netdev"])
+    rc, report, err = ctl.pathwarden(binary, ctl.settings(), "reconcile", _policies(policy))
+    p = report["policies"][0]
+    check(rc == 2 and p["verdict"] == "converged" and p["changes"],
+          f"exit {rc}:\n{json.dumps(report, indent=1)[-4000:]}\n{err[-1500:]}")
+    check(any("adopted" in n for n in p["notes"]), f"notes: {p['notes']}")
+    check(p["verification"] is None, "a probe ran for a comment")
+    after = ctl.guest_state()
+    check(_entries(after["fstab"]) == {"/mnt/movies": "movies"}, after["fstab"])
+    now = guest.run("ss -Htn state established '( dport = :2049 )'").stdout.splitlines()
+    check(_local_ports(now) == ports, f"the mount's NFS connections changed: {ports} -> {_local_ports(now)}")
+
+
 if __name__ == "__main__":
-    case_main({"misrouted": test_misrouted}, __doc__)
+    case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
+               "adopt": test_adopt}, __doc__)
