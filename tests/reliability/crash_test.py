@@ -9,10 +9,9 @@ usage: crash_test.py PVESIM PATHWARDEN
 
 Two policies in one run, so every journaled step kind is killed at least once: guest2 an fstab
 entry, guest3 a queues change that needs a VM restart (set-nic, restart-vm, set-channels). Light
-guests cannot mount NFS and their veth NIC has no combined channels, so every run ends in a
-rollback: the kills land in every forward step and in every step of the rollbacks, except a
-channels restore (the channels step changes nothing on a veth, so it has none; test_reconcile
-kills the engine at that record in-process). (The QEMU lab
+guests cannot mount NFS, so every run ends in a rollback: the kills land in every forward step and
+in every step of the rollbacks, the channels restore's included (guest3's eth0 stands in for a
+virtio NIC's channels: tests/lab/light/virtio-ethtool). (The QEMU lab
 runs without KVM here: one reboot costs minutes, too slow for a loop over every record.)
 """
 import json
