@@ -14,6 +14,7 @@
 #include "guest/operations.hpp"
 #include "proxmox/types.hpp"
 #include "net/mac_address.hpp"
+#include "verify/verifier.hpp"
 
 namespace pw::plan {
 
@@ -140,6 +141,13 @@ struct PolicyPlan {
   std::vector<std::string> warnings;  // e.g. the NFSv4.1 trunking risk
   std::vector<std::string> notes;     // what was observed and left alone
   std::vector<std::string> remedy;    // drift: what to change by hand, in order
+  // Converged: the path its proof checks on every run from the facts the plan was made from (the
+  // mount's NFS connections -> interface -> intended NIC, addr=), at no probe and no extra round
+  // trip; `passive` is what that check found (reconcile/observer.cpp). A configuration can stay
+  // as the policy says while its path drifts (a host route, a trunked transport): that is never
+  // "converged". Runtime only, not in the plan file, whose proofs are its verify steps.
+  std::optional<VerifyPath> proof;
+  std::optional<verify::VerificationResult> passive;
 };
 
 struct Plan {

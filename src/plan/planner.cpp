@@ -85,6 +85,7 @@ PolicyPlan finish(PolicyPlan& out, const Observation& observed) {
   } else {
     out.state = out.steps.empty() ? PolicyState::converged : PolicyState::changes;
   }
+  if (out.state != PolicyState::converged) out.proof.reset();
   return out;
 }
 
@@ -150,6 +151,9 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   const auto proven = detail::plan_mount(p, facts, nic->changes, ctx, out);
   if (!proven) return finish(out, observed);
   plan_verify(*proven, p, *nic, vm.config.ref, out);
+  if (out.steps.empty() && out.blockers.empty() && out.state != PolicyState::drift) {
+    out.proof = verify_path_of(*proven, p, nic->mac, vm.config.ref);
+  }
   return finish(out, observed);
 }
 

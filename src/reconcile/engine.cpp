@@ -11,6 +11,7 @@
 #include "journal/journal.hpp"
 #include "plan/guest_writes.hpp"
 #include "reconcile/audit.hpp"
+#include "reconcile/evidence.hpp"
 #include "reconcile/observer.hpp"
 #include "reconcile/pending_runs.hpp"
 #include "reconcile/policy_run.hpp"
@@ -92,6 +93,7 @@ plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies, std:
   for (const auto& p : policies) ptrs.push_back(&p);
   Observer(ctx_).live_status(ptrs, observed, plan.policies, ctx);
   plan::merge_guest_writes(plan.policies);  // a policy re-planned with the live state joins its guest's write again
+  Observer::prove_converged(observed, plan.policies);
   Preflight(ctx_).check(plan);
   plan.policies_revision = ctx_.o.policies_revision;
   plan.policies_dirty = ctx_.o.policies_dirty;
@@ -134,6 +136,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     if (pending.hold(p, pr, rep)) continue;
     if (p.state == plan::PolicyState::converged || p.state == plan::PolicyState::drift) {
       pr.verdict = p.state == plan::PolicyState::drift ? report::Verdict::drift : report::Verdict::converged;
+      judge_converged(p, pr);
       continue;
     }
     if (p.state == plan::PolicyState::precondition_failed || p.state == plan::PolicyState::unobserved) {
@@ -239,6 +242,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
                          ? report::Verdict::drift
                      : p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved
                                                                 : report::Verdict::precondition_failed;
+        judge_converged(p, pr);
         pending.note(p, pr);
       });
       remaining = {};                              // checked, all of them: none is left over from a conflict

@@ -1,5 +1,6 @@
 #include "reconcile/evidence.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "guest/counter_snapshot.hpp"
@@ -76,9 +77,11 @@ verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::Pr
   verify::VerificationInput in;
   in.desired = desired_from(v);
   in.evidence = evidence_from(out.after, v.mount_point, v.intended_mac);
-  in.measurement = verify::Measurement{out.samples, out.run,
-                                       {connection_counters(out.connections_before), connection_counters(out.connections_after)},
-                                       std::move(host)};
+  in.measurement =
+      verify::Measurement{out.samples,
+                          out.run,
+                          {connection_counters(out.connections_before), connection_counters(out.connections_after)},
+                          std::move(host)};
   in.interfaces = out.samples.after_probe;
   in.settings.min_share = v.min_share;
   in.settings.max_probe_bytes = v.max_probe_bytes;
@@ -104,7 +107,8 @@ report::Verification verification_report(const verify::VerificationResult& r, co
   out.probes = probes;
   for (const auto& d : r.deltas) {
     if (d.upper_device) continue;
-    out.interfaces.push_back({d.name, d.mac.str(), d.intended, d.rx_bytes, d.tx_bytes, d.net(v.direction), d.speed_mbps});
+    out.interfaces.push_back(
+        {d.name, d.mac.str(), d.intended, d.rx_bytes, d.tx_bytes, d.net(v.direction), d.speed_mbps});
   }
   out.intended_share = r.intended_share;
   out.throughput = r.throughput;
@@ -132,12 +136,43 @@ report::Verification verification_report(const verify::VerificationResult& r, co
 
 report::Verdict verdict_of(verify::Verdict v) {
   switch (v) {
-    case verify::Verdict::verified: return report::Verdict::verified;
-    case verify::Verdict::wrong_path: return report::Verdict::wrong_path;
-    case verify::Verdict::inconclusive: return report::Verdict::inconclusive;
-    case verify::Verdict::precondition_failed: return report::Verdict::precondition_failed;
+    case verify::Verdict::verified:
+      return report::Verdict::verified;
+    case verify::Verdict::wrong_path:
+      return report::Verdict::wrong_path;
+    case verify::Verdict::inconclusive:
+      return report::Verdict::inconclusive;
+    case verify::Verdict::precondition_failed:
+      return report::Verdict::precondition_failed;
   }
   return report::Verdict::inconclusive;
+}
+
+void judge_converged(const plan::PolicyPlan& p, report::PolicyReport& pr) {
+  if (pr.verdict != report::Verdict::converged || !p.proof || !p.passive) return;
+  const auto& r = *p.passive;
+  switch (r.verdict) {
+    case verify::Verdict::wrong_path:
+      pr.verdict = report::Verdict::wrong_path;
+      pr.verification = verification_report(r, *p.proof, 0, 0);
+      pr.errors.push_back(p.proof->mount_point +
+                          " is configured as the policy says, but its path no longer holds: " + r.summary);
+      return;
+    case verify::Verdict::verified:
+    case verify::Verdict::inconclusive:
+    case verify::Verdict::precondition_failed: {
+      // Without a probe the facts can contradict a path, never prove it: say what they showed.
+      const auto agreed = std::find_if(r.signals.begin(), r.signals.end(), [](const verify::SignalReading& s) {
+        return s.state == verify::SignalState::agreed;
+      });
+      if (r.verdict != verify::Verdict::precondition_failed && agreed != r.signals.end()) {
+        pr.notes.push_back("path checked from the guest's facts (address check only, no probe): " + agreed->detail);
+      } else {
+        pr.notes.push_back("path not checked from the guest's facts: " + r.summary);
+      }
+      return;
+    }
+  }
 }
 
 }  // namespace pw::reconcile

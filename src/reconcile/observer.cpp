@@ -1,13 +1,13 @@
 #include "reconcile/observer.hpp"
 
-#include "diagnostics/stop_signals_blocked.hpp"
-
 #include <algorithm>
 #include <future>
 #include <set>
 
+#include "diagnostics/stop_signals_blocked.hpp"
 #include "plan/guest_writes.hpp"
 #include "plan/names.hpp"
+#include "reconcile/evidence.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::reconcile {
@@ -42,7 +42,7 @@ std::vector<plan::Observation> Observer::observe(std::span<const policy::Storage
 }
 
 std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& listed,
-                                                      std::span<const policy::StoragePath* const> policies) {
+                                                        std::span<const policy::StoragePath* const> policies) {
   std::vector<plan::Observation> out(policies.size());
   std::vector<proxmox::VmRef> vms;
   std::vector<std::string> hosts;
@@ -56,9 +56,8 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
     // A VM migrated since the policy was written is followed to the node the cluster lists it on
     // (the request would otherwise go to the old node, which no longer has its config).
     if (listed.guests) {
-      if (auto g = listed.by_vmid.find(ref.vmid); g != listed.by_vmid.end() &&
-                                                  g->second->type == proxmox::GuestType::qemu &&
-                                                  !g->second->ref.node.empty()) {
+      if (auto g = listed.by_vmid.find(ref.vmid);
+          g != listed.by_vmid.end() && g->second->type == proxmox::GuestType::qemu && !g->second->ref.node.empty()) {
         ref.node = g->second->ref.node;
       }
     }
@@ -101,9 +100,10 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
       } else {
         const auto& summary = *g->second;
         if (ref.node != p.guest.node) {
-          o.warnings.push_back("VM " + std::to_string(ref.vmid) + " runs on node " + ref.node + ", not " + p.guest.node +
-                            " as spec.guest.node says (" + p.position_of("spec.guest.node").to_string() +
-                            "): migrated? followed to " + ref.node + "; update the policy");
+          o.warnings.push_back("VM " + std::to_string(ref.vmid) + " runs on node " + ref.node + ", not " +
+                               p.guest.node + " as spec.guest.node says (" +
+                               p.position_of("spec.guest.node").to_string() + "): migrated? followed to " + ref.node +
+                               "; update the policy");
         }
         if (summary.type != proxmox::GuestType::qemu) {
           o.vm_error = Error{"guest " + std::to_string(ref.vmid) + " is an LXC container, not a QEMU VM",
@@ -164,12 +164,22 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
     auto observed = observe_listed(listed, batch);
     std::vector<plan::PolicyPlan> plans;
     plans.reserve(indices.size());
-    for (std::size_t k = 0; k < indices.size(); ++k) plans.push_back(plan::plan_policy(*batch[k], observed[k], planning));
+    for (std::size_t k = 0; k < indices.size(); ++k)
+      plans.push_back(plan::plan_policy(*batch[k], observed[k], planning));
     live_status(batch, observed, plans, planning);
     plan::merge_guest_writes(plans);  // a batch holds whole guests: each guest's policies make one write
+    prove_converged(observed, plans);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       take(indices[k], std::move(plans[k]));
       observed[k] = {};  // the facts of a guest are the big part: drop them as soon as planned
+    }
+  }
+}
+
+void Observer::prove_converged(std::span<const plan::Observation> observed, std::span<plan::PolicyPlan> plans) {
+  for (std::size_t i = 0; i < plans.size() && i < observed.size(); ++i) {
+    if (plans[i].proof && observed[i].guest) {
+      plans[i].passive = verify::verify_path(audit_input(*plans[i].proof, *observed[i].guest));
     }
   }
 }

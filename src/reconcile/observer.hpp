@@ -36,6 +36,10 @@ class Observer {
   void live_status(std::span<const policy::StoragePath* const> policies, std::span<plan::Observation> observed,
                    std::span<plan::PolicyPlan> plans, const plan::PlanningContext& planning);
 
+  // Every converged plan's proof checked from the facts it was planned from (PolicyPlan::passive):
+  // what `pathwarden verify` does without a probe, at no extra round trip.
+  static void prove_converged(std::span<const plan::Observation> observed, std::span<plan::PolicyPlan> plans);
+
  private:
   // Status and locks of every guest from one list call, found by vmid.
   struct ListedGuests {

@@ -2,7 +2,7 @@
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
 an operator's ground, and several policies on the one guest (issue 38).
 
-usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt
+usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|drift
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -152,6 +152,38 @@ def test_adopt(binary):
     check(_local_ports(now) == ports, f"the mount's NFS connections changed: {ports} -> {_local_ports(now)}")
 
 
+def test_drift(binary):
+    """A path that drifts between runs: converged, then a /32 host route sends the NAS's link2
+    address through link1 and the mount's connection is made again through it (a reconnect, a
+    reboot): the scheduled reconcile is not converged but wrong-path (exit 4) from the facts
+    alone, with no probe and nothing changed; the route removed, converged again."""
+    ctl.reset_nic()
+    guest = lab.Guest()
+    guest.helper("reset")
+    settings = ctl.settings()
+    policies = _policies(MOVIES)
+    rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+    check(rc == 2, f"the first run: exit {rc}:\n{json.dumps(report, indent=1)[-3000:]}\n{err[-1500:]}")
+    rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+    p = report["policies"][0]
+    check(rc == 0 and p["verdict"] == "converged", f"exit {rc}: {p}")
+    check(any(n.startswith("path checked from the guest's facts") for n in p["notes"]), f"notes: {p['notes']}")
+
+    route = f"{topo.LINK2['nas']}/32 dev link1 src {topo.LINK1['guest']}"
+    guest.run(f"ip route add {route} proto static && umount /mnt/movies && mount /mnt/movies")
+    fstab = ctl.guest_state()["fstab"]
+    rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+    p = report["policies"][0]
+    check(rc == 4 and p["verdict"] == "wrong-path", f"exit {rc}:\n{json.dumps(p, indent=1)}\n{err[-1500:]}")
+    check("misrouted" in (p["verification"]["diagnosis"] or ""), f"diagnosis: {p['verification']['diagnosis']}")
+    check(p["verification"]["probes"] == 0 and not p["changes"], f"a probe or a change: {p}")
+    check(ctl.guest_state()["fstab"] == fstab, "the fstab changed")
+
+    guest.run(f"ip route del {route} && umount /mnt/movies && mount /mnt/movies")
+    rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+    check(rc == 0 and report["policies"][0]["verdict"] == "converged", f"exit {rc}: {report['policies'][0]}")
+
+
 if __name__ == "__main__":
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
-               "adopt": test_adopt}, __doc__)
+               "adopt": test_adopt, "drift": test_drift}, __doc__)

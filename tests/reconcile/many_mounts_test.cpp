@@ -248,3 +248,43 @@ TEST_CASE("the plan blocks a channels step the facts say cannot work, with what 
     CHECK(w.guest().fstab == kSeedFstab);
   }
 }
+
+TEST_CASE("a converged mount whose path drifted since the last change is never converged") {
+  SeedWorld w;
+  auto engine = w.engine();
+  const auto policies = movies_policy("[vers=3, _netdev]", false);
+  REQUIRE(entry(engine.reconcile(policies, false), "movies-10g").verdict == report::Verdict::verified);
+  auto quiet = engine.reconcile(policies, false);
+  INFO(text(quiet));
+  CHECK(entry(quiet, "movies-10g").verdict == report::Verdict::converged);
+  const auto& notes = entry(quiet, "movies-10g").notes;
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.starts_with("path checked from the guest's facts (address check only");
+  }));
+
+  // A /32 host route now sends the new address over the old link: the configuration is still as
+  // the policy says, the path is not (the first field report's failure exactly).
+  w.guest().routes[kNewLink] = "ens20";
+  const auto writes = w.pve.writes;
+  const auto fstab = w.guest().fstab;
+  auto drifted = engine.reconcile(policies, false);
+  INFO(text(drifted));
+  const auto& p = entry(drifted, "movies-10g");
+  CHECK(p.verdict == report::Verdict::wrong_path);
+  CHECK(report::exit_code(drifted) == 4);
+  REQUIRE(p.verification);
+  REQUIRE(p.verification->diagnosis);
+  CHECK(p.verification->diagnosis->find("misrouted") != std::string::npos);
+  CHECK(count(w.guests.calls, "probe media-vm") == 1);  // the first run's only: no probe for the check
+  CHECK(w.pve.writes == writes);                        // routing is reported, never changed
+  CHECK(w.guest().fstab == fstab);
+  // The same verdict --check gives, and `verify` on the same state.
+  CHECK(entry(engine.reconcile(policies, true), "movies-10g").verdict == report::Verdict::wrong_path);
+  CHECK(entry(engine.verify(policies, false), "movies-10g").verdict == report::Verdict::wrong_path);
+
+  w.guest().routes[kNewLink] = "ens19";  // the route removed
+  auto back = engine.reconcile(policies, false);
+  INFO(text(back));
+  CHECK(entry(back, "movies-10g").verdict == report::Verdict::converged);
+  CHECK(report::exit_code(back) == 0);
+}

@@ -369,9 +369,20 @@ guest::GuestFacts SimulatedGuests::facts_of(const std::string& host, const Guest
     c.tx_bytes = n.tx;
     f.counters.push_back(c);
   }
+  // Each NIC holds a guest address (ip -o addr); a mount's connection leaves from the address of
+  // the interface its server's route takes, as the kernel picks the source (the first NIC when
+  // no route names the server).
+  for (std::size_t k = 0; k < g.nics.size(); ++k) {
+    f.addresses.push_back({g.nics[k].name, "203.0.113." + std::to_string(100 + k), 24});
+  }
   for (const auto& m : g.mounts) {
     guest::TcpConnection c;
     c.local_address = "192.0.2.10";
+    if (auto r = g.routes.find(m.addr); r != g.routes.end()) {
+      for (std::size_t k = 0; k < g.nics.size(); ++k) {
+        if (g.nics[k].name == r->second) c.local_address = "203.0.113." + std::to_string(100 + k);
+      }
+    }
     c.local_port = 700;
     c.peer_address = m.addr;
     c.peer_port = 2049;
