@@ -14,6 +14,7 @@
 #include "guest/operations.hpp"
 #include "proxmox/types.hpp"
 #include "net/mac_address.hpp"
+#include "verify/traffic_since.hpp"
 #include "verify/verifier.hpp"
 
 namespace pw::plan {
@@ -148,6 +149,13 @@ struct PolicyPlan {
   // "converged". Runtime only, not in the plan file, whose proofs are its verify steps.
   std::optional<VerifyPath> proof;
   std::optional<verify::VerificationResult> passive;
+  // Converged with a proof: the counters this run read of its path (the NFS connections' bytes
+  // from the facts, the VM's taps from one read per node), differenced against the last run's
+  // (verify/traffic_since.hpp) and stored with this run's result. Runtime only, like `passive`.
+  std::optional<verify::TrafficMark> traffic;
+  // `traffic` differenced against the mark the policy's last stored result holds (none stored:
+  // unset, "no comparison").
+  std::optional<verify::TrafficSince> since_last;
 };
 
 struct Plan {

@@ -17,7 +17,10 @@ namespace pw::plan {
 struct ObservedVm {
   proxmox::VmConfig config;  // current=1: the values in effect, with the file's digest
   proxmox::PendingConfig pending;
+  // The listing's status and lock; its pid and taps ("nics") from the node's VM list, read
+  // alongside the config (reconcile/observer.cpp), or why there are none.
   proxmox::VmStatus status;
+  std::string taps_unavailable;
 };
 
 // Everything observed for one policy; a failed read is kept as its error.

@@ -49,6 +49,11 @@ class Api {
                                                         ConfigView view = ConfigView::current) = 0;
   virtual std::vector<ApiResult<PendingConfig>> read_pendings(std::span<const VmRef> vms) = 0;
   virtual std::vector<ApiResult<VmStatus>> vm_statuses(std::span<const VmRef> vms) = 0;
+  // Every QEMU VM of each node, live, with its pid and tap counters ("nics"), in one read per node
+  // (GET /nodes/{node}/qemu?full=1; qemu-server PVE/API2/Qemu.pm vmlist → PVE/QemuServer.pm
+  // vmstatus(undef, $full), which fills "nics" only when $full): a converged run's tap counters
+  // for a whole node at the cost of one request. One result per node, in the order given.
+  virtual std::vector<ApiResult<std::vector<VmStatus>>> node_vm_statuses(std::span<const std::string> nodes) = 0;
 
   // Writes are sent once, never retried blindly. Refused before sending: no digest, or a netN
   // without its MAC (Proxmox would invent a new MAC and the guest would see a new NIC).

@@ -264,12 +264,9 @@ Result<std::set<std::string>> parse_permissions(std::string_view body, const std
   return privs;
 }
 
-Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref) {
-  auto data = data_of(body);
-  if (!data) return std::unexpected(data.error());
-  auto obj = object_of(*data, "the VM status");
-  if (!obj) return std::unexpected(obj.error());
-  const auto& o = **obj;
+namespace {
+
+Result<VmStatus> vm_status_of(const bj::object& o, const VmRef& ref) {
   VmStatus s;
   s.ref = ref;
   s.status = member_text(o, "status").value_or("");
@@ -281,6 +278,34 @@ Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref) {
   s.uptime = member_int(o, "uptime");
   parse_nics(o, s);
   return s;
+}
+
+}  // namespace
+
+Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref) {
+  auto data = data_of(body);
+  if (!data) return std::unexpected(data.error());
+  auto obj = object_of(*data, "the VM status");
+  if (!obj) return std::unexpected(obj.error());
+  return vm_status_of(**obj, ref);
+}
+
+Result<std::vector<VmStatus>> parse_vm_list(std::string_view body, const std::string& node) {
+  auto data = data_of(body);
+  if (!data) return std::unexpected(data.error());
+  auto arr = array_of(*data, "the node's VMs");
+  if (!arr) return std::unexpected(arr.error());
+  std::vector<VmStatus> out;
+  for (const auto& item : **arr) {
+    if (!item.is_object()) return fail("an entry of the node's VMs is not an object");
+    const auto& o = item.as_object();
+    const auto vmid = member_int(o, "vmid");
+    if (!vmid || *vmid <= 0 || *vmid > 999999999) return fail("an entry of the node's VMs has no valid 'vmid'");
+    auto s = vm_status_of(o, VmRef{node, static_cast<int>(*vmid)});
+    if (!s) return std::unexpected(s.error());
+    out.push_back(std::move(*s));
+  }
+  return out;
 }
 
 Result<std::optional<Upid>> parse_optional_upid(std::string_view body) {

@@ -26,6 +26,8 @@ Result<std::vector<NodeSummary>> parse_nodes(std::string_view body);
 Result<VmConfig> parse_config(std::string_view body, const VmRef& ref, bool current);
 Result<PendingConfig> parse_pending(std::string_view body, const VmRef& ref);
 Result<VmStatus> parse_vm_status(std::string_view body, const VmRef& ref);
+// GET /nodes/{node}/qemu (?full=1 adds each running VM's "nics"): every entry a VmStatus of `node`.
+Result<std::vector<VmStatus>> parse_vm_list(std::string_view body, const std::string& node);
 // GET /access/permissions?path=P: the privileges held on P. Proxmox answers path → privilege →
 // propagate flag (pve-access-control PVE/API2/AccessControl.pm `permissions`); a path it leaves
 // out holds none.

@@ -432,6 +432,16 @@ std::vector<ApiResult<VmStatus>> Client::vm_statuses(std::span<const VmRef> vms)
       [](std::string_view body, const VmRef& vm) { return json::parse_vm_status(body, vm); });
 }
 
+std::vector<ApiResult<std::vector<VmStatus>>> Client::node_vm_statuses(std::span<const std::string> nodes) {
+  // All nodes at once, over the pooled connections; a node is named by a VmRef of vmid 0 here.
+  std::vector<VmRef> keys;
+  keys.reserve(nodes.size());
+  for (const auto& n : nodes) keys.push_back(VmRef{n, 0});
+  return read_many<std::vector<VmStatus>>(
+      keys, [](const VmRef& n) { return "/nodes/" + segment(n.node) + "/qemu"; }, {{"full", "1"}},
+      [](std::string_view body, const VmRef& n) { return json::parse_vm_list(body, n.node); });
+}
+
 ApiResult<std::optional<Upid>> Client::update_config(const VmRef& vm, const ConfigChange& change, WriteMode mode) {
   const std::string where = vm.to_string();
   if (change.digest.empty()) {

@@ -36,6 +36,7 @@ class Client final : public Api {
                                                 ConfigView view = ConfigView::current) override;
   std::vector<ApiResult<PendingConfig>> read_pendings(std::span<const VmRef> vms) override;
   std::vector<ApiResult<VmStatus>> vm_statuses(std::span<const VmRef> vms) override;
+  std::vector<ApiResult<std::vector<VmStatus>>> node_vm_statuses(std::span<const std::string> nodes) override;
 
   ApiResult<std::optional<Upid>> update_config(const VmRef& vm, const ConfigChange& change,
                                                WriteMode mode = WriteMode::sync_put) override;

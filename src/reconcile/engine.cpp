@@ -94,6 +94,7 @@ plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies, std:
   Observer(ctx_).live_status(ptrs, observed, plan.policies, ctx);
   plan::merge_guest_writes(plan.policies);  // a policy re-planned with the live state joins its guest's write again
   Observer::prove_converged(observed, plan.policies);
+  Observer(ctx_).mark_traffic(observed, plan.policies);
   Preflight(ctx_).check(plan);
   plan.policies_revision = ctx_.o.policies_revision;
   plan.policies_dirty = ctx_.o.policies_dirty;

@@ -148,30 +148,66 @@ report::Verdict verdict_of(verify::Verdict v) {
   return report::Verdict::inconclusive;
 }
 
+namespace {
+
+// A path whose traffic since the last run took another NIC: the address check passed (the
+// connections were made over the intended interface), the bytes did not follow. Routing is the
+// cause (a route or rule changed under established connections): reported, never changed.
+report::Verification misrouted_since(const plan::VerifyPath& v, const verify::TrafficSince& t) {
+  report::Verification out;
+  out.verdict = report::Verdict::wrong_path;
+  out.summary = "the path no longer holds: " + t.text;
+  std::string d = std::string(verify::to_string(verify::DiagnosisKind::misrouted));
+  for (std::size_t i = 0; i < t.evidence.size(); ++i) d += (i ? "; " : ": ") + t.evidence[i];
+  out.diagnosis = d;
+  const std::string via = t.carrier ? "net" + std::to_string(*t.carrier) : t.carrier_interface;
+  if (t.carrier) out.carried_by = via;
+  out.remedies.push_back("find what sends " + v.server + " out of " + via + " in guest " + v.host + ": ip route get " +
+                         v.server + "; ip rule; a host route or a policy rule added since the last run (pathwarden "
+                         "leaves routing alone)");
+  out.remedies.push_back("once the route is right, make the connections anew (umount " + v.mount_point + " and mount " +
+                         "it again): established connections keep the path they were made on");
+  out.server_address = v.server;
+  if (!v.server_name.empty()) out.server_name = v.server_name;
+  return out;
+}
+
+}  // namespace
+
 void judge_converged(const plan::PolicyPlan& p, report::PolicyReport& pr) {
   if (pr.verdict != report::Verdict::converged || !p.proof || !p.passive) return;
+  pr.traffic_mark = p.traffic;
   const auto& r = *p.passive;
-  switch (r.verdict) {
-    case verify::Verdict::wrong_path:
-      pr.verdict = report::Verdict::wrong_path;
-      pr.verification = verification_report(r, *p.proof, 0, 0);
-      pr.errors.push_back(p.proof->mount_point +
-                          " is configured as the policy says, but its path no longer holds: " + r.summary);
-      return;
-    case verify::Verdict::verified:
-    case verify::Verdict::inconclusive:
-    case verify::Verdict::precondition_failed: {
-      // Without a probe the facts can contradict a path, never prove it: say what they showed.
-      const auto agreed = std::find_if(r.signals.begin(), r.signals.end(), [](const verify::SignalReading& s) {
-        return s.state == verify::SignalState::agreed;
-      });
-      if (r.verdict != verify::Verdict::precondition_failed && agreed != r.signals.end()) {
-        pr.notes.push_back("path checked from the guest's facts (address check only, no probe): " + agreed->detail);
-      } else {
-        pr.notes.push_back("path not checked from the guest's facts: " + r.summary);
-      }
-      return;
-    }
+  if (r.verdict == verify::Verdict::wrong_path) {
+    pr.verdict = report::Verdict::wrong_path;
+    pr.verification = verification_report(r, *p.proof, 0, 0);
+    pr.errors.push_back(p.proof->mount_point + " is configured as the policy says, but its path no longer holds: " +
+                        r.summary);
+    pr.rests_on = "the guest's facts (its NFS connections' addresses and the mount's addr=): " + r.summary;
+    return;
+  }
+  // Without a probe the facts can contradict a path, never prove it: say what they showed.
+  const auto agreed = std::find_if(r.signals.begin(), r.signals.end(), [](const verify::SignalReading& s) {
+    return s.state == verify::SignalState::agreed;
+  });
+  if (r.verdict != verify::Verdict::precondition_failed && agreed != r.signals.end()) {
+    pr.notes.push_back("path checked from the guest's facts (address check, no probe): " + agreed->detail);
+  } else {
+    pr.notes.push_back("path not checked from the guest's facts: " + r.summary);
+  }
+  if (p.since_last && p.since_last->finding == verify::TrafficFinding::elsewhere) {
+    pr.verdict = report::Verdict::wrong_path;
+    pr.verification = misrouted_since(*p.proof, *p.since_last);
+    pr.errors.push_back(p.proof->mount_point + " is configured as the policy says, but its traffic since the last run " +
+                        "took another path: " + p.since_last->text);
+    pr.rests_on = p.since_last->text;
+    return;
+  }
+  if (p.since_last) {
+    pr.rests_on = p.since_last->text;
+  } else if (p.traffic) {
+    pr.rests_on = "no comparison with the last run: it stored no counters of this path (the first run, or one that "
+                  "changed it): address check only";
   }
 }
 

@@ -29,11 +29,12 @@ report::Verification verification_report(const verify::VerificationResult& resul
 // The report's verdict for the verifier's.
 report::Verdict verdict_of(verify::Verdict v);
 
-// A converged policy's path as its facts show it (plan::PolicyPlan::passive): a path that no
-// longer holds is `wrong-path` (what `pathwarden verify` says of the same state: exit 4, its own
-// Prometheus series and history point), with the diagnosis and remedies; a proven path says what
-// the check rests on; a check that could not be made says so, and the verdict stays converged
-// ("could not observe" is never drift).
+// A converged policy's path as its facts show it (plan::PolicyPlan::passive) and as its traffic
+// since the last run shows it (PolicyPlan::since_last): a path that no longer holds is
+// `wrong-path` (what `pathwarden verify` says of the same state: exit 4, its own Prometheus series
+// and history point), with the diagnosis and remedies; otherwise `rests_on` says what the verdict
+// rests on, and a check that could not be made says so while the verdict stays converged ("could
+// not observe" is never drift). The run's traffic mark goes with the report to be stored.
 void judge_converged(const plan::PolicyPlan& p, report::PolicyReport& pr);
 
 }  // namespace pw::reconcile

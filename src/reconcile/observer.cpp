@@ -5,9 +5,11 @@
 #include <set>
 
 #include "diagnostics/stop_signals_blocked.hpp"
+#include "journal/clock.hpp"
 #include "plan/guest_writes.hpp"
 #include "plan/names.hpp"
 #include "reconcile/evidence.hpp"
+#include "reconcile/traffic_marks.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::reconcile {
@@ -74,12 +76,16 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   // One config read per VM (/pending holds the values in effect, the pending ones and the
   // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
   // the big part, are parsed on this thread, so every batch reuses the same heap.
-  auto pendings_future = [&] {
+  // The nodes' VM lists (pid and taps of every VM, one request per node) go out with them: a
+  // converged path's traffic since the last run is judged on the taps (mark_traffic).
+  auto [pendings_future, taps_future] = [&] {
     const StopSignalsBlocked blocked;  // the stop signals are the main thread's (diagnostics/stop_signals_blocked.hpp)
-    return std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); });
+    return std::pair{std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); }),
+                     std::async(std::launch::async, [&] { return read_node_statuses(ctx_.d.api, vms); })};
   }();
   auto facts = ctx_.d.guests.gather_facts(hosts, names);
   auto pendings = pendings_future.get();
+  const auto taps = taps_future.get();
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];
     auto& o = out[i];
@@ -94,6 +100,18 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
       vm.pending = *pending;
       vm.config = config_from_pending(vm.pending);
       vm.status.ref = ref;
+      if (auto t = taps.by_vm.find(ref); t != taps.by_vm.end()) {
+        vm.status.pid = t->second.pid;
+        vm.status.nics = t->second.nics;
+        if (vm.status.nics.empty()) {
+          vm.taps_unavailable = "Proxmox sent no tap counters (\"nics\") for " + ref.to_string() +
+                                (t->second.status == "running" ? "" : " (" + t->second.status + ")");
+        }
+      } else if (auto f = taps.failed.find(ref.node); f != taps.failed.end()) {
+        vm.taps_unavailable = "the node's VM list could not be read: " + f->second;
+      } else {
+        vm.taps_unavailable = ref.to_string() + " is not in its node's VM list";
+      }
       if (auto g = listed.by_vmid.find(ref.vmid); g == listed.by_vmid.end()) {
         o.vm_error = Error{"VM " + std::to_string(ref.vmid) + " is not in the cluster",
                            p.position_of("spec.guest.vmid").to_string(), "check spec.guest.vmid"};
@@ -169,6 +187,7 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
     live_status(batch, observed, plans, planning);
     plan::merge_guest_writes(plans);  // a batch holds whole guests: each guest's policies make one write
     prove_converged(observed, plans);
+    mark_traffic(observed, plans);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       take(indices[k], std::move(plans[k]));
       observed[k] = {};  // the facts of a guest are the big part: drop them as soon as planned
@@ -180,6 +199,25 @@ void Observer::prove_converged(std::span<const plan::Observation> observed, std:
   for (std::size_t i = 0; i < plans.size() && i < observed.size(); ++i) {
     if (plans[i].proof && observed[i].guest) {
       plans[i].passive = verify::verify_path(audit_input(*plans[i].proof, *observed[i].guest));
+    }
+  }
+}
+
+void Observer::mark_traffic(std::span<const plan::Observation> observed, std::span<plan::PolicyPlan> plans) {
+  const std::string now = journal::format_utc(ctx_.d.clock.now());
+  for (std::size_t i = 0; i < plans.size() && i < observed.size(); ++i) {
+    auto& p = plans[i];
+    if (!p.proof || !observed[i].guest) continue;
+    const auto& vm = observed[i].vm;
+    std::string missing = p.proof->vm.vmid == 0 || !p.proof->nic ? "the plan names no Proxmox NIC"
+                          : !vm                                   ? "the VM was not observed"
+                                                                  : vm->taps_unavailable;
+    const proxmox::VmStatus* status = missing.empty() ? &vm->status : nullptr;
+    p.traffic = mark_of(*p.proof, *observed[i].guest, vm ? &vm->config : nullptr, status, std::move(missing), now);
+    if (auto before = stored_mark(ctx_.d.results, p.policy)) {
+      const auto in = audit_input(*p.proof, *observed[i].guest);
+      p.since_last = verify::traffic_since(*before, *p.traffic, in.desired, in.evidence, p.proof->nic.value_or(-1),
+                                           in.settings);
     }
   }
 }

@@ -40,6 +40,12 @@ class Observer {
   // what `pathwarden verify` does without a probe, at no extra round trip.
   static void prove_converged(std::span<const plan::Observation> observed, std::span<plan::PolicyPlan> plans);
 
+  // Every converged plan's traffic mark (PolicyPlan::traffic): the NFS connections' counters from
+  // its facts and its VM's taps from the node's VM list (one GET /nodes/{node}/qemu?full=1 per node
+  // of a batch, sent with the config reads), differenced against the policy's stored mark
+  // (PolicyPlan::since_last). No request of its own.
+  void mark_traffic(std::span<const plan::Observation> observed, std::span<plan::PolicyPlan> plans);
+
  private:
   // Status and locks of every guest from one list call, found by vmid.
   struct ListedGuests {

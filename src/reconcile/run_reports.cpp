@@ -4,6 +4,7 @@
 
 #include "guest/fstab.hpp"
 #include "journal/journal.hpp"
+#include "reconcile/traffic_marks.hpp"
 #include "report/history.hpp"
 #include "report/run_report.hpp"
 
@@ -88,6 +89,14 @@ void remember_results(const Context& ctx, const report::RunReport& r) {
     report::RunReport single;
     single.policies.push_back(p);
     res.details = report::to_json(single).as_object()["policies"].as_array()[0].as_object();
+    if (p.traffic_mark) {
+      res.details[kTrafficMarkKey] = to_json(*p.traffic_mark);
+    } else if (auto stored = ctx.d.results.get(p.policy); stored && *stored) {
+      // A run that read no counters of the path (a change, a verify, a recover) keeps the last
+      // mark: the next run compares with it, and its own identity checks (4-tuples, the QEMU
+      // process, the netN line) say "no comparison" where the path was made anew since.
+      if (const auto* mark = (*stored)->details.if_contains(kTrafficMarkKey)) res.details[kTrafficMarkKey] = *mark;
+    }
     if (auto st = journal::record_result(ctx.d.results, res,
                                          report::to_json(report::history_point(p, r.finished_at, r.run_id)));
         !st) {

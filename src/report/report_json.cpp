@@ -240,6 +240,7 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.texts(o, "errors", path, p.errors);
   r.texts(o, "notes", path, p.notes);
   if (o.contains("remedy")) r.texts(o, "remedy", path, p.remedy);
+  if (o.contains("rests_on")) r.text(o, "rests_on", path, p.rests_on);  // format 3.1
   if (p.policy.empty() && !r.error()) r.bad(path + ".policy", "missing: every policy entry names its policy");
 }
 

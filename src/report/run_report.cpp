@@ -272,7 +272,8 @@ json::value to_json(const RunReport& r) {
                                     {"warnings", strings(p.warnings)},
                                     {"errors", strings(p.errors)},
                                     {"notes", strings(p.notes)},
-                                    {"remedy", strings(p.remedy)}});
+                                    {"remedy", strings(p.remedy)},
+                                    {"rests_on", opt(p.rests_on)}});
   }
   // "schema" names the major as format 1 did, so that a pathwarden that predates format_version
   // refuses this report instead of misreading its changes.

@@ -11,6 +11,7 @@
 
 #include "verify/direction.hpp"
 #include "verify/signals.hpp"
+#include "verify/traffic_since.hpp"
 
 namespace pw::report {
 
@@ -156,6 +157,13 @@ struct PolicyReport {
   std::vector<std::string> notes;
   // drift of a mount pathwarden does not own (Docker, systemd, autofs): what to change by hand.
   std::vector<std::string> remedy;
+  // Converged (or wrong-path found without a change): what the verdict rests on, in a sentence
+  // ("12.4 GB of NFS traffic on net1 since the last run (...), none elsewhere; ..." or "no NFS
+  // traffic since the last run (...): address check only"). Format 3.1.
+  std::optional<std::string> rests_on;
+  // The counters this run read of the path, kept with the stored result for the next run to
+  // difference (reconcile/traffic_marks.hpp); not part of the JSON report.
+  std::optional<verify::TrafficMark> traffic_mark;
 };
 
 struct RunReport {
@@ -187,10 +195,10 @@ int signal_number(std::string_view name);
 // The JSON report's format (README "JSON report", src/report/report.schema.json), versioned as
 // diagnostics/format_version.hpp says. Format 1 is the report that spelt its version only as
 // "schema": "pathwarden-report/v1" (changes as strings); 2.0 made changes structured; 3.0 made
-// planned structured too (a check's fstab diff is data, not a sentence). Reports of 1 and 2 are
-// still read, their strings as the changes' text.
+// planned structured too (a check's fstab diff is data, not a sentence); 3.1 added each policy's
+// "rests_on". Reports of 1 and 2 are still read, their strings as the changes' text.
 inline constexpr int kFormatMajor = 3;
-inline constexpr int kFormatMinor = 0;
+inline constexpr int kFormatMinor = 1;
 std::string format_version();  // "3.0"
 
 boost::json::value to_json(const RunReport& report);

@@ -55,6 +55,7 @@ std::string render_text(const RunReport& r, bool colour) {
       for (const auto& rem : v.remedies) out << "    remedy: " << rem << "\n";
       for (const auto& pre : v.failed_preconditions) out << "    precondition: " << pre << "\n";
     }
+    if (p.rests_on) out << "  rests on: " << *p.rests_on << "\n";
     for (const auto& s : p.rolled_back) out << "  rolled back: " << s << "\n";
     for (const auto& s : p.restored_checks) out << "  restored: " << s << "\n";
     for (const auto& s : p.warnings) out << "  " << paint("warning: " + s, "33") << "\n";

@@ -6,13 +6,15 @@
 namespace pw::verify {
 namespace {
 
+std::optional<std::uint64_t> counter(const ConnectionCounters& c, ProbeDirection d) {
+  return d == ProbeDirection::read ? c.bytes_received : c.bytes_acked;
+}
+
+}  // namespace
+
 bool same_connection(const NfsConnection& a, const NfsConnection& b) {
   return a.local_port == b.local_port && a.remote_port == b.remote_port && same_address(a.local_address, b.local_address) &&
          same_address(a.remote_address, b.remote_address);
-}
-
-std::optional<std::uint64_t> counter(const ConnectionCounters& c, ProbeDirection d) {
-  return d == ProbeDirection::read ? c.bytes_received : c.bytes_acked;
 }
 
 bool to_nas(const DesiredPath& d, const NfsConnection& c) {
@@ -20,8 +22,6 @@ bool to_nas(const DesiredPath& d, const NfsConnection& c) {
   return std::any_of(d.nas_addresses.begin(), d.nas_addresses.end(),
                      [&](const std::string& a) { return same_address(a, c.remote_address); });
 }
-
-}  // namespace
 
 ConnectionAnalysis analyze_connections(const ConnectionSamples& samples, const DesiredPath& desired,
                                        const NfsEvidence& evidence, ProbeDirection direction) {

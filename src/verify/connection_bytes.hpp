@@ -45,6 +45,11 @@ struct ConnectionAnalysis {
   std::vector<std::string> notes;
 };
 
+// The same socket: one 4-tuple (addresses compared as addresses, not as text).
+bool same_connection(const NfsConnection& a, const NfsConnection& b);
+// A connection to the desired server or another address of its NAS.
+bool to_nas(const DesiredPath& d, const NfsConnection& c);
+
 // Connections to the desired server or another address of its NAS; local addresses are matched
 // against evidence.local_addresses, whose `mac` is the NIC below the owning interface.
 ConnectionAnalysis analyze_connections(const ConnectionSamples& samples, const DesiredPath& desired,

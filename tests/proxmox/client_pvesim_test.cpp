@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "proxmox/api_json.hpp"
@@ -693,6 +695,50 @@ TEST_CASE("many reads at once: one result per VM, over a bounded pool of connect
   // 302 requests over at most max_in_flight connections, plus the one this stats request came on.
   CHECK(stats.at("connections").to_number<int>() <= o.max_in_flight + 1);
   CHECK(stats.at("api_requests").to_number<int>() == 1 + 271 + 10 + 20);
+}
+
+TEST_CASE("a node's VMs with their taps in one request: GET /nodes/{node}/qemu?full=1") {
+  PvesimProcess sim(fleet_args(12));
+  auto client = make_client(sim.client_options());
+  auto guests = client->list_guests();
+  REQUIRE(guests);
+  std::set<std::string> nodes;
+  std::map<VmRef, bool> running;
+  for (const auto& g : *guests) {
+    if (g.type != GuestType::qemu) continue;
+    nodes.insert(g.ref.node);
+    running[g.ref] = g.status == "running";
+  }
+  std::vector<std::string> asked(nodes.begin(), nodes.end());
+  sim.admin("POST", "/pvesim/stats/reset");
+  auto lists = client->node_vm_statuses(asked);
+  CHECK(sim.admin("GET", "/pvesim/stats").as_object().at("api_requests").to_number<int>() ==
+        static_cast<int>(asked.size()));
+  REQUIRE(lists.size() == asked.size());
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    REQUIRE(lists[i]);
+    for (const auto& s : *lists[i]) {
+      ++seen;
+      CHECK(s.ref.node == asked[i]);
+      REQUIRE(running.contains(s.ref));
+      CHECK(s.pid.has_value() == running[s.ref]);
+      // The same taps status/current reports for that VM.
+      auto one = client->vm_status(s.ref);
+      REQUIRE(one);
+      std::set<int> a, b;
+      for (const auto& [n, c] : s.nics) a.insert(n);
+      for (const auto& [n, c] : one->nics) b.insert(n);
+      CHECK(a == b);
+      CHECK(s.pid == one->pid);
+    }
+  }
+  CHECK(seen == running.size());
+  // A node the cluster does not know: Proxmox's proxy fails its name lookup (500), an error of its own.
+  auto unknown = client->node_vm_statuses(std::vector<std::string>{"no-such-node"});
+  REQUIRE(unknown.size() == 1);
+  REQUIRE_FALSE(unknown.front());
+  CHECK_THAT(unknown.front().error().to_string(), Catch::Contains("hostname lookup 'no-such-node' failed"));
 }
 
 TEST_CASE("Proxmox's own refusals: parameter errors per field, missing VMs") {

@@ -75,3 +75,28 @@ TEST_CASE("nics of the wrong type is flagged, and the rest of the status still p
   CHECK(s.ignored_nics.front().key == "nics");
   CHECK(s.pid == 7);
 }
+
+TEST_CASE("a node's VM list (GET /nodes/{node}/qemu?full=1) gives each VM its pid and its own taps") {
+  auto list = json::parse_vm_list(R"({"data":[
+      {"vmid":101,"status":"running","pid":4242,"qmpstatus":"running",
+       "nics":{"tap101i1":{"netin":2000,"netout":1000}}},
+      {"vmid":"102","status":"stopped"},
+      {"vmid":103,"status":"running","pid":77,"nics":{"tap101i0":{"netin":5,"netout":5}}}]})",
+                                  "pve1");
+  REQUIRE(list.has_value());
+  REQUIRE(list->size() == 3);
+  CHECK((*list)[0].ref == VmRef{"pve1", 101});
+  CHECK((*list)[0].pid == 4242);
+  CHECK((*list)[0].nics.at(1) == TapCounters{2000, 1000});
+  CHECK((*list)[1].ref.vmid == 102);
+  CHECK((*list)[1].nics.empty());
+  CHECK_FALSE((*list)[1].pid);
+  CHECK((*list)[2].nics.empty());  // another VM's tap is never this one's
+  CHECK((*list)[2].ignored_nics.size() == 1);
+
+  for (const char* bad : {R"({"data":[{"status":"running"}]})", R"({"data":[{"vmid":-3,"status":"running"}]})",
+                          R"({"data":[7]})", R"({"data":{"vmid":101}})"}) {
+    INFO(bad);
+    CHECK_FALSE(json::parse_vm_list(bad, "pve1").has_value());
+  }
+}

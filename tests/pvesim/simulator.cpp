@@ -893,20 +893,26 @@ struct Handlers {
     return data_response(std::move(out));
   }
 
+  // GET /nodes/{node}/qemu (qemu-server PVE/API2/Qemu.pm, vmlist, read at e6352be6): VM.Audit
+  // filters the entries; vmstatus(undef, $full) in PVE/QemuServer.pm gives each VM's pid and, only
+  // with $full, "nics" (the per-tap counters, as status/current has them) and the QMP status.
   ApiResponse qemu_list(const Caller& c, const std::string& node, Params& p) {
     validate(p, {{"node", text()}, {"full", boolean()}});
+    const bool full = single(p, "full").value_or("0") == "1";
     std::lock_guard lock(sim.mutex_);
     require_node(node);
     std::map<std::string, NetDev> devices;
     bj::array out;
     for (const auto& [vmid, vm] : sim.cluster_.vms) {
       if (vm->node != node || vm->type != "qemu" || !allowed(c, "/vms/" + std::to_string(vmid), "VM.Audit")) continue;
-      auto e = guest_entry(*vm, taps_of(*vm, devices));
+      const Taps taps = taps_of(*vm, devices);
+      auto e = guest_entry(*vm, taps);
       e["cpus"] = e["maxcpu"];
       if (vm->running) {
         e["pid"] = vm->pid;
-        e["qmpstatus"] = "running";
+        if (full) e["qmpstatus"] = "running";
       }
+      if (full && !taps.empty()) e["nics"] = nics_json(taps);
       out.push_back(std::move(e));
     }
     return data_response(std::move(out));

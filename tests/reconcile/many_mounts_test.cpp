@@ -259,7 +259,7 @@ TEST_CASE("a converged mount whose path drifted since the last change is never c
   CHECK(entry(quiet, "movies-10g").verdict == report::Verdict::converged);
   const auto& notes = entry(quiet, "movies-10g").notes;
   CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
-    return n.starts_with("path checked from the guest's facts (address check only");
+    return n.starts_with("path checked from the guest's facts (address check, no probe)");
   }));
 
   // A /32 host route now sends the new address over the old link: the configuration is still as

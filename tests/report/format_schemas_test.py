@@ -116,7 +116,7 @@ def main(binary, pvesim):
             report = json.load(f)
         check(printed == report, "--output json and --report-file differ")
         valid(report_schema, report, "the apply report")
-        check(report["format"] == "pathwarden-report" and report["format_version"] == "3.0"
+        check(report["format"] == "pathwarden-report" and report["format_version"] == "3.1"
               and report["pathwarden_version"] == version and report["schema"] == "pathwarden-report/v3",
               f"report header: { {k: report.get(k) for k in ('format', 'format_version', 'pathwarden_version', 'schema')} }")
         p = report["policies"][0]

@@ -108,6 +108,7 @@ ApiResult<proxmox::VmStatus> SimulatedProxmox::vm_status(const proxmox::VmRef& r
   s.status = (*vm)->status;
   s.lock = (*vm)->lock;
   s.nics = (*vm)->nics;
+  if (s.status == "running") s.pid = (*vm)->pid;
   return s;
 }
 
@@ -127,6 +128,31 @@ std::vector<ApiResult<proxmox::PendingConfig>> SimulatedProxmox::read_pendings(s
 std::vector<ApiResult<proxmox::VmStatus>> SimulatedProxmox::vm_statuses(std::span<const proxmox::VmRef> v) {
   std::vector<ApiResult<proxmox::VmStatus>> out;
   for (const auto& r : v) out.push_back(vm_status(r));
+  return out;
+}
+
+std::vector<ApiResult<std::vector<proxmox::VmStatus>>> SimulatedProxmox::node_vm_statuses(
+    std::span<const std::string> nodes) {
+  std::vector<ApiResult<std::vector<proxmox::VmStatus>>> out;
+  for (const auto& node : nodes) {
+    ++node_reads;
+    if (down) {
+      out.emplace_back(std::unexpected(*down));
+      continue;
+    }
+    if (fail_node_lists) {
+      out.emplace_back(std::unexpected(api_error(ApiErrorKind::http, "500 Internal Server Error", "GET /nodes/" + node + "/qemu")));
+      continue;
+    }
+    std::vector<proxmox::VmStatus> list;
+    for (const auto& [vmid, vm] : vms) {
+      if (vm.ref.node != node) continue;
+      --reads;  // counted as the node's read, not the VM's
+      auto s = vm_status(vm.ref);
+      if (s) list.push_back(std::move(*s));
+    }
+    out.emplace_back(std::move(list));
+  }
   return out;
 }
 
@@ -212,6 +238,8 @@ ApiResult<proxmox::Upid> SimulatedProxmox::reboot(const proxmox::VmRef& ref, std
     task_history.push_back(std::move(start));
     return upid;
   }
+  ++vm.pid;
+  for (auto& [n, c] : vm.nics) c = {};  // new taps
   if (on_restart) on_restart(ref.vmid);
   return upid;
 }
@@ -383,7 +411,9 @@ guest::GuestFacts SimulatedGuests::facts_of(const std::string& host, const Guest
         if (g.nics[k].name == r->second) c.local_address = "203.0.113." + std::to_string(100 + k);
       }
     }
-    c.local_port = 700;
+    c.local_port = m.local_port;
+    c.bytes_received = m.rx_bytes;
+    c.bytes_acked = m.tx_bytes;
     c.peer_address = m.addr;
     c.peer_port = 2049;
     f.nfs_connections.push_back(c);

@@ -32,6 +32,7 @@ class SimulatedProxmox final : public proxmox::Api {
     // status/current's "nics" (tap counters by N of netN); empty: not reported, as by a stopped
     // VM or a proxy. Tests move them through SimulatedGuests::on_wire.
     std::map<int, proxmox::TapCounters> nics;
+    std::int64_t pid = 4242;  // the QEMU process: a restart makes a new one (and new taps)
   };
   std::map<int, Vm> vms;
   // Called when a NIC is hot-plugged or the VM restarts, so the guest can follow.
@@ -66,6 +67,10 @@ class SimulatedProxmox final : public proxmox::Api {
                                                                   proxmox::ConfigView view) override;
   std::vector<proxmox::ApiResult<proxmox::PendingConfig>> read_pendings(std::span<const proxmox::VmRef> v) override;
   std::vector<proxmox::ApiResult<proxmox::VmStatus>> vm_statuses(std::span<const proxmox::VmRef> v) override;
+  std::vector<proxmox::ApiResult<std::vector<proxmox::VmStatus>>> node_vm_statuses(
+      std::span<const std::string> nodes) override;
+  int node_reads = 0;  // node_vm_statuses requests (one per node)
+  bool fail_node_lists = false;  // GET /nodes/{node}/qemu answers 500 (the rest of the API works)
   proxmox::ApiResult<std::optional<proxmox::Upid>> update_config(const proxmox::VmRef& vm,
                                                                  const proxmox::ConfigChange& change,
                                                                  proxmox::WriteMode mode) override;
@@ -105,6 +110,10 @@ class SimulatedGuests final : public guest::GuestPort {
   struct Mount {
     std::string device, mount_point, vers, addr;
     int nconnect = 1;
+    // Its NFS connection as `ss -tni` shows it: the local port, and tcp_info's bytes_received /
+    // bytes_acked when a test moves them (unset: no counters, as without tcp_diag).
+    int local_port = 700;
+    std::optional<std::uint64_t> rx_bytes{}, tx_bytes{};
   };
   struct Guest {
     std::string fstab;

@@ -185,7 +185,7 @@ report:
   sample:
     format: pathwarden-report
     schema: pathwarden-report/v3
-    format_version: "3.0"
+    format_version: "3.1"
     mode: reconcile
     exit_code: 2
     policies:
