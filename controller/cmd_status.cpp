@@ -24,6 +24,10 @@ int run_status(const Args& args, const GlobalOptions& globals) {
     std::cout << r.policy << ": " << r.verdict << " at " << r.finished_at << " (run " << r.run_id << ")";
     if (r.last_verified_at) std::cout << ", last verified " << *r.last_verified_at;
     std::cout << "\n";
+    // What a converged (or passively found wrong-path) result rests on: the traffic since the run before.
+    if (const auto* rests = r.details.if_contains("rests_on"); rests != nullptr && rests->is_string()) {
+      std::cout << "  rests on: " << rests->get_string() << "\n";
+    }
   }
   return 0;
 }

@@ -28,19 +28,39 @@ proxmox::VmConfig config_from_pending(const proxmox::PendingConfig& p) {
 
 }  // namespace
 
-Observer::ListedGuests Observer::list_guests() {
-  ListedGuests l{ctx_.d.api.list_guests(), {}};
+Observer::ListedGuests Observer::list_guests(std::span<const policy::StoragePath* const> policies) {
+  ListedGuests l{ctx_.d.api.list_guests(), {}, {}};
   if (l.guests) {
     for (const auto& g : *l.guests) l.by_vmid.emplace(g.ref.vmid, &g);
   }
+  std::vector<proxmox::VmRef> vms;
+  vms.reserve(policies.size());
+  for (const auto* p : policies) vms.push_back(ref_of(l, *p));
+  const StopSignalsBlocked blocked;  // the stop signals are the main thread's (diagnostics/stop_signals_blocked.hpp)
+  l.taps = std::async(std::launch::async, [&api = ctx_.d.api, vms = std::move(vms)] {
+             return read_node_statuses(api, vms);
+           }).share();
   return l;
+}
+
+proxmox::VmRef Observer::ref_of(const ListedGuests& listed, const policy::StoragePath& p) {
+  proxmox::VmRef ref{p.guest.node, p.guest.vmid};
+  // A VM migrated since the policy was written is followed to the node the cluster lists it on
+  // (the request would otherwise go to the old node, which no longer has its config).
+  if (listed.guests) {
+    if (auto g = listed.by_vmid.find(ref.vmid);
+        g != listed.by_vmid.end() && g->second->type == proxmox::GuestType::qemu && !g->second->ref.node.empty()) {
+      ref.node = g->second->ref.node;
+    }
+  }
+  return ref;
 }
 
 std::vector<plan::Observation> Observer::observe(std::span<const policy::StoragePath> policies) {
   std::vector<const policy::StoragePath*> all;
   all.reserve(policies.size());
   for (const auto& p : policies) all.push_back(&p);
-  return observe_listed(list_guests(), all);
+  return observe_listed(list_guests(all), all);
 }
 
 std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& listed,
@@ -54,15 +74,7 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   guest::FactsRequests names;  // a NAS given by name (resolved by the guest), Docker's volumes
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];
-    proxmox::VmRef ref{p.guest.node, p.guest.vmid};
-    // A VM migrated since the policy was written is followed to the node the cluster lists it on
-    // (the request would otherwise go to the old node, which no longer has its config).
-    if (listed.guests) {
-      if (auto g = listed.by_vmid.find(ref.vmid);
-          g != listed.by_vmid.end() && g->second->type == proxmox::GuestType::qemu && !g->second->ref.node.empty()) {
-        ref.node = g->second->ref.node;
-      }
-    }
+    const proxmox::VmRef ref = ref_of(listed, p);
     auto [it, added] = vm_index.try_emplace(ref, vms.size());
     if (added) vms.push_back(ref);
     vm_of[i] = it->second;
@@ -76,16 +88,13 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   // One config read per VM (/pending holds the values in effect, the pending ones and the
   // digest) while the guests' facts are gathered: the two wait on different machines. The facts,
   // the big part, are parsed on this thread, so every batch reuses the same heap.
-  // The nodes' VM lists (pid and taps of every VM, one request per node) go out with them: a
-  // converged path's traffic since the last run is judged on the taps (mark_traffic).
-  auto [pendings_future, taps_future] = [&] {
+  auto pendings_future = [&] {
     const StopSignalsBlocked blocked;  // the stop signals are the main thread's (diagnostics/stop_signals_blocked.hpp)
-    return std::pair{std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); }),
-                     std::async(std::launch::async, [&] { return read_node_statuses(ctx_.d.api, vms); })};
+    return std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); });
   }();
   auto facts = ctx_.d.guests.gather_facts(hosts, names);
   auto pendings = pendings_future.get();
-  const auto taps = taps_future.get();
+  const NodeStatuses& taps = listed.taps.get();  // sent with the listing, once per run
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = *policies[i];
     auto& o = out[i];
@@ -160,7 +169,11 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
     by_host[it->second].push_back(i);
   }
   host_slot.clear();
-  const auto listed = list_guests();
+  std::vector<const policy::StoragePath*> all;
+  all.reserve(policies.size());
+  for (const auto& p : policies) all.push_back(&p);
+  const auto listed = list_guests(all);
+  all = {};
   const std::size_t per_batch = std::max<std::size_t>(1, ctx_.o.observe_batch);
   for (std::size_t first = 0; first < by_host.size(); first += per_batch) {
     std::vector<std::size_t> indices;

@@ -3,6 +3,7 @@
 // per VM (GET .../pending: values in effect, pending values and digest at once) while the
 // guests' facts are gathered, in batches so memory holds one batch whatever the fleet's size.
 #include <functional>
+#include <future>
 #include <map>
 #include <span>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "plan/planner.hpp"
 #include "policy/model.hpp"
 #include "reconcile/context.hpp"
+#include "reconcile/traffic_marks.hpp"
 
 namespace pw::reconcile {
 
@@ -51,8 +53,16 @@ class Observer {
   struct ListedGuests {
     proxmox::ApiResult<std::vector<proxmox::GuestSummary>> guests;
     std::map<int, const proxmox::GuestSummary*> by_vmid;
+    // The taps and pids of every VM of the run, from one GET /nodes/{node}/qemu?full=1 per node,
+    // sent when the run is listed and taken by the first batch that needs them: a converged path's
+    // traffic since the last run is judged on them (mark_traffic). Once per run, not per batch:
+    // the comparison spans an interval between runs, and the seconds between the taps' read and a
+    // later batch's facts are the same at both ends of it.
+    std::shared_future<NodeStatuses> taps;
   };
-  ListedGuests list_guests();
+  ListedGuests list_guests(std::span<const policy::StoragePath* const> policies);
+  // The VM a policy names, followed to the node the cluster lists it on.
+  static proxmox::VmRef ref_of(const ListedGuests& listed, const policy::StoragePath& p);
   std::vector<plan::Observation> observe_listed(const ListedGuests& listed,
                                                 std::span<const policy::StoragePath* const> policies);
 

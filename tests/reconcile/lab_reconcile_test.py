@@ -12,6 +12,7 @@ seed's fix (verified, then converged) run once each in tests/ops/ansible_role_la
 through the role operators schedule, with the assertions that used to be here.
 """
 import json
+import subprocess
 import tempfile
 
 from pwtest.lab import controller as ctl
@@ -156,7 +157,8 @@ def test_drift(binary):
     """A path that drifts between runs: converged, then a /32 host route sends the NAS's link2
     address through link1 and the mount's connection is made again through it (a reconnect, a
     reboot): the scheduled reconcile is not converged but wrong-path (exit 4) from the facts
-    alone, with no probe and nothing changed; the route removed, converged again."""
+    alone, with no probe and nothing changed; the route removed, converged again, and the next run
+    after 32 MiB read through the mount says how much NFS traffic net1 carried since the last."""
     ctl.reset_nic()
     guest = lab.Guest()
     guest.helper("reset")
@@ -182,6 +184,18 @@ def test_drift(binary):
     guest.run(f"ip route del {route} && umount /mnt/movies && mount /mnt/movies")
     rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
     check(rc == 0 and report["policies"][0]["verdict"] == "converged", f"exit {rc}: {report['policies'][0]}")
+
+    # Traffic between two scheduled runs, on the same connections: the next run rests on it, read
+    # from the real kernel's tcp_info counters and pvesim's taps of the QEMU guest.
+    guest.run(f"dd if=/mnt/movies/{topo.PROBE_FILE} of=/dev/null bs=1M count=32 iflag=direct status=none")
+    rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+    p = report["policies"][0]
+    check(rc == 0 and p["verdict"] == "converged", f"exit {rc}: {json.dumps(p, indent=1)}\n{err[-1500:]}")
+    rests = p.get("rests_on") or ""
+    check(" of NFS traffic on net1 since the last run (" in rests and "none elsewhere" in rests, f"rests on: {rests}")
+    status = subprocess.run([binary, "--config", settings, "status"], stdin=subprocess.DEVNULL, capture_output=True,
+                            text=True, timeout=60)
+    check(status.returncode == 0 and f"  rests on: {rests}" in status.stdout, f"status:\n{status.stdout}{status.stderr}")
 
 
 if __name__ == "__main__":
