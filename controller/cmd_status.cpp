@@ -26,7 +26,7 @@ int run_status(const Args& args, const GlobalOptions& globals) {
     std::cout << "\n";
     // What a converged (or passively found wrong-path) result rests on: the traffic since the run before.
     if (const auto* rests = r.details.if_contains("rests_on"); rests != nullptr && rests->is_string()) {
-      std::cout << "  rests on: " << rests->get_string() << "\n";
+      std::cout << "  rests on: " << std::string_view(rests->get_string()) << "\n";
     }
   }
   return 0;
