@@ -9,6 +9,7 @@
 #include "ansible/review.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
+#include "files/atomic_write.hpp"
 #include "plan/guest_requests.hpp"
 #include "plan/model.hpp"
 #include "plan/render.hpp"
@@ -34,7 +35,7 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
   auto plan = engine.make_plan(s->policies, std::move(observed));
   const auto json = boost::json::serialize(plan::to_json(plan));
   if (auto out = args.value("out")) {
-    if (auto st = write_atomically(*out, json + "\n", FileAccess::owner_only); !st) return usage_error("plan", st.error());
+    if (auto st = files::write_atomically(*out, json + "\n", files::Visibility::owner_only); !st) return usage_error("plan", st.error());
   }
   if (auto dir = args.value("emit-playbooks")) {
     if (int rc = write_playbooks_for(plan, s->rt->playbook_options, *dir); rc != 0) return rc;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "files/atomic_write.hpp"
 #include "journal/posix_file.hpp"
 #include "journal/result_store.hpp"
 #include "report/history.hpp"
@@ -130,7 +131,7 @@ int run_report(const Args& args, const GlobalOptions& globals) {
       return 0;
     }
     // Absolute, so the directory fsync after the rename has a directory to open.
-    if (auto st = journal::replace_file_atomically(std::filesystem::absolute(*file), page); !st) return report_error(st.error());
+    if (auto st = files::write_atomically(*file, page); !st) return report_error(st.error());
     const auto n = loaded->report.policies.size();
     std::cout << "wrote " << *file << " (" << n << (n == 1 ? " policy" : " policies") << ")\n";
     return 0;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "build_info/build_info.hpp"
+#include "files/atomic_write.hpp"
 #include "progress.hpp"
 
 namespace pw::cli {
@@ -52,26 +53,6 @@ bool colour(const Args& args) {
          std::getenv("NO_COLOR") == nullptr;
 }
 
-Status write_atomically(const std::string& path, const std::string& content, FileAccess access) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fail("cannot write " + tmp, path);
-    if (access == FileAccess::owner_only) {
-      // Before the content goes in: nobody else can open it meanwhile.
-      std::error_code ec;
-      std::filesystem::permissions(tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
-                                   std::filesystem::perm_options::replace, ec);
-      if (ec) return fail("cannot make " + tmp + " private: " + ec.message(), path);
-    }
-    out << content;
-    out.flush();
-    if (!out) return fail("cannot write " + tmp, path);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename " + tmp + " to " + path, path);
-  return {};
-}
-
 int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
   const bool json_output = args.value_or("output", "text") == "json";
   // Built only when asked for: for 10,000 policies the JSON document weighs more than the run.
@@ -83,7 +64,7 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
     std::cout << report::render_text(rep, colour(args));
   }
   if (auto file = args.value("report-file")) {
-    if (auto st = write_atomically(*file, json_text + "\n"); !st) spdlog::error("{}", st.error().to_string());
+    if (auto st = files::write_atomically(*file, json_text + "\n", files::Visibility::readable); !st) spdlog::error("{}", st.error().to_string());
   }
   if (auto file = args.value("prometheus")) {
     std::map<std::string, double> last_success;
@@ -95,7 +76,9 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
       }
     }
     const report::MetricsLabels labels{.shard = shard_name(args), .commit = std::string(build_info::commit())};
-    if (auto st = write_atomically(*file, report::render_prometheus(rep, last_success, labels)); !st) {
+    if (auto st = files::write_atomically(*file, report::render_prometheus(rep, last_success, labels),
+                                          files::Visibility::readable);
+        !st) {
       spdlog::error("{}", st.error().to_string());
     }
   }

@@ -32,12 +32,6 @@ std::string shard_name(const Args& args);
 // Text output to a terminal, unless --no-color or $NO_COLOR says otherwise.
 bool colour(const Args& args);
 
-// Writes path.tmp, then renames it over path.
-// Who may read the file written: the umask's choice (a report, the Prometheus textfile that
-// node_exporter reads), or its owner only (a plan: it holds the guests' fstab contents).
-enum class FileAccess { as_umask, owner_only };
-Status write_atomically(const std::string& path, const std::string& content,
-                        FileAccess access = FileAccess::as_umask);
 
 // Prints the report as --output asks, writes --report-file and --prometheus, and returns the
 // run's exit code.

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ansible/yaml_tree.hpp"
+#include "files/atomic_write.hpp"
 #include "guest/change_script.hpp"
 #include "guest/docker_volumes.hpp"
 #include "guest/ethtool.hpp"
@@ -436,14 +437,8 @@ Status write_playbooks(std::span<const Playbook> playbooks, const std::filesyste
   fs::create_directories(dir, ec);
   if (ec) return fail("cannot create directory: " + ec.message(), dir.string(), "check the path and permissions");
   for (const auto& p : made) fs::permissions(p, fs::perms::owner_all, fs::perm_options::replace, ec);
-  auto write = [&](const fs::path& path, const std::string& text) -> Status {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return fail("cannot write the file", path.string(), "check free space and permissions");
-    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
-    if (ec) return fail("cannot make the file private: " + ec.message(), path.string(), "check its owner");
-    return {};
+  auto write = [](const fs::path& path, const std::string& text) -> Status {
+    return files::write_atomically(path, text, files::Visibility::owner_only);
   };
   for (const auto& p : playbooks) {
     if (auto s = write(dir / p.yaml_file(), p.yaml); !s) return s;

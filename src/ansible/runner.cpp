@@ -5,6 +5,7 @@
 
 #include "ansible/child_process.hpp"
 #include "ansible/ssh_control.hpp"
+#include "files/atomic_write.hpp"
 
 namespace pw::ansible {
 
@@ -13,11 +14,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Status write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return fail("cannot write the file", path.string(), "check free space and permissions");
-  return {};
+  return files::write_atomically(path, text, files::Visibility::owner_only);
 }
 
 Result<std::string> read_text(const fs::path& path) {

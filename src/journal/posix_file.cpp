@@ -66,22 +66,4 @@ Status fsync_directory(const std::filesystem::path& dir) {
   return {};
 }
 
-Status replace_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  static std::atomic<unsigned> counter{0};
-  const auto dir = path.parent_path();
-  const auto tmp = dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                          std::to_string(counter++));
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) return std::unexpected(system_error("cannot create", tmp, errno, "check the state directory's permissions"));
-  auto fail = [&](Error e) -> Status {
-    ::unlink(tmp.c_str());
-    return std::unexpected(std::move(e));
-  };
-  if (auto s = write_all(fd.get(), content, tmp); !s) return fail(s.error());
-  if (::fsync(fd.get()) != 0) return fail(system_error("cannot fsync", tmp, errno));
-  fd.reset();
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(system_error("cannot rename into place", path, errno));
-  return fsync_directory(dir);
-}
-
 }  // namespace pw::journal

@@ -1,6 +1,6 @@
 #pragma once
 // Small POSIX file helpers for durable state: an owning descriptor, full writes, fsync of a
-// directory, atomic replacement. Errors come back as values naming the path.
+// directory. (Whole files are replaced by files/atomic_write.hpp.) Errors come back as values naming the path.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -43,8 +43,5 @@ Result<std::string> read_from(int fd, std::uint64_t offset, const std::filesyste
 // Makes a directory entry change (create, rename, unlink) durable.
 Status fsync_directory(const std::filesystem::path& dir);
 
-// Readers see the old content or the new, never a mix, even across power loss: a 0600 temp
-// file in the same directory, fsync, rename over the target, fsync of the directory.
-Status replace_file_atomically(const std::filesystem::path& path, std::string_view content);
 
 }  // namespace pw::journal

@@ -1,11 +1,14 @@
 #include "journal/result_store.hpp"
 
+#include "files/atomic_write.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
+#include "files/atomic_write.hpp"
 #include "journal/posix_file.hpp"
 
 namespace pw::journal {
@@ -65,7 +68,7 @@ std::filesystem::path FilePolicyResultStore::path_of(std::string_view policy) co
 Status FilePolicyResultStore::put(const PolicyResult& result) {
   if (result.policy.empty()) return fail("a policy result needs the policy's name", dir_.string());
   if (auto d = open_private_directory(dir_, loose_, nullptr); !d) return std::unexpected(d.error());
-  return replace_file_atomically(path_of(result.policy), json::serialize(result.to_json()) + "\n");
+  return files::write_atomically(path_of(result.policy), json::serialize(result.to_json()) + "\n");
 }
 
 Result<std::optional<PolicyResult>> FilePolicyResultStore::read(const std::filesystem::path& path) {

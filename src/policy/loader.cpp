@@ -1,5 +1,9 @@
 #include "policy/loader.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -157,15 +161,43 @@ void read_text(std::string_view text, const std::string& file_name, std::span<co
 
 void load_file(const std::filesystem::path& file, std::span<const DocumentKind> kinds, Diagnostics& diags) {
   const std::string name = file.string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    diags.push_back({{name, 0, 0}, "cannot read file: " + std::string(std::strerror(errno))});
+  // Never through a link (a policy tree comes from a repository anyone with a pull request can
+  // change: a link to the token file would put the secret in a diagnostic), never a FIFO or a
+  // device (O_NONBLOCK: opening a FIFO must not wait for a writer).
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      diags.push_back({{name, 0, 0},
+                       "is a symbolic link: policy files are read only as regular files, never through a link "
+                       "(it could point at a secret); put the file itself in the policy tree"});
+    } else {
+      diags.push_back({{name, 0, 0}, "cannot read file: " + std::string(std::strerror(errno))});
+    }
+    return;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    diags.push_back({{name, 0, 0}, "is not a regular file (a FIFO, a device, a directory?): not read"});
     return;
   }
   // Read at most one byte past the limit: a 50 MB file is refused without being read whole.
   std::string text(kMaxPolicyFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      diags.push_back({{name, 0, 0}, "cannot read file: " + std::string(std::strerror(err))});
+      return;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
   read_text(text, name, kinds, diags);
 }
 
@@ -196,6 +228,8 @@ LoadResult load_paths(std::span<const std::filesystem::path> inputs, std::span<c
       load_file(input, kinds, result.diagnostics);
       continue;
     }
+    // The tree named on the command line may itself be a link (/etc/pathwarden/policies to a git
+    // checkout): it is the operator's choice. Links inside it are not followed.
     std::vector<std::filesystem::path> files;
     std::filesystem::recursive_directory_iterator it(input, std::filesystem::directory_options::skip_permission_denied,
                                                      ec);
@@ -205,7 +239,8 @@ LoadResult load_paths(std::span<const std::filesystem::path> inputs, std::span<c
         if (it->is_directory()) it.disable_recursion_pending();
         continue;
       }
-      if (it->is_regular_file() && is_policy_file(p)) files.push_back(p);
+      // A link is listed too, to be refused by name (load_file), never followed.
+      if ((it->is_symlink() || it->is_regular_file()) && is_policy_file(p)) files.push_back(p);
     }
     if (ec) result.diagnostics.push_back({{input.string(), 0, 0}, "cannot list directory: " + ec.message()});
     std::sort(files.begin(), files.end());

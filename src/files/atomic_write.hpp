@@ -1,0 +1,24 @@
+#pragma once
+// The one way pathwarden writes a file (reports, the Prometheus textfile, plans, HTML, results,
+// playbooks): a temp file of a unique name created with O_EXCL|O_NOFOLLOW in the target's own
+// directory, its mode set before any byte goes in, fsync, rename over the target, fsync of the
+// directory. A link planted at the target or at any temp name is never followed: rename replaces
+// the link itself, never the file it points to, and an existing temp name makes the create fail.
+// Readers see the old content or the new, even across power loss.
+#include <filesystem>
+#include <string_view>
+#include <sys/types.h>
+
+#include "diagnostics/error.hpp"
+
+namespace pw::files {
+
+enum class Visibility {
+  owner_only,  // 0600: plans, results, playbooks (they carry fstab contents and policy names)
+  readable,    // 0644: reports and the Prometheus textfile, which node_exporter reads as another user
+};
+
+Status write_atomically(const std::filesystem::path& path, std::string_view content,
+                        Visibility visibility = Visibility::owner_only);
+
+}  // namespace pw::files

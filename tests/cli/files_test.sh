@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Files are never followed (issue 39, item 2), with the real binary: a policy tree's symbolic links
+# are refused by name and never read, a file that is no policy is never quoted, a FIFO never hangs
+# the loader, and every file pathwarden writes (--report-file, --prometheus) goes through one atomic
+# writer that never changes a link's target, planted at the file or at the old fixed temp name.
+# Usage: files_test.sh PATHWARDEN SOURCE_DIR
+set -uo pipefail
+pw=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL $1"; shift; printf '%s\n' "$@" | head -8; ((failures++)); }
+ok() { echo "ok   $1"; }
+cd "$tmp" || exit 1
+
+secret=0b5e55ed-5ec2-e7a1-0000-7e57ab1e5ec2
+printf '%s\n' "$secret" > token
+chmod 600 token
+
+# A tree with one good policy, a link to the token file, a copy of it under a policy's name, and a FIFO.
+mkdir tree
+cp "$src/policies/movies-10g.yaml" tree/
+ln -s ../token tree/leak.yaml
+cp token tree/plain.yaml
+mkfifo tree/pipe.yaml
+out=$(timeout 60 "$pw" validate tree 2>&1); rc=$?
+if [[ $rc == 1 ]] && grep -q "tree/leak.yaml: is a symbolic link" <<<"$out" \
+   && grep -q "tree/plain.yaml:1:1: 'document' must be a mapping, got a plain text (not shown)" <<<"$out" \
+   && ! grep -q "$secret" <<<"$out"; then ok policy-tree-links-and-secrets
+else fail "policy-tree-links-and-secrets: exit $rc" "$out"; fi
+rm tree/leak.yaml tree/plain.yaml
+out=$(timeout 60 "$pw" validate tree 2>&1); rc=$?
+if [[ $rc == 0 ]]; then ok fifo-not-read; else fail "fifo-not-read: exit $rc" "$out"; fi
+
+# The tree named on the command line may itself be a link (to a git checkout): followed.
+ln -s tree linked
+out=$("$pw" validate linked 2>&1); rc=$?
+if [[ $rc == 0 ]]; then ok tree-itself-a-link; else fail "tree-itself-a-link: exit $rc" "$out"; fi
+
+# Reports from a run whose API is down (a closed loopback port: exit 6), written over planted links.
+: > known_hosts
+printf '[guests]\nmedia-vm ansible_host=127.0.0.1 ansible_port=1\n' > hosts.ini
+cat > pathwarden.yaml <<'YAML'
+apiVersion: pathwarden/v1
+kind: Controller
+spec:
+  proxmox:
+    url: https://127.0.0.1:1
+    token_id: pathwarden@pve!ci
+    token_secret_file: token
+    insecure_skip_verify: true
+    timeout: 5s
+  ansible: {inventory: hosts.ini, known_hosts_file: known_hosts}
+  state_dir: state
+YAML
+printf 'precious\n' > victim
+mkdir out
+ln -s ../victim out/report.json         # the target itself a link
+ln -s ../victim out/metrics.prom.tmp    # the fixed temp name the old writer used
+(umask 077 && "$pw" --config pathwarden.yaml reconcile --check --report-file out/report.json \
+  --prometheus out/metrics.prom tree >/dev/null 2>run.log); rc=$?
+if [[ $rc == 6 && "$(cat victim)" == precious && ! -L out/report.json && -f out/report.json ]] \
+   && grep -q '"format":"pathwarden-report"' out/report.json && [[ -L out/metrics.prom.tmp ]] \
+   && [[ "$(stat -c %a out/report.json)" == 644 && "$(stat -c %a out/metrics.prom)" == 644 ]] \
+   && [[ -z "$(find out -name '.*tmp-*')" ]]; then ok reports-never-follow-links
+else fail "reports-never-follow-links: exit $rc, victim '$(cat victim)'" "$(ls -la out)" "$(tail -3 run.log)"; fi
+
+echo "$failures failed"
+exit $((failures > 0))
