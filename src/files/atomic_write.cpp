@@ -32,19 +32,19 @@ class Fd {
   int fd_;
 };
 
+}  // namespace
+
 Status write_all(int fd, std::string_view data, const std::filesystem::path& where) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return std::unexpected(system_error("cannot write", where, errno, "check free space"));
+      return std::unexpected(system_error("cannot write", where, errno, "check free space and the filesystem"));
     }
     data.remove_prefix(static_cast<std::size_t>(n));
   }
   return {};
 }
-
-}  // namespace
 
 Status write_atomically(const std::filesystem::path& target, std::string_view content, Visibility visibility) {
   static std::atomic<unsigned> counter{0};

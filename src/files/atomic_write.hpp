@@ -21,4 +21,7 @@ enum class Visibility {
 Status write_atomically(const std::filesystem::path& path, std::string_view content,
                         Visibility visibility = Visibility::owner_only);
 
+// Writes every byte to an open descriptor (retrying short writes and EINTR).
+Status write_all(int fd, std::string_view data, const std::filesystem::path& where);
+
 }  // namespace pw::files

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "files/atomic_write.hpp"
+
 namespace pw::journal {
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
@@ -28,15 +30,7 @@ Error system_error(std::string what, const std::filesystem::path& where, int err
 }
 
 Status write_all(int fd, std::string_view data, const std::filesystem::path& where) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return std::unexpected(system_error("cannot write", where, errno, "check free space and the filesystem"));
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
+  return files::write_all(fd, data, where);
 }
 
 Result<std::string> read_all(int fd, const std::filesystem::path& where) {
