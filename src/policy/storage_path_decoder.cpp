@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "diagnostics/suggest.hpp"
@@ -28,8 +29,14 @@ bool is_object_name(std::string_view s) {
 constexpr std::array<std::string_view, 6> kSpecKeys{"guest", "nic", "mount", "verify", "restart", "rollback"};
 constexpr std::array<std::string_view, 3> kGuestKeys{"node", "vmid", "host"};
 constexpr std::array<std::string_view, 2> kNicKeys{"device", "queues"};
-constexpr std::array<std::string_view, 8> kMountKeys{"owner",   "compose", "server",  "nas_addresses",
-                                                     "export",  "path",    "options", "reason"};
+constexpr std::array<std::string_view, 9> kMountKeys{"owner",   "compose", "server",  "nas_addresses", "export",
+                                                     "path",    "options", "reason",  "allow"};
+// Options that widen what the share may do in the guest: written only with spec.mount.allow.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kPrivilegedOptions{{
+    {"suid", "set-user-ID and set-group-ID programs on the share run with their owner's rights in the guest"},
+    {"dev", "device files on the share open the guest's devices"},
+    {"exec", "programs on the share run in the guest"},
+}};
 constexpr std::array<std::string_view, 2> kComposeKeys{"project", "volume"};
 constexpr std::array<std::string_view, 8> kVerifyKeys{"probe_file", "probe_bytes",   "max_probe_bytes",
                                                       "min_share",  "direction",     "baseline",
@@ -39,9 +46,25 @@ constexpr int kDefaultCommitCycles = 256;
 constexpr int kMaxCommitCycles = 10'000;
 constexpr std::array<std::string_view, 2> kRestartKeys{"allowed", "window"};
 constexpr std::array<std::string_view, 2> kRollbackKeys{"on_inconclusive", "verify_restored"};
-// Mount points a policy must never take over.
-constexpr std::array<std::string_view, 14> kSystemPaths{"/",     "/bin",  "/boot", "/dev",  "/etc", "/lib", "/lib64",
-                                                        "/proc", "/root", "/run",  "/sbin", "/sys", "/usr", "/var"};
+// Mount points a policy must never take over (policies/README.md lists them): anything under
+// these (a share over /etc/cron.d or /root/.ssh would run or let in what the NAS holds) ...
+constexpr std::array<std::string_view, 15> kSystemTrees{"/bin",  "/boot", "/dev",  "/etc", "/lib",  "/lib32",
+                                                        "/lib64", "/libx32", "/proc", "/root", "/run", "/sbin",
+                                                        "/sys",  "/usr",  "/var/lib/dpkg"};
+// ... and these themselves (shares below them are common: /var/lib/postgresql, /home/alice).
+constexpr std::array<std::string_view, 8> kSystemDirs{"/", "/home", "/tmp", "/var", "/var/lib", "/var/log", "/var/tmp",
+                                                      "/var/cache"};
+
+// The system directory `path` is or lies under, if any.
+std::optional<std::string_view> system_directory(std::string_view path) {
+  for (auto d : kSystemDirs) {
+    if (path == d) return d;
+  }
+  for (auto t : kSystemTrees) {
+    if (path == t || (path.starts_with(t) && path[t.size()] == '/')) return t;
+  }
+  return std::nullopt;
+}
 
 class StoragePathDecoder {
  public:
@@ -273,8 +296,11 @@ class StoragePathDecoder {
     } else if (auto v = s.require("path")) {
       remember(s, "path");
       if (auto p = read_abs_path(d_, *v, s.child("path"))) {
-        if (std::find(kSystemPaths.begin(), kSystemPaths.end(), *p) != kSystemPaths.end()) {
-          d_.error(d_.pos(*v), "'spec.mount.path' is '" + *p + "', a system directory; mount the share elsewhere");
+        if (auto sys = system_directory(*p)) {
+          d_.error(d_.pos(*v), "'spec.mount.path' is '" + *p + "', " +
+                                   (*sys == *p ? std::string("a system directory")
+                                               : "under the system directory " + std::string(*sys)) +
+                                   "; mount the share elsewhere (policies/README.md lists them)");
         } else if (out_.mount.owner == MountOwner::fstab && is_docker_volume_path(*p)) {
           d_.error(d_.pos(*v), "'spec.mount.path' is '" + *p +
                                    "', a Docker volume's mount point: Docker mounts it itself from the volume's "
@@ -289,10 +315,47 @@ class StoragePathDecoder {
       remember(s, "reason");
       if (auto r = read_string(d_, *v, s.child("reason"))) out_.mount.reason = *r;
     }
+    std::set<std::string, std::less<>> allowed;
+    if (auto v = s.get("allow")) {
+      remember(s, "allow");
+      allowed = allow(*v, s.child("allow"));
+    }
     if (auto v = s.get("options")) {
       remember(s, "options");
       options(*v, s.child("options"));
     }
+    for (const auto& [name, what] : kPrivilegedOptions) {
+      const auto* o = out_.mount.option(name);
+      if (o != nullptr && !allowed.contains(name)) {
+        const auto at = option_pos_.find(std::string(name));
+        d_.error(at != option_pos_.end() ? at->second : s.value_pos("options"), "'spec.mount.options' has '" + std::string(name) + "': " + std::string(what) +
+                                             "; write it only on purpose, with spec.mount.allow: [" +
+                                             std::string(name) + "] (or leave it out)");
+      }
+    }
+  }
+
+  // spec.mount.allow: the privileged options (kPrivilegedOptions) the policy may write.
+  std::set<std::string, std::less<>> allow(const YAML::Node& v, const std::string& path) {
+    std::set<std::string, std::less<>> out;
+    std::vector<std::string_view> names;
+    for (const auto& [name, _] : kPrivilegedOptions) names.push_back(name);
+    if (!v.IsSequence()) {
+      d_.error(d_.pos(v), "'" + path + "' must be a list of options among suid, dev and exec, got " + kind_of(v));
+      return out;
+    }
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const YAML::Node item = v[i];
+      auto text = read_string(d_, item, path + "[" + std::to_string(i) + "]");
+      if (!text) continue;
+      if (std::find(names.begin(), names.end(), *text) == names.end()) {
+        d_.error(d_.pos(item), "'" + path + "[" + std::to_string(i) + "]' is '" + *text + "'; expected suid, dev or exec" +
+                                   did_you_mean(*text, names));
+      } else {
+        out.insert(*text);
+      }
+    }
+    return out;
   }
 
   void options(const YAML::Node& v, const std::string& path) {
@@ -320,6 +383,7 @@ class StoragePathDecoder {
       d_.error(d_.pos(v), "'" + path + "' must be a list like [vers=3, nconnect=8, _netdev], got " + kind_of(v));
       return;
     }
+    for (const auto& w : written) option_pos_.try_emplace(w.text.substr(0, w.text.find('=')), w.pos);
     auto parsed = check_mount_options(written, out_.mount.server);
     for (auto& diag : parsed.diagnostics) d_.error(diag.pos, path + ": " + diag.message);
     out_.mount.options = std::move(parsed.options);
@@ -442,6 +506,7 @@ class StoragePathDecoder {
     }
   }
 
+  std::map<std::string, SourcePos, std::less<>> option_pos_;  // where each option was written
   Decoder& d_;
   StoragePath& out_;
 };

@@ -1,7 +1,10 @@
 #include "proxmox/client_options.hpp"
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -27,6 +30,14 @@ Result<Secret> first_line_secret(std::string text, const std::string& origin, co
 Result<Secret> load_secret_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot read the secret file", path, "check that it exists and is readable by this user");
+  // As ssh refuses a private key others can read: a token every local user can read is no secret.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IROTH) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return fail(std::string("the secret file is readable by every user (mode ") + mode + ")", path,
+                "chmod o-r " + path + " (0600, or 0640 with a group of its own)");
+  }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return first_line_secret(std::move(text), path, "put the secret on the file's first line");
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Files are never followed (issue 39, item 2), with the real binary: a policy tree's symbolic links
-# are refused by name and never read, a file that is no policy is never quoted, a FIFO never hangs
-# the loader, and every file pathwarden writes (--report-file, --prometheus) goes through one atomic
-# writer that never changes a link's target, planted at the file or at the old fixed temp name.
+# Files are never followed (issue 39, items 2 and 9), with the real binary: a policy tree's symbolic
+# links are refused by name and never read, a file that is no policy is never quoted, a FIFO never
+# hangs the loader, every file pathwarden writes (--report-file, --prometheus) goes through one
+# atomic writer that never changes a link's target, planted at the file or at the old fixed temp
+# name; a token file every user can read and a settings file others can change are refused.
 # Usage: files_test.sh PATHWARDEN SOURCE_DIR
 set -uo pipefail
 pw=$1 src=$2
@@ -64,6 +65,20 @@ if [[ $rc == 6 && "$(cat victim)" == precious && ! -L out/report.json && -f out/
    && [[ "$(stat -c %a out/report.json)" == 644 && "$(stat -c %a out/metrics.prom)" == 644 ]] \
    && [[ -z "$(find out -name '.*tmp-*')" ]]; then ok reports-never-follow-links
 else fail "reports-never-follow-links: exit $rc, victim '$(cat victim)'" "$(ls -la out)" "$(tail -3 run.log)"; fi
+
+# Secrets and settings others could read or change are refused, as ssh refuses such keys.
+chmod 644 token
+out=$("$pw" --config pathwarden.yaml reconcile --check tree 2>&1); rc=$?
+if [[ $rc != 0 && $rc != 6 ]] && grep -q "the secret file is readable by every user (mode 0644)" <<<"$out" \
+   && grep -q "chmod o-r" <<<"$out" && ! grep -q "$secret" <<<"$out"; then ok token-readable-by-others
+else fail "token-readable-by-others: exit $rc" "$out"; fi
+chmod 600 token
+chmod 664 pathwarden.yaml
+out=$("$pw" --config pathwarden.yaml reconcile --check tree 2>&1); rc=$?
+if [[ $rc != 0 && $rc != 6 ]] && grep -q "the settings file is writable by its group or by others (mode 0664)" <<<"$out"
+then ok settings-writable-by-others
+else fail "settings-writable-by-others: exit $rc" "$out"; fi
+chmod 644 pathwarden.yaml
 
 echo "$failures failed"
 exit $((failures > 0))

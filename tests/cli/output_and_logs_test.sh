@@ -28,6 +28,7 @@ fi
 # A run that logs two warnings (TLS verification off) before it finds the API down (exit 6).
 cd "$tmp" || exit 1
 printf 'x\n' > token
+chmod 600 token
 : > known_hosts
 # Guests on a closed loopback port: the run never sends anything off this machine.
 printf '[guests]\nmedia-vm ansible_host=127.0.0.1 ansible_port=1\ndocker-vm ansible_host=127.0.0.1 ansible_port=1\n' > hosts.ini

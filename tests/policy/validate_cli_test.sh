@@ -22,7 +22,7 @@ check shipped-policies 0 '^ok: 3 storage path policies$' -- "$src/policies"
 for f in "$src"/tests/policy/bad/*.yaml "$src"/tests/policy/bad/duplicate-claims; do
   check "bad:$(basename "$f")" 1 '^[^ ]+:[0-9]+:[0-9]+: ' -- "$f"
 done
-check all-bad-at-once 1 'problems in 12 files' -- "$src"/tests/policy/bad
+check all-bad-at-once 1 'problems in 14 files' -- "$src"/tests/policy/bad
 check missing-path 1 'no such file or directory' -- "$tmp/nope.yaml"
 
 head -c 50000000 /dev/zero | tr '\0' 'a' > "$tmp/huge.yaml"

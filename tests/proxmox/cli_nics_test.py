@@ -34,7 +34,7 @@ def pathwarden(binary, sim, secret_file, *args):
 def main(pvesim, binary):
     with Pvesim(pvesim, STATE, ["--token", "root@pam!cli=" + SECRET]) as sim:
         secret_file = os.path.join(sim.dir, "secret")
-        with open(secret_file, "w") as f:
+        with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(SECRET + "\n")
 
         out = pathwarden(binary, sim, secret_file, "--output", "json")
@@ -66,7 +66,7 @@ def main(pvesim, binary):
         node = pathwarden(binary, sim, secret_file, "--node", "pve1", "--output", "json")
         check({n["vmid"] for n in json.loads(node.stdout)["nics"]} == {301}, "--node filter")
 
-        with open(secret_file, "w") as f:
+        with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write("not-the-secret\n")
         bad = pathwarden(binary, sim, secret_file)
         check(bad.returncode == 6, "bad token: could not observe, exit 6 (%d)" % bad.returncode)
@@ -84,7 +84,7 @@ def main(pvesim, binary):
     # A token that sees no VM (Proxmox lists only what VM.Audit allows) says so and fails.
     with Pvesim(pvesim, {"nodes": ["pve1"], "guests": []}, ["--token", "root@pam!cli=" + SECRET]) as sim:
         secret_file = os.path.join(sim.dir, "secret")
-        with open(secret_file, "w") as f:
+        with open(os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(SECRET + "\n")
         empty = pathwarden(binary, sim, secret_file)
         check(empty.returncode == 6 and "sees no VM" in empty.stderr and "VM.Audit" in empty.stderr,
