@@ -5,7 +5,9 @@
 
 #include "command_support.hpp"
 #include "commands.hpp"
+#include "journal/plan_key.hpp"
 #include "plan/model.hpp"
+#include "plan/plan_seal.hpp"
 #include "progress.hpp"
 
 namespace pw::cli {
@@ -26,6 +28,12 @@ int run_apply(const Args& args, const GlobalOptions& globals) {
   if (!plan) return usage_error("apply", plan.error().with_where(args.positional()[0]));
   auto rt = make_runtime(globals, {}, {}, progress_sink(args.value_or("output", "text") == "text"));
   if (!rt) return usage_error("apply", rt.error());
+  // Nothing is touched unless the file is as this controller wrote it (plan/plan_seal.hpp).
+  auto key = journal::plan_key(*(*rt)->state);
+  if (!key) return usage_error("apply", key.error());
+  if (auto st = plan::check_seal(json.as_object(), *key, args.positional()[0]); !st) {
+    return usage_error("apply", st.error());
+  }
   return emit((*rt)->engine->apply(*plan), args, **rt);
 }
 

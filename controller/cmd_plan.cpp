@@ -11,7 +11,9 @@
 #include "commands.hpp"
 #include "files/atomic_write.hpp"
 #include "plan/guest_requests.hpp"
+#include "journal/plan_key.hpp"
 #include "plan/model.hpp"
+#include "plan/plan_seal.hpp"
 #include "plan/render.hpp"
 
 namespace pw::cli {
@@ -33,7 +35,12 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
   auto& engine = *s->rt->engine;
   auto observed = engine.observe(s->policies);
   auto plan = engine.make_plan(s->policies, std::move(observed));
-  const auto json = boost::json::serialize(plan::to_json(plan));
+  // Sealed with this controller's plan key: `apply` refuses the file if anything in it changes.
+  auto key = journal::plan_key(*s->rt->state);
+  if (!key) return usage_error("plan", key.error());
+  auto document = plan::to_json(plan).as_object();
+  plan::seal(document, *key);
+  const auto json = boost::json::serialize(document);
   if (auto out = args.value("out")) {
     if (auto st = files::write_atomically(*out, json + "\n", files::Visibility::owner_only); !st) return usage_error("plan", st.error());
   }

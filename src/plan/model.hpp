@@ -163,9 +163,9 @@ struct Plan {
   // 1.0 is the plan file that said only "version": 1; 1.1 added format_version and
   // pathwarden_version, and still writes "version": MAJOR for the pathwardens that read only that;
   // 1.2 added each policy's "nas"; 1.3 the "writers" of a change-fstab step (several policies'
-  // entries in one write).
+  // entries in one write); 1.4 the file's "seal" (plan/plan_seal.hpp), which `apply` requires.
   static constexpr int kFormatMajor = 1;
-  static constexpr int kFormatMinor = 3;
+  static constexpr int kFormatMinor = 4;
   std::string id;          // random, names journals and backups
   std::string created_at;  // ISO 8601 UTC
   std::string policies_revision;  // git commit of the policy directory, when known

@@ -5,8 +5,6 @@
 namespace pw::verify {
 namespace {
 
-std::string net_name(int n) { return "net" + std::to_string(n); }
-
 std::uint64_t directed(const TapBytes& b, ProbeDirection d) { return d == ProbeDirection::read ? b.guest_rx : b.guest_tx; }
 
 }  // namespace
@@ -20,7 +18,7 @@ HostTapJudgement judge_host_taps(const HostTapSamples& taps, const ProbeRun& pro
   }
   const auto b = taps.before.find(taps.intended_net), a = taps.after.find(taps.intended_net);
   if (taps.intended_net < 0 || b == taps.before.end() || a == taps.after.end()) {
-    r.detail = "Proxmox reported no tap counters for " + (taps.intended_net < 0 ? std::string("the NIC") : net_name(taps.intended_net)) +
+    r.detail = "Proxmox reported no tap counters for " + (taps.intended_net < 0 ? std::string("the NIC") : text::net_name(taps.intended_net)) +
                " around the probe";
     return out;
   }
@@ -36,11 +34,11 @@ HostTapJudgement judge_host_taps(const HostTapSamples& taps, const ProbeRun& pro
   const auto intended = delta(taps.intended_net);
   if (!intended) {
     r.state = SignalState::undecided;
-    r.detail = "the tap of " + net_name(taps.intended_net) + " restarted its counters during the probe";
+    r.detail = "the tap of " + text::net_name(taps.intended_net) + " restarted its counters during the probe";
     return out;
   }
   const double need = s.min_share * p - static_cast<double>(s.noise.floor_bytes);
-  const std::string mine = net_name(taps.intended_net) + " (intended) carried " + text::bytes(static_cast<double>(*intended)) +
+  const std::string mine = text::net_name(taps.intended_net) + " (intended) carried " + text::bytes(static_cast<double>(*intended)) +
                            " " + dir + " the guest";
   if (static_cast<double>(*intended) >= need) {
     r.state = SignalState::agreed;
@@ -57,7 +55,7 @@ HostTapJudgement judge_host_taps(const HostTapSamples& taps, const ProbeRun& pro
   if (best && static_cast<double>(best_bytes) >= s.min_seen_share * p) {
     r.state = SignalState::contradicted;
     out.carrier = best;
-    r.detail = mine + ", less than the probe's " + text::binary_bytes(p) + "; " + net_name(*best) + " carried " +
+    r.detail = mine + ", less than the probe's " + text::binary_bytes(p) + "; " + text::net_name(*best) + " carried " +
                text::bytes(static_cast<double>(best_bytes));
     return out;
   }

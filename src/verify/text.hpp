@@ -44,6 +44,11 @@ inline std::string percent(double share) {
   return buf;
 }
 
+// N of a Proxmox NIC → "netN", as its config key and every report name it.
+inline std::string net_name(int n) {
+  return "net" + std::to_string(n);
+}
+
 inline std::string rate(double bytes_per_second) {
   return bytes(bytes_per_second) + "/s";
 }

@@ -7,10 +7,6 @@
 namespace pw::verify {
 namespace {
 
-std::string net_name(int n) {
-  return "net" + std::to_string(n);
-}
-
 std::uint64_t both_ways(const TapBytes& t) {
   return t.guest_rx + t.guest_tx;
 }
@@ -30,13 +26,13 @@ std::string taps_differ(const TrafficMark& before, const TrafficMark& now, int i
   if (before.pid != now.pid) return "the VM was restarted since the last run (another QEMU process, new taps)";
   const auto b = before.nic_lines.find(intended_net), a = now.nic_lines.find(intended_net);
   if (b == before.nic_lines.end() || a == now.nic_lines.end() || b->second != a->second) {
-    return net_name(intended_net) + " was changed since the last run (its tap was made anew)";
+    return text::net_name(intended_net) + " was changed since the last run (its tap was made anew)";
   }
   if (!before.taps.contains(intended_net) || !now.taps.contains(intended_net)) {
-    return "Proxmox reported no tap counters for " + net_name(intended_net);
+    return "Proxmox reported no tap counters for " + text::net_name(intended_net);
   }
   if (both_ways(now.taps.at(intended_net)) < both_ways(before.taps.at(intended_net))) {
-    return "the tap of " + net_name(intended_net) + " restarted its counters since the last run";
+    return "the tap of " + text::net_name(intended_net) + " restarted its counters since the last run";
   }
   return {};
 }
@@ -130,7 +126,7 @@ TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, co
     return out;
   }
   const double t = static_cast<double>(total);
-  const std::string intended_name = intended_net >= 0              ? net_name(intended_net)
+  const std::string intended_name = intended_net >= 0              ? text::net_name(intended_net)
                                     : !f.intended_interface.empty() ? f.intended_interface
                                                                     : std::string("the intended NIC");
   std::string busiest;
@@ -167,7 +163,7 @@ TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, co
       if (best && static_cast<double>(best_bytes) >= s.min_seen_share * t) {
         out.finding = TrafficFinding::elsewhere;
         out.carrier = best;
-        out.text = line + " and " + net_name(*best) + "'s " + text::bytes(static_cast<double>(best_bytes));
+        out.text = line + " and " + text::net_name(*best) + "'s " + text::bytes(static_cast<double>(best_bytes));
         out.evidence.push_back(out.text);
         return out;
       }

@@ -108,6 +108,27 @@ def main(binary, pvesim):
               f" ({version}) reads: it reads 1.x" in r.stderr, f"apply of a 2.0 plan: exit {r.returncode}\n{r.stderr}")
         check(len(guest_runs(ctl)) == before and sim.guest(101)["config"]["net1"] == NET1, "a refused plan changed something")
 
+        # An edited plan is refused whole by its seal (issue 39), before anything is touched: a
+        # backup path moved to /tmp (its directory would be chmodded), a line added to the new fstab.
+        for what, edit in (("backup_path", lambda st: st.update(backup_path="/tmp")),
+                           ("new_content", lambda st: st.update(new_content=st["new_content"] + "evil /etc nfs\n"))):
+            edited = copy.deepcopy(plan)
+            edit(next(st for st in edited["policies"][0]["steps"] if st["kind"] == "change-fstab"))
+            edited_file = os.path.join(work, f"plan-edited-{what}.json")
+            with open(edited_file, "w") as f:
+                json.dump(edited, f)
+            r = ctl.run("apply", edited_file)
+            check(r.returncode == 1 and "the plan's 'seal' does not match its content" in r.stderr,
+                  f"apply of a plan with {what} edited: exit {r.returncode}\n{r.stderr}")
+            check(len(guest_runs(ctl)) == before and sim.guest(101)["config"]["net1"] == NET1,
+                  f"a plan with {what} edited changed something")
+        unsealed = {k: v for k, v in plan.items() if k != "seal"}
+        unsealed_file = os.path.join(work, "plan-unsealed.json")
+        with open(unsealed_file, "w") as f:
+            json.dump(unsealed, f)
+        r = ctl.run("apply", unsealed_file)
+        check(r.returncode == 1 and "the plan has no seal" in r.stderr, f"apply of an unsealed plan: {r.stderr}")
+
         report_file = os.path.join(work, "report.json")
         r = ctl.run("apply", plan_file, "--output", "json", "--report-file", report_file)
         check(r.returncode == 2, f"apply: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
