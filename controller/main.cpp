@@ -1,3 +1,4 @@
+#include <sys/prctl.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -122,6 +123,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // It holds an API secret: no core dump, no ptrace by another process of the same user, and
+  // /proc/PID/environ and /proc/PID/mem readable by root only (children reset this at exec).
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // Exceptions are programmer errors; still, an operator gets one line, never a core dump.
   try {
     return run(argc, argv);

@@ -43,11 +43,16 @@ Result<Secret> load_secret_file(const std::string& path) {
 }
 
 Result<Secret> load_secret_env(const std::string& variable) {
-  const char* v = std::getenv(variable.c_str());
+  char* v = std::getenv(variable.c_str());
   if (v == nullptr) {
     return fail("environment variable is not set", "$" + variable, "export it, or name a secret file instead");
   }
-  return first_line_secret(v, "$" + variable, "set it to the secret");
+  auto secret = first_line_secret(v, "$" + variable, "set it to the secret");
+  // Taken once, then gone: no child (git, ansible-playbook, ssh) inherits it, and the bytes in the
+  // process's original environment block (what /proc/PID/environ shows) are overwritten.
+  for (char* p = v; *p != '\0'; ++p) *p = 'x';
+  ::unsetenv(variable.c_str());
+  return secret;
 }
 
 std::string ApiEndpoint::url() const {

@@ -80,5 +80,17 @@ then ok settings-writable-by-others
 else fail "settings-writable-by-others: exit $rc" "$out"; fi
 chmod 644 pathwarden.yaml
 
+# A secret read from the environment is gone before any child starts: the "ansible-playbook" here
+# (the facts run goes out although the API is down) records what it inherited.
+printf '#!/bin/sh\nenv > "%s/child-env"\nexit 1\n' "$tmp" > fake-playbook
+chmod 755 fake-playbook
+sed -e 's/token_secret_file: token/token_secret_env: PW_FILES_TEST_SECRET/' \
+    -e "s|known_hosts_file: known_hosts}|known_hosts_file: known_hosts, playbook_command: $tmp/fake-playbook}|" \
+    pathwarden.yaml > env-settings.yaml
+PW_FILES_TEST_SECRET=$secret "$pw" --config env-settings.yaml reconcile --check tree >/dev/null 2>env-run.log; rc=$?
+if [[ -s child-env ]] && ! grep -q "$secret" child-env && ! grep -q PW_FILES_TEST_SECRET child-env \
+   && ! grep -q "$secret" env-run.log; then ok env-secret-not-inherited
+else fail "env-secret-not-inherited: exit $rc, $(grep -c . child-env 2>/dev/null) env lines" "$(tail -3 env-run.log)"; fi
+
 echo "$failures failed"
 exit $((failures > 0))
