@@ -1,5 +1,6 @@
 #include "ansible/runner.hpp"
 
+#include <boost/json.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -57,6 +58,16 @@ std::vector<std::string> AnsiblePlaybookRunner::command_for(const RunRequest& re
   }
   argv.push_back("--forks");
   argv.push_back(std::to_string(std::max(1, request.forks)));
+  // The SSH arguments pathwarden sets (host-key pinning, control sockets) as extra vars too: they
+  // outrank every inventory variable, so a host's ansible_ssh_args cannot replace them, nor its
+  // ansible_host_key_checking turn checking off. ansible_ssh_common_args/extra_args only add
+  // options after these, and ssh takes the first value of an option.
+  for (const auto& [key, value] : settings_.environment) {
+    if (key != "ANSIBLE_SSH_ARGS") continue;
+    argv.push_back("--extra-vars");
+    argv.push_back(boost::json::serialize(boost::json::object{
+        {"ansible_ssh_args", value}, {"ansible_host_key_checking", true}, {"ansible_ssh_host_key_checking", true}}));
+  }
   argv.push_back(playbook.string());
   return argv;
 }

@@ -65,8 +65,11 @@ std::optional<fs::path> make_run_control_dir(const fs::path& parent) {
 std::vector<std::pair<std::string, std::string>> ssh_environment(const SshOptions& options) {
   std::string args = "-o StrictHostKeyChecking=yes -o BatchMode=yes";
   // Ansible splits ssh_args as a shell would (shlex): a path with a space stays one argument.
-  if (!options.known_hosts_file.empty())
-    args += " -o " + guest::shell_quote("UserKnownHostsFile=" + options.known_hosts_file);
+  // A pinned known_hosts file is the only one: a key only in /etc/ssh/ssh_known_hosts is not taken.
+  if (!options.known_hosts_file.empty()) {
+    args += " -o " + guest::shell_quote("UserKnownHostsFile=" + options.known_hosts_file) +
+            " -o GlobalKnownHostsFile=/dev/null";
+  }
   std::vector<std::pair<std::string, std::string>> env{{"ANSIBLE_PIPELINING", "True"}};
   if (options.control_dir) {
     args += " -o ControlMaster=auto -o ControlPersist=60s -o ServerAliveInterval=5 -o ServerAliveCountMax=3";

@@ -13,6 +13,7 @@
 #include "ansible/phase_results.hpp"
 #include "ansible/playbooks.hpp"
 #include "ansible/runner.hpp"
+#include "ansible/ssh_control.hpp"
 #include "guest/fstab.hpp"
 #include "guest/sha256.hpp"
 #include "guest/tokens.hpp"
@@ -340,6 +341,41 @@ TEST_CASE("an unreachable guest is reported for that guest only") {
     CHECK(report.host(h)->outcome == HostOutcome::ok);
     CHECK(facts.at(h).has_value());
   }
+}
+
+TEST_CASE("host-key pinning survives inventory variables that would replace or weaken it") {
+  // pathwarden's SSH environment with a pinned known_hosts file that does not hold guest1's key,
+  // and an inventory that tries every way to turn checking off for that guest: its ssh_args
+  // replaced, host_key_checking false, its own known_hosts in common args. The key is refused.
+  const auto work = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work"));
+  fs::create_directories(work);
+  const auto empty_known_hosts = work / "pinned-empty-known-hosts";
+  std::ofstream(empty_known_hosts).flush();
+  const auto inventory = work / "weakening-inventory.ini";
+  std::ofstream(inventory) << "weakened ansible_host=203.0.113.11 ansible_user=root ansible_ssh_private_key_file="
+                           << lab().state_dir
+                           << "/id_ed25519 ansible_ssh_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
+                              " ansible_host_key_checking=false ansible_ssh_host_key_checking=false"
+                              " ansible_ssh_common_args='-o UserKnownHostsFile="
+                           << lab().state_dir << "/known_hosts -o ControlPath=" << lab().state_dir << "/w%C'\n";
+  RunnerOptions s;
+  s.command_prefix = {"ip", "netns", "exec", lab().controller_namespace};
+  s.work_dir = work / "weakened";
+  s.environment = {{"ANSIBLE_CONFIG", lab().ansible_config}};
+  pw::ansible::SshOptions ssh;
+  ssh.known_hosts_file = empty_known_hosts.string();
+  for (auto& kv : pw::ansible::ssh_environment(ssh)) s.environment.push_back(std::move(kv));
+  AnsiblePlaybookRunner r(s);
+  const std::vector<std::string> hosts{"weakened"};
+  auto playbook = facts_playbook(hosts);
+  REQUIRE(playbook);
+  auto report = r.run(RunRequest{"facts", std::move(*playbook), {inventory}, 10, std::chrono::minutes(5)});
+  REQUIRE(report);
+  const auto* host = report->host("weakened");
+  REQUIRE(host != nullptr);
+  CHECK(host->outcome == HostOutcome::unreachable);
+  REQUIRE(host->failure());
+  CHECK(host->failure()->message.find("Host key verification failed") != std::string::npos);
 }
 
 TEST_CASE("probes: counters around an O_DIRECT read; a failing probe is that guest's failure only") {

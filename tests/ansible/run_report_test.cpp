@@ -238,6 +238,15 @@ TEST_CASE("the real runner's command line: one process, all guests, machine-read
   CHECK(has("ANSIBLE_STDOUT_CALLBACK", "ansible.posix.jsonl"));
   CHECK(has("ANSIBLE_HOST_KEY_CHECKING", "True"));
   CHECK(has("ANSIBLE_CONFIG", "/x/ansible.cfg"));
+
+  // With pathwarden's SSH arguments, they go as extra vars too: no inventory variable outranks them.
+  settings.environment.emplace_back("ANSIBLE_SSH_ARGS", "-o StrictHostKeyChecking=yes");
+  const auto argv = AnsiblePlaybookRunner(settings).command_for(request, "/w/facts/facts.yml");
+  const auto at = std::find(argv.begin(), argv.end(), "--extra-vars");
+  REQUIRE(at != argv.end());
+  CHECK(*(at + 1) == R"({"ansible_ssh_args":"-o StrictHostKeyChecking=yes","ansible_host_key_checking":true,)"
+                     R"("ansible_ssh_host_key_checking":true})");
+  CHECK(argv.back() == "/w/facts/facts.yml");
 }
 
 TEST_CASE("base64 as Ansible prints it") {

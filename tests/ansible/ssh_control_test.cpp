@@ -86,7 +86,7 @@ TEST_CASE("Ansible's SSH environment: host keys checked, shared connections only
   const auto args = env_value(alone, "ANSIBLE_SSH_ARGS");
   CHECK_THAT(args, Catch::Contains("-o StrictHostKeyChecking=yes -o BatchMode=yes"));
   // shlex-split by Ansible: the space stays inside one argument.
-  CHECK_THAT(args, Catch::Contains("-o 'UserKnownHostsFile=/etc/pathwarden/known hosts'"));
+  CHECK_THAT(args, Catch::Contains("-o 'UserKnownHostsFile=/etc/pathwarden/known hosts' -o GlobalKnownHostsFile=/dev/null"));
   CHECK_THAT(args, !Catch::Contains("ControlMaster"));
   CHECK(env_value(alone, "ANSIBLE_SSH_CONTROL_PATH_DIR").empty());
   CHECK(env_value(alone, "ANSIBLE_PIPELINING") == "True");
