@@ -96,6 +96,8 @@ void print_table(const std::vector<NicRow>& rows) {
     table.push_back({r.guest.ref.node, std::to_string(r.guest.ref.vmid), r.guest.name, r.guest.status, r.key, r.model,
                      r.mac, r.bridge.empty() ? "-" : r.bridge, r.queues ? std::to_string(*r.queues) : "-",
                      pending_text(r)});
+    // Values from the API are one cell each: a name with a newline or an escape sequence forges no row.
+    for (auto& cell : table.back()) cell = escape_controls(cell);
   }
   std::vector<std::size_t> width(head.size(), 0);
   for (const auto& line : table) {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "diagnostics/error.hpp"
 #include "diagnostics/suggest.hpp"
 
 namespace pw::cli {
@@ -28,6 +29,17 @@ class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
     dest.append(quoted.data(), quoted.data() + quoted.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonEscapedMessage>(); }
+};
+
+// The message as one line: control characters (a guest's multi-line stderr, an escape sequence in
+// a name) escaped, so no log line or journald entry can be forged (diagnostics escape_controls).
+class OneLineMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const auto line = escape_controls(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(line.data(), line.data() + line.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<OneLineMessage>(); }
 };
 
 // "<N>": the line's syslog priority for journald (sd-daemon.h SD_DEBUG .. SD_CRIT).
@@ -120,7 +132,8 @@ Status configure_logging(const std::string& level, const std::string& format, bo
   } else if (format == "text") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
     // journald stamps each line itself; the time is left out there.
-    formatter->add_flag<JournalPriority>('~').set_pattern(journal ? "%~%L %v" : "%^%L%$ %H:%M:%S.%e %v");
+    formatter->add_flag<JournalPriority>('~').add_flag<OneLineMessage>('&').set_pattern(
+        journal ? "%~%L %&" : "%^%L%$ %H:%M:%S.%e %&");
     logger->set_formatter(std::move(formatter));
   } else {
     static constexpr std::array<std::string_view, 2> formats{"text", "json"};

@@ -3,6 +3,7 @@
 // user what is wrong, where, and what to do about it.
 #include <expected>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,5 +49,10 @@ struct Diagnostic {
 };
 
 using Diagnostics = std::vector<Diagnostic>;
+
+// Text that came from outside (a file name, a guest's stderr, a VM name from the API) made safe
+// for one terminal or log line: C0 controls (but tab) and DEL become "\xNN", so nobody can forge
+// another line or send escape sequences to a terminal, a log or journald.
+std::string escape_controls(std::string_view text);
 
 }  // namespace pw

@@ -13,23 +13,6 @@
 namespace pw::policy::schema {
 namespace {
 
-// A diagnostic is one terminal line: control characters quoted from the file are shown escaped,
-// so a file can neither forge other diagnostic lines nor send escape sequences to the terminal.
-std::string escape_controls(std::string message) {
-  std::string out;
-  for (char c : message) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\t') || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string list(Keys keys) {
   std::string out;
   for (auto k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
@@ -60,7 +43,7 @@ SourcePos Decoder::pos(const YAML::Node& n, const SourcePos& fallback) const {
 }
 
 void Decoder::error(const SourcePos& p, std::string message) {
-  out_.push_back({p, escape_controls(std::move(message))});
+  out_.push_back({p, pw::escape_controls(message)});
 }
 
 Section::Section(Decoder& d, const YAML::Node& node, std::string path, Keys allowed, const SourcePos& where)

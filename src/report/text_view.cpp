@@ -2,11 +2,66 @@
 // what changed or would, the verification with the bytes per interface, and the exit code.
 #include <sstream>
 
+#include "diagnostics/error.hpp"
 #include "report/run_report.hpp"
 
 namespace pw::report {
+namespace {
 
-std::string render_text(const RunReport& r, bool colour) {
+// Every string of the report that came from outside (guest output, API answers, file names) as
+// one terminal line: escape_controls. The JSON and HTML views escape on their own.
+void clean(std::string& s) {
+  s = escape_controls(s);
+}
+void clean(std::optional<std::string>& s) {
+  if (s) clean(*s);
+}
+void clean(std::vector<std::string>& v) {
+  for (auto& s : v) clean(s);
+}
+void clean(std::vector<Change>& v) {
+  for (auto& c : v) {
+    clean(c.action);
+    clean(c.target);
+    clean(c.before);
+    clean(c.after);
+    clean(c.text);
+  }
+}
+
+RunReport cleaned(RunReport r) {
+  clean(r.run_id);
+  clean(r.policies_revision);
+  for (auto& p : r.policies) {
+    for (auto* s : {&p.policy, &p.source, &p.node, &p.host, &p.nas}) clean(*s);
+    clean(p.planned);
+    clean(p.changes);
+    for (auto* v : {&p.rolled_back, &p.restored_checks, &p.warnings, &p.errors, &p.notes, &p.remedy}) clean(*v);
+    clean(p.rests_on);
+    if (auto& v = p.verification) {
+      clean(v->summary);
+      for (auto& i : v->interfaces) {
+        clean(i.name);
+        clean(i.mac);
+      }
+      clean(v->exactly_old_number);
+      clean(v->diagnosis);
+      clean(v->remedies);
+      clean(v->failed_preconditions);
+      for (auto& sig : v->signals) clean(sig.detail);
+      clean(v->carried_by);
+      clean(v->server_address);
+      clean(v->server_name);
+      if (v->commit) clean(v->commit->error);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string render_text(const RunReport& report, bool colour) {
+  const RunReport r = cleaned(report);
   auto paint = [&](const std::string& text, const char* code) {
     return colour ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
   };

@@ -5,7 +5,7 @@
 // Everything else is the recorded guest's, byte for byte. Only the facts playbook is replayed: any
 // other playbook fails the run, so a benchmark that expects nothing to change proves it.
 //
-//   pw_replay_playbook [--inventory FILE]... [--forks N] PLAYBOOK
+//   pw_replay_playbook [--inventory FILE]... [--forks N] [--extra-vars JSON] PLAYBOOK
 //   PW_REPLAY_RECORDING=DIR  facts.jsonl (one host's run) and recording.json {"host","mac","policy"}
 //   PW_REPLAY_LOG=FILE       one JSON line per run: {"play","hosts"}
 //   Inventory lines: NAME pw_mac=MAC pw_policy=POLICY
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--inventory" || a == "-i") && i + 1 < argc) inventories.push_back(argv[++i]);
-    else if (a == "--forks" && i + 1 < argc) ++i;
+    else if ((a == "--forks" || a == "--extra-vars" || a == "-e") && i + 1 < argc) ++i;  // nothing to replay
     else if (!a.starts_with("-")) playbook = a;
     else die("unexpected argument " + a);
   }

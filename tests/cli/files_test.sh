@@ -30,6 +30,15 @@ if [[ $rc == 1 ]] && grep -q "tree/leak.yaml: is a symbolic link" <<<"$out" \
    && ! grep -q "$secret" <<<"$out"; then ok policy-tree-links-and-secrets
 else fail "policy-tree-links-and-secrets: exit $rc" "$out"; fi
 rm tree/leak.yaml tree/plain.yaml
+
+# A file name is text from outside too: its newline and escape sequence are shown, never sent.
+evil=$(printf 'evil\n\033[31mname.yaml')
+printf 'not: [closed\n' > "tree/$evil"
+out=$("$pw" validate tree 2>&1); rc=$?
+if [[ $rc == 1 ]] && grep -qF 'evil\x0a\x1b[31mname.yaml' <<<"$out" && ! grep -q $'\033' <<<"$out"; then
+  ok control-characters-escaped
+else fail "control-characters-escaped: exit $rc" "$(cat -A <<<"$out")"; fi
+rm "tree/$evil"
 out=$(timeout 60 "$pw" validate tree 2>&1); rc=$?
 if [[ $rc == 0 ]]; then ok fifo-not-read; else fail "fifo-not-read: exit $rc" "$out"; fi
 

@@ -51,6 +51,26 @@ TEST_CASE("html_escape escapes markup and control characters") {
   CHECK(html_escape("größe → 10 GbE") == "größe → 10 GbE");  // UTF-8 passes through
 }
 
+TEST_CASE("the text report is one line per item whatever guests and the API sent") {
+  RunReport r;
+  PolicyReport p;
+  p.policy = "movies";
+  p.host = "media\x1b[2J";
+  p.verdict = pw::report::Verdict::rollback_failed;
+  p.errors = {"guest stderr: first\nexit code 0\x1b[32m (forged)"};
+  Verification v;
+  v.summary = "ok\rverified";
+  v.signals = {{pw::verify::Signal::host_taps, pw::verify::SignalState::agreed, "net1\ncarried"}};
+  p.verification = v;
+  r.policies.push_back(p);
+  const auto text = render_text(r, false);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\r') == std::string::npos);
+  CHECK(text.find("error: guest stderr: first\\x0aexit code 0\\x1b[32m (forged)\n") != std::string::npos);
+  CHECK(text.find("host media\\x1b[2J") != std::string::npos);
+  CHECK(text.find("net1\\x0acarried") != std::string::npos);
+}
+
 TEST_CASE("untrusted policy values cannot inject markup into the page") {
   RunReport r;
   r.run_id = "run</title><script>alert(1)</script>";

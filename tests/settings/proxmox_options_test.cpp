@@ -30,6 +30,16 @@ TEST_CASE("the token secret comes from its file, every other field as written") 
   std::ofstream(file) << "s3cret\n";
   auto s = token_settings();
   s.proxmox.token_secret_file = file.string();
+  // Readable by every user, as an umask of 022 makes it: refused with the chmod that fixes it.
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
+                  fs::perm_options::replace);
+  auto loose = proxmox_client_options(s);
+  REQUIRE_FALSE(loose);
+  CHECK(loose.error().what == "the secret file is readable by every user (mode 0644)");
+  CHECK(loose.error().hint.starts_with("chmod o-r "));
+  CHECK(loose.error().to_string().find("s3cret") == std::string::npos);
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read,
+                  fs::perm_options::replace);
   auto o = proxmox_client_options(s);
   fs::remove(file);
   REQUIRE(o.has_value());
