@@ -157,7 +157,8 @@ report::Verification misrouted_since(const plan::VerifyPath& v, const verify::Tr
   report::Verification out;
   out.verdict = report::Verdict::wrong_path;
   out.summary = "the path no longer holds: " + t.text;
-  std::string d = std::string(verify::to_string(verify::DiagnosisKind::misrouted));
+  std::string d =
+      t.asymmetric ? std::string("asymmetric") : std::string(verify::to_string(verify::DiagnosisKind::misrouted));
   for (std::size_t i = 0; i < t.evidence.size(); ++i) d += (i ? "; " : ": ") + t.evidence[i];
   out.diagnosis = d;
   const std::string via = t.carrier ? "net" + std::to_string(*t.carrier) : t.carrier_interface;

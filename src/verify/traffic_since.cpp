@@ -48,9 +48,24 @@ std::optional<std::uint64_t> tap_delta(const TrafficMark& before, const TrafficM
   return both_ways(a->second) - both_ways(b->second);
 }
 
+// A tap's bytes in one direction since the last run (guest rx: Proxmox netin; tx: netout).
+std::optional<std::uint64_t> tap_delta_one_way(const TrafficMark& before, const TrafficMark& now, int n, bool rx) {
+  if (!tap_delta(before, now, n)) return std::nullopt;  // not the same tap, or its counters went down
+  const auto& b = before.taps.at(n);
+  const auto& a = now.taps.at(n);
+  const std::uint64_t x = rx ? b.guest_rx : b.guest_tx, y = rx ? a.guest_rx : a.guest_tx;
+  if (y < x) return std::nullopt;
+  return y - x;
+}
+
+std::uint64_t grown(const std::optional<std::uint64_t>& before, const std::optional<std::uint64_t>& after) {
+  return before && after && *after >= *before ? *after - *before : 0;
+}
+
 struct Flows {
   std::size_t compared = 0, opened = 0, reset = 0, without_counters = 0, to_nas = 0;
   std::uint64_t intended = 0, other = 0, unattributed = 0;
+  std::uint64_t received = 0, sent = 0;  // both ways apart (bytes_received, bytes_acked) over compared connections
   std::map<std::string, std::uint64_t> by_interface;  // other known interfaces
   std::string intended_interface;                     // the guest's name of the intended NIC, when seen
 };
@@ -82,6 +97,8 @@ Flows compare_connections(const TrafficMark& before, const TrafficMark& now, con
     }
     ++f.compared;
     const std::uint64_t moved = *after - *prior;
+    f.received += grown(was->bytes_received, c.bytes_received);
+    f.sent += grown(was->bytes_acked, c.bytes_acked);
     const LocalAddress* owner = nullptr;
     for (const auto& l : evidence.local_addresses) {
       if (same_address(l.address, c.connection.local_address)) owner = &l;
@@ -169,6 +186,30 @@ TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, co
       }
       out.text = line + ", and no other tap accounts for them: address check only";
       return out;  // no comparison: the counters disagree with each other, not with the path
+    }
+    // Each way on its own: replies that come back over the intended NIC while the requests and
+    // acknowledgements leave over another (or the reverse) pass the total, not this.
+    for (const bool rx : {true, false}) {
+      const double way = static_cast<double>(rx ? f.received : f.sent);
+      if (way < static_cast<double>(kIdleBytes)) continue;
+      const std::uint64_t mine_way = tap_delta_one_way(before, now, intended_net, rx).value_or(0);
+      if (static_cast<double>(mine_way) >= s.min_share * way - static_cast<double>(s.noise.floor_bytes)) continue;
+      std::optional<int> best;
+      std::uint64_t best_bytes = 0;
+      for (const auto& [n, _] : now.taps) {
+        if (n == intended_net) continue;
+        if (auto d = tap_delta_one_way(before, now, n, rx); d && *d > best_bytes) { best = n; best_bytes = *d; }
+      }
+      if (!best || static_cast<double>(best_bytes) < s.min_seen_share * way) continue;
+      out.finding = TrafficFinding::elsewhere;
+      out.asymmetric = true;
+      out.carrier = best;
+      out.text = text::bytes(t) + " of NFS traffic " + since + ", but the " + text::bytes(way) + " the guest " +
+                 (rx ? "received" : "sent") + " took " + text::net_name(*best) + " (" +
+                 text::bytes(static_cast<double>(best_bytes)) + " " + (rx ? "in" : "out") + "), not " + intended_name +
+                 " (" + text::bytes(static_cast<double>(mine_way)) + "): the path is asymmetric";
+      out.evidence.push_back(out.text);
+      return out;
     }
     host = "; the host's tap of " + intended_name + " counted " + text::bytes(static_cast<double>(mine));
   } else if (static_cast<double>(f.intended) < s.min_share * t) {

@@ -43,6 +43,7 @@ struct TrafficSince {
   std::uint64_t nfs_bytes = 0;    // on connections seen by both runs, both directions
   std::optional<int> carrier;     // elsewhere, as the host saw it: the netN that carried them
   std::string carrier_interface;  // elsewhere, as the guest saw it: the interface of the connections
+  bool asymmetric = false;        // elsewhere one way only (replies in on one NIC, requests out on another)
   std::vector<std::string> evidence;  // elsewhere: one observed fact per line, for the diagnosis
 };
 

@@ -100,6 +100,23 @@ TEST_CASE("traffic the intended tap did not carry since the last run is wrong-pa
   CHECK(entry(c.engine.reconcile(c.policies, true), "movies-10g").verdict == report::Verdict::wrong_path);
 }
 
+TEST_CASE("replies over the intended NIC, requests out over another: wrong-path, asymmetric") {
+  Converged c;
+  c.traffic(5 * kGB, 5100 * 1000 * 1000ull, 0);
+  *movies_mount(c.w).tx_bytes += 6 * 1000 * 1000;
+  c.w.vm().nics[1].netout += 2000;
+  c.w.vm().nics[2].netout += 6500 * 1000;
+  const auto r = c.engine.reconcile(c.policies, false);
+  INFO(text(r));
+  const auto& p = entry(r, "movies-10g");
+  CHECK(p.verdict == report::Verdict::wrong_path);
+  CHECK(report::exit_code(r) == 4);
+  REQUIRE(p.verification);
+  REQUIRE(p.verification->diagnosis);
+  CHECK(p.verification->diagnosis->starts_with("asymmetric: "));
+  CHECK(p.verification->carried_by == std::optional<std::string>("net2"));
+}
+
 TEST_CASE("a reconnect, a VM restart and a run without a mark are never taken for traffic elsewhere") {
   Converged c;
   SECTION("the mount's connection was made anew (another local port)") {

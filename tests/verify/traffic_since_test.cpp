@@ -155,3 +155,23 @@ TEST_CASE("an intended tap short of the NFS bytes with no other tap to carry the
   CHECK(t.finding == TrafficFinding::no_comparison);
   CHECK(t.text.find("no other tap accounts for them") != std::string::npos);
 }
+
+TEST_CASE("replies in over the intended NIC and requests out over another is elsewhere, asymmetric") {
+  Fixture f;
+  f.move(5 * kGB, 5100 * 1000 * 1000ull, 0);  // the reads' data came back over net1
+  *f.now.connections[0].bytes_acked += 6 * 1000 * 1000;  // requests and acknowledgements the guest sent
+  f.now.taps[1].guest_tx += 2000;                        // ... not over net1
+  f.now.taps[2].guest_tx += 6500 * 1000;                 // but over net2
+  const auto t = f.since();
+  INFO(t.text);
+  CHECK(t.finding == TrafficFinding::elsewhere);
+  CHECK(t.asymmetric);
+  REQUIRE(t.carrier);
+  CHECK(*t.carrier == 2);
+  CHECK(t.text.find("the 6.0 MB the guest sent took net2 (6.5 MB out), not net1 (2.0 kB): the path is asymmetric") !=
+        std::string::npos);
+  // The same with the guest's sending on net1 as well: carried.
+  f.now.taps[1].guest_tx += 6500 * 1000;
+  f.now.taps[2].guest_tx -= 6500 * 1000;
+  CHECK(f.since().finding == TrafficFinding::carried);
+}
