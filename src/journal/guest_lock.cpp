@@ -92,6 +92,20 @@ Result<std::unique_ptr<GuestLock>> FlockGuestLocks::lock(std::string_view guest)
   return std::make_unique<FlockGuestLock>(std::move(*fd), std::string(guest));
 }
 
+Result<std::optional<Error>> FlockGuestLocks::holder(std::string_view guest) {
+  if (guest.empty()) return fail("a guest lock needs the guest's name", dir_.string());
+  const auto path = path_of(guest);
+  auto fd = open_private_file(path, O_RDWR | O_CREAT, loose_, nullptr);
+  if (!fd) return std::unexpected(fd.error());
+  while (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) return std::optional<Error>(locked_error(guest, describe_holder(fd->get()), path.string()));
+    return std::unexpected(system_error("cannot lock", path, errno));
+  }
+  ::flock(fd->get(), LOCK_UN);  // free: let go at once, the file as it was
+  return std::optional<Error>();
+}
+
 Result<std::unique_ptr<GuestLock>> InMemoryGuestLocks::lock(std::string_view guest) {
   if (guest.empty()) return fail("a guest lock needs the guest's name", "guest locks");
   if (held_->contains(guest)) return std::unexpected(locked_error(guest, "in this process", "guest locks"));

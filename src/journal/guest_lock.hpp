@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,11 +27,20 @@ class GuestLocks {
   virtual ~GuestLocks() = default;
   // Never waits: a guest another run holds is an error naming that run's PID and start time.
   virtual Result<std::unique_ptr<GuestLock>> lock(std::string_view guest) = 0;
+  // Whether a run holds the guest now, looked at without writing anything: empty when free, else
+  // the refusal `lock` would give (naming the holder). A look must not write: a holder's record
+  // briefly emptied by a look is what another run would read.
+  virtual Result<std::optional<Error>> holder(std::string_view guest) {
+    auto l = lock(guest);
+    if (l) return std::optional<Error>();
+    return std::optional<Error>(l.error());
+  }
 };
 
 // <state>/locks/<guest>.lock, 0600. While held it records {"pid", "started", "guest"}.
 class FlockGuestLocks final : public GuestLocks {
  public:
+  Result<std::optional<Error>> holder(std::string_view guest) override;
   FlockGuestLocks(const StateDir& state, const Clock& clock);
   FlockGuestLocks(std::filesystem::path dir, LoosePermissions loose, const Clock& clock);
 

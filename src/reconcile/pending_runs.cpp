@@ -77,9 +77,11 @@ PendingRuns PendingRuns::scan(const Context& ctx, Purpose purpose) {
     if (purpose == Purpose::change && !run.host.empty()) {
       auto [at, fresh] = writers.try_emplace(run.host);
       if (fresh) {
-        // Tried and let go at once: free, the run's process is gone (flock dies with it).
-        auto lock = ctx.d.locks.lock(run.host);
-        at->second = lock ? std::pair{Writer::gone, std::string()} : std::pair{Writer::running, lock.error().what};
+        // Looked at, never written: free means the run's process is gone (flock dies with it).
+        auto held = ctx.d.locks.holder(run.host);
+        at->second = !held    ? std::pair{Writer::running, held.error().what}
+                     : *held ? std::pair{Writer::running, (*held)->what}
+                             : std::pair{Writer::gone, std::string()};
       }
       run.writer = at->second.first;
       run.lock_error = at->second.second;
