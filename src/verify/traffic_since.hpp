@@ -52,8 +52,8 @@ struct TrafficSince {
 inline constexpr std::uint64_t kIdleBytes = 1ull << 20;
 
 // `evidence` is the guest's now (its addresses → interfaces → NICs); `intended_net` is N of the
-// intended netN (-1: the plan names none, guest-side only); `since` the previous mark's taken_at
-// as the text names it.
+// intended netN (-1: the plan names none, guest-side only). The text names `before.taken_at` as
+// "the last run".
 TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, const DesiredPath& desired,
                            const NfsEvidence& evidence, int intended_net, const VerifySettings& s);
 

@@ -48,21 +48,9 @@ out=$("$pw" validate linked 2>&1); rc=$?
 if [[ $rc == 0 ]]; then ok tree-itself-a-link; else fail "tree-itself-a-link: exit $rc" "$out"; fi
 
 # Reports from a run whose API is down (a closed loopback port: exit 6), written over planted links.
-: > known_hosts
-printf '[guests]\nmedia-vm ansible_host=127.0.0.1 ansible_port=1\n' > hosts.ini
-cat > pathwarden.yaml <<'YAML'
-apiVersion: pathwarden/v1
-kind: Controller
-spec:
-  proxmox:
-    url: https://127.0.0.1:1
-    token_id: pathwarden@pve!ci
-    token_secret_file: token
-    insecure_skip_verify: true
-    timeout: 5s
-  ansible: {inventory: hosts.ini, known_hosts_file: known_hosts}
-  state_dir: state
-YAML
+# shellcheck source=tests/cli/offline_controller.sh
+source "$src/tests/cli/offline_controller.sh"
+write_offline_controller
 printf 'precious\n' > victim
 mkdir out
 ln -s ../victim out/report.json         # the target itself a link

@@ -27,24 +27,9 @@ fi
 
 # A run that logs two warnings (TLS verification off) before it finds the API down (exit 6).
 cd "$tmp" || exit 1
-printf 'x\n' > token
-chmod 600 token
-: > known_hosts
-# Guests on a closed loopback port: the run never sends anything off this machine.
-printf '[guests]\nmedia-vm ansible_host=127.0.0.1 ansible_port=1\ndocker-vm ansible_host=127.0.0.1 ansible_port=1\n' > hosts.ini
-cat > pathwarden.yaml <<'YAML'
-apiVersion: pathwarden/v1
-kind: Controller
-spec:
-  proxmox:
-    url: https://127.0.0.1:1
-    token_id: pathwarden@pve!ci
-    token_secret_file: token
-    insecure_skip_verify: true
-    timeout: 5s
-  ansible: {inventory: hosts.ini, known_hosts_file: known_hosts}
-  state_dir: state
-YAML
+# shellcheck source=tests/cli/offline_controller.sh
+source "$src/tests/cli/offline_controller.sh"
+write_offline_controller
 run_logging() {  # run_logging LOGFILE [ENV...]: plan, stderr appended to LOGFILE
   local log=$1; shift
   env "$@" "$pw" --config pathwarden.yaml plan "$src/policies" >/dev/null 2>>"$log"
