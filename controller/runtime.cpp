@@ -81,6 +81,7 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
     g.forks = s.ansible.forks;
     g.run_timeout = std::chrono::duration_cast<std::chrono::seconds>(s.ansible.timeout);
     g.playbook = rt->playbook_options;
+    g.playbook.guest_timeout = std::chrono::duration_cast<std::chrono::seconds>(s.ansible.guest_timeout);
     g.sleeper = &rt->sleeper;
     rt->guests = ansible::make_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(a)), g);
   }

@@ -13,10 +13,26 @@ using guest::PerHost;
 using guest::ProbeOutcome;
 namespace {
 
+// A task the guest's own `timeout` ended (exit 124, or 137 when it had to kill), or that Ansible
+// gave up on (its result's "timedout"): that guest's time limit, not a failure of the script.
+bool guest_timed_out(const HostReport& h) {
+  const auto* task = h.outcome == HostOutcome::failed ? h.failure() : nullptr;
+  if (task == nullptr) return false;
+  if (task->result.contains("timedout")) return true;
+  const auto* rc = task->result.if_contains("rc");
+  return rc != nullptr && rc->is_int64() && (rc->as_int64() == 124 || rc->as_int64() == 137);
+}
+
 GuestFailure failure_of(const PlaybookRun& run, const std::string& host, bool become) {
   const auto* h = run.host(host);
   if (h == nullptr) return {GuestFailure::Kind::failed, Error{"no result from ansible-playbook", host, {}}};
   const std::string what = describe_outcome(*h);
+  if (guest_timed_out(*h)) {
+    return {GuestFailure::Kind::timeout,
+            Error{"'" + h->failure()->task + "' did not finish within the guest's time limit and was ended", host,
+                  "spec.ansible.guest_timeout in the settings; a hard NFS mount that no longer answers hangs "
+                  "what touches it"}};
+  }
   switch (h->outcome) {
     case HostOutcome::unreachable:
       return {GuestFailure::Kind::unreachable, Error{what, host, {}}};
@@ -148,6 +164,14 @@ class AnsibleGuestPort final : public guest::GuestPort {
       const auto& o = *obs->second;
       const auto& ifs = facts->second->interfaces;
       ProbeOutcome po;
+      if (o.refused) {
+        po.run.requested_bytes = ((p.bytes + p.block_size - 1) / p.block_size) * p.block_size;
+        po.run.direction = p.direction;
+        po.run.refused = o.refused->message;
+        po.after = std::move(*facts->second);
+        out.emplace(h, std::move(po));
+        continue;
+      }
       const double t_before = o.baseline ? o.baseline_seconds : 0.0;
       po.samples.baseline_start = snapshot(o.baseline ? *o.baseline : o.before, ifs, 0.0);
       po.samples.baseline_end = snapshot(o.before, ifs, t_before);
@@ -236,7 +260,8 @@ class AnsibleGuestPort final : public guest::GuestPort {
       const auto* report = run->host(h);
       const auto* task = report != nullptr && report->outcome == HostOutcome::failed ? report->failure() : nullptr;
       const auto* rc = task != nullptr ? task->result.if_contains("rc") : nullptr;
-      if (rc != nullptr && rc->is_int64() && rc->as_int64() == untouched_exit) failure.kind = GuestFailure::Kind::untouched;
+      if (rc != nullptr && rc->is_int64() && rc->as_int64() == untouched_exit)
+        failure.kind = GuestFailure::Kind::untouched;
       out.emplace(h, std::unexpected(std::move(failure)));
     }
     return out;

@@ -73,77 +73,15 @@ std::string privilege_hint(std::string_view message, bool become) {
   return {};
 }
 
-std::optional<std::string> decode_base64(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  std::size_t padding = 0;
-  for (char c : text) {
-    if (c == '\n' || c == '\r') continue;
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    if (padding > 0) return std::nullopt;  // data after padding
-    int v = value(c);
-    if (v < 0) return std::nullopt;
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
-    }
-  }
-  if (padding > 2) return std::nullopt;
-  return out;
-}
-
-// Cuts the report's leading "@@pathwarden fstab" section out of `report`; returns its body.
-static std::optional<std::string> take_fstab_section(std::string& report) {
-  constexpr std::string_view head = "@@pathwarden fstab\n";
-  if (!std::string_view(report).starts_with(head)) return std::nullopt;
-  const auto next = report.find("\n@@pathwarden ", head.size() - 1);
-  if (next == std::string::npos) return std::nullopt;
-  std::string body = report.substr(head.size(), next + 1 - head.size());
-  report.erase(0, next + 1);
-  return body;
-}
-
 std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const PlaybookRun& report) {
   std::map<std::string, Result<guest::GuestFacts>> out;
   for (const auto& [name, host] : report.hosts) {
-    // The fstab's bytes: the report's first section (base64), or, in a run of a playbook from
-    // before the report read it (a recording), the slurp task's result.
-    const bool slurped = host.task(task::read_fstab) != nullptr;
-    auto fstab_task = slurped ? finished_task(host, task::read_fstab) : Result<const TaskOutcome*>{nullptr};
     auto report_task = finished_task(host, task::report);
-    if (!fstab_task || !report_task) {
-      out.emplace(name, std::unexpected(fstab_task ? report_task.error() : fstab_task.error()));
+    if (!report_task) {
+      out.emplace(name, std::unexpected(report_task.error()));
       continue;
     }
-    std::string report_text = string_at((*report_task)->result, "stdout");
-    std::optional<std::string> content;
-    if (slurped) {
-      content = decode_base64(string_at((*fstab_task)->result, "content"));
-    } else if (auto section = take_fstab_section(report_text)) {
-      content = decode_base64(*section);
-    } else {
-      out.emplace(name, fail("the facts report has no fstab section", name, "was the right playbook run?"));
-      continue;
-    }
-    if (!content) {
-      out.emplace(name, fail("the fstab came back in a form that is not base64", name));
-      continue;
-    }
-    auto facts = guest::parse_guest_report(report_text, std::move(*content), name);
+    auto facts = guest::parse_guest_report(string_at((*report_task)->result, "stdout"), name);
     if (const auto* docker = host.task(task::docker_volumes);
         facts && docker != nullptr && docker->status != TaskResult::skipped) {
       facts->docker = docker_volumes_of(*docker, name);
@@ -190,6 +128,11 @@ std::map<std::string, Result<ProbeObservation>> probe_observations_from(const Pl
     }
     ProbeObservation obs;
     obs.host = name;
+    if (probe->refused) {
+      obs.refused = std::move(probe->refused);
+      out.emplace(name, std::move(obs));
+      continue;
+    }
     obs.before = std::move(probe->before.read);
     obs.after = std::move(probe->after.read);
     obs.window_seconds = probe->after.at - probe->before.at;

@@ -14,6 +14,7 @@
 #include "guest/dd_summary.hpp"
 #include "guest/facts.hpp"
 #include "guest/port.hpp"
+#include "guest/probe_report.hpp"
 
 namespace pw::ansible {
 
@@ -31,7 +32,8 @@ struct ProbeObservation {
   std::optional<guest::DdSummary> dd;  // bytes dd reports it moved
   int probe_rc = 0;                    // dd's exit status (the probe script never fails the host)
   std::string probe_stderr;
-  std::optional<guest::CommitRun> commit;  // the commit-latency cycles, when asked for
+  std::optional<guest::CommitRun> commit;      // the commit-latency cycles, when asked for
+  std::optional<guest::ProbeRefusal> refused;  // the file refused: nothing else was read
 };
 
 std::map<std::string, Result<ProbeObservation>> probe_observations_from(const PlaybookRun& report);
@@ -55,8 +57,5 @@ std::string describe_outcome(const HostReport& host);
 // The hint for a failure for want of root (sudo's and Ansible's become messages; a tool's
 // "Permission denied" when the guest is reached as another user without become); empty if none.
 std::string privilege_hint(std::string_view failure_message, bool become);
-
-// Exposed for tests.
-std::optional<std::string> decode_base64(std::string_view text);
 
 }  // namespace pw::ansible

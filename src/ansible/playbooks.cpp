@@ -141,6 +141,25 @@ Status validate_activations(const std::vector<MountActivation>& activations, con
   return {};
 }
 
+// Ansible's own limit on a task comes this long after the guest's: time for `timeout -k 5` and
+// for the guest's report to come back over SSH.
+constexpr long long kAnsibleGrace = 15;
+
+// Everything a host's task is sent must fit in the one SSH command: Linux caps one argument
+// (the login shell's -c) at 128 KiB, and base64 makes four bytes of three.
+constexpr std::size_t kMaxHostArgBytes = std::size_t{64} << 10;
+
+Status fits_command(const std::vector<std::string>& argv, const std::string& host) {
+  std::size_t total = 0;
+  for (const auto& a : argv) total += a.size() + 3;
+  if (total > kMaxHostArgBytes) {
+    return fail("the values for this guest's script are " + std::to_string(total >> 10) +
+                    " KiB, more than one SSH command carries (" + std::to_string(kMaxHostArgBytes >> 10) + " KiB)",
+                host, "split the guest's policies over more runs (--policy)");
+  }
+  return {};
+}
+
 Playbook finish(std::string name, std::vector<std::string> hosts, Yaml root, std::string vars_json) {
   Playbook p;
   p.name = std::move(name);
@@ -181,35 +200,59 @@ Status validate_become(const Become& become) {
 
 namespace {
 
-// What /bin/sh runs: the script from the environment (PW_SCRIPT, base64), with the raw command's
-// arguments as its $1... Nothing in it means anything else to a fish or csh login shell.
-constexpr std::string_view kRunEncodedScript = "pw_b64=$PW_SCRIPT; unset PW_SCRIPT; eval \"$(printf %s \"$pw_b64\" | base64 -d)\"";
+// What a guest may send back per task: stdout (a facts report of a few hundred mounts is a few
+// MB) and stderr (one line of why, or a tool's complaint). A task's whole output sits in
+// ansible-playbook's memory, once per fork, before pathwarden reads it: a guest that prints
+// more (a user's ten thousand FUSE mounts in /proc/mounts) is cut there, its script ends on
+// SIGPIPE, and the report is refused as incomplete, never read in part.
+constexpr std::size_t kMaxStdout = std::size_t{16} << 20;
+constexpr std::size_t kMaxStderr = std::size_t{64} << 10;
+
+// What /bin/sh runs: the script from the environment (PW_SCRIPT, base64 of "set -- ARGS;" and
+// the script), its output through the caps above, and the script's own exit status (kept
+// through fd 4, as a pipeline's status would be head's).
+std::string runner_text() {
+  return "pw=$PW_SCRIPT; unset PW_SCRIPT; { pw_rc=$( { { { (eval \"$(printf %s \"$pw\" | base64 -d)\"); "
+         "printf %s \"$?\" >&4; } 2>&1 1>&5 | head -c " +
+         std::to_string(kMaxStderr) + " >&2; } 5>&1 | head -c " + std::to_string(kMaxStdout) +
+         " >&3; } 4>&1 ); } 3>&1; exit \"${pw_rc:-1}\"";
+}
 
 // A phase's one task: a constant POSIX sh script run by /bin/sh (whatever the login shell),
 // as a `raw` task: no module, so no AnsiballZ payload built on the controller and no Python
 // started in the guest, and nothing on ssh's stdin (a refused login keeps ssh's own message).
-// Its arguments are `fixed` (validated, shell-quoted here) and, when `host_args` names a list in
-// the host's vars (unsafe text), that list through Ansible's `quote` filter. Ansible templates a
-// raw task's command; {% raw %} keeps the script's own text out of Jinja.
 // `changes`: whether the script changes the guest (Ansible's recap counts it "changed").
+//
+// Values never reach a shell's parser. The SSH user's login shell (sh, bash, zsh, fish, tcsh:
+// each quotes differently; fish reads `\'` inside single quotes as a quote, so Ansible's
+// POSIX `quote` filter was no protection there) parses only constant words and one base64
+// string. That string is `set -- ARGS;` followed by the script, built by Ansible from the vars
+// file (every value unsafe: never templated) with the `quote` filter, which is exact for the
+// one shell that reads it: /bin/sh, after base64 -d. `fixed` (validated values of ours, such as
+// the fstab's path) are put in front of the host's by the script text itself. No file content
+// is among the values (guest/fstab_edit.hpp), so `ps` on either side shows none.
+//
+// The guest's own `timeout` ends the script (and every process it started) at the settings'
+// guest_timeout, so that the guest reports its own end (exit 124) and nothing is left running;
+// Ansible's task timeout, a little later, is for a guest that no longer answers at all. Either
+// is that guest's failure alone: the others' results stand.
 YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
                     std::string_view host_args, const char* register_as, const PlaybookOptions& options,
                     Privilege privilege, bool changes = false) {
-  // The SSH user's login shell parses the raw command (and, under become, sudo's /bin/sh -c
-  // around it). The script's own text is kept out of that parse: it is the task's
-  // pathwarden_script (shown as written, between raw tags so that Ansible never templates it),
-  // handed over base64-encoded in the environment and decoded by /bin/sh. A script quoted into
-  // the command held `'\''` and, nested by become, backslashes inside single quotes, which fish
-  // and csh read differently from sh: under a fish login shell every become task failed to parse
-  // and still exited 0 ("quotes are not balanced"). What is left for the login shell is plain
-  // single-quoted words, read alike by sh, bash, zsh, fish and csh.
-  // One command, written over lines for reading (`{{- ' ' }}` joins them with a space).
-  std::string command = "env PW_SCRIPT={{ pathwarden_script | b64encode }} /bin/sh -c\n{{- ' ' }}{% raw %}" +
-                        guest::shell_quote(std::string(kRunEncodedScript)) + " sh";
-  for (const auto& a : fixed) command += " " + guest::shell_quote(a);
-  command += "{% endraw %}";
-  if (!host_args.empty())
-    command += "\n{{- ' ' }}{{ pathwarden_host." + std::string(host_args) + " | map('quote') | join(' ') }}";
+  const auto limit = std::max<long long>(1, options.guest_timeout.count());
+  std::string args = host_args.empty() ? std::string("''")
+                                       : "('set -- ' ~ (pathwarden_host." + std::string(host_args) +
+                                             " | map('quote') | join(' ')) ~ ';')";
+  std::string command = "env PW_SCRIPT={{ (" + args + " ~ pathwarden_script) | b64encode }} timeout -k 5 " +
+                        std::to_string(limit) + " /bin/sh -c\n{{- ' ' }}{% raw %}" + guest::shell_quote(runner_text()) +
+                        " sh{% endraw %}";
+  std::string text;
+  if (!fixed.empty()) {
+    text = "set --";
+    for (const auto& a : fixed) text += " " + guest::shell_quote(a);
+    text += " \"$@\"\n";
+  }
+  text += script;
   YamlMap t{{"name", name},
             {"ansible.builtin.raw", YamlLiteral{std::move(command)}},
             {"changed_when", changes},
@@ -217,9 +260,9 @@ YamlMap script_task(const char* name, std::string_view script, const std::vector
             // No tty: stdout and stderr apart, lines without the terminal's \r (ssh's -tt is
             // Ansible's default for a raw command).
             {"vars", YamlMap{{"ansible_ssh_use_tty", false},
-                             {"pathwarden_script", YamlLiteral{"{% raw %}" + std::string(script) + "{% endraw %}"}}}}};
+                             {"pathwarden_script", YamlLiteral{"{% raw %}" + text + "{% endraw %}"}}}}};
   add_become(t, privilege, options);
-  t.emplace_back("timeout", static_cast<long long>(options.task_timeout.count()));
+  t.emplace_back("timeout", limit + kAnsibleGrace);
   return t;
 }
 
@@ -302,6 +345,10 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
   for (const auto& c : changes) {
     if (auto s = require_sha256(c.observed_sha256, "observed fstab hash", c.host); !s)
       return std::unexpected(s.error());
+    if (guest::sha256_hex(c.observed_content) != c.observed_sha256) {
+      return fail("the observed fstab's bytes do not have the observed hash", c.host,
+                  "the change must carry the fstab exactly as observed (the guest gets an edit of it)");
+    }
     if (auto s = require_absolute(c.backup_path, "backup path", c.host); !s) return std::unexpected(s.error());
     if (auto s = validate_activations(c.activations, c.host); !s) return std::unexpected(s.error());
     auto slash = c.backup_path.find_last_of('/');
@@ -310,6 +357,7 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
     }
     auto argv = guest::apply_script_argv(c, guest::sha256_hex(c.new_content));
     if (!argv) return std::unexpected(argv.error());
+    if (auto s = fits_command(*argv, c.host); !s) return std::unexpected(s.error());
     per_host[c.host] = json::object{{"apply_args", unsafe_list(*argv)}};
   }
   // One task per guest (the play as root): the apply script (guest/change_script.hpp) refuses when the
@@ -338,6 +386,7 @@ Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const
     if (auto s = validate_activations(r.activations, r.host); !s) return std::unexpected(s.error());
     auto argv = guest::rollback_script_argv(r);
     if (!argv) return std::unexpected(argv.error());
+    if (auto s = fits_command(*argv, r.host); !s) return std::unexpected(s.error());
     per_host[r.host] = json::object{{"rollback_args", unsafe_list(*argv)}};
   }
   // One task per guest (the play as root): the rollback script puts the backup back only over what apply
@@ -365,13 +414,22 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
     }
     auto count = std::to_string((p.bytes + p.block_size - 1) / p.block_size);
     auto bs = "bs=" + std::to_string(p.block_size);
+    // nofollow: dd opens no symbolic link; nonblock: a FIFO swapped in after the script's check
+    // gives dd an empty read instead of an open that blocks until the task's limit.
     std::vector<std::string> argv =
         p.direction == ProbeDirection::read
-            ? std::vector<std::string>{"dd", "if=" + p.path, "of=/dev/null", bs, "count=" + count, "iflag=direct"}
+            ? std::vector<std::string>{"dd", "if=" + p.path,   "of=/dev/null",
+                                       bs,   "count=" + count, "iflag=direct,nofollow,nonblock"}
             // conv=excl: a write probe makes a new file and never overwrites one that is there
-            // (dd refuses: "File exists"), so removing it afterwards removes only its own bytes.
-            : std::vector<std::string>{"dd",           "if=/dev/zero",   "of=" + p.path, bs, "count=" + count,
-                                       "oflag=direct", "conv=fsync,excl"};
+            // (dd refuses: "File exists"), so removing it afterwards removes only its own bytes;
+            // O_CREAT|O_EXCL never follows a link either.
+            : std::vector<std::string>{"dd",
+                                       "if=/dev/zero",
+                                       "of=" + p.path,
+                                       bs,
+                                       "count=" + count,
+                                       "oflag=direct,nofollow",
+                                       "conv=fsync,excl"};
     guest::ProbeScriptArgs args;
     args.baseline_seconds = static_cast<double>(p.baseline.count()) / 1000.0;
     if (p.direction == ProbeDirection::write) args.remove_after = p.path;
@@ -380,20 +438,32 @@ Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const Play
       args.commit_cycles = p.commit_cycles;
       args.commit_path = p.commit_path;
     }
+    args.direction = p.direction;
+    args.file = p.path;
+    if (!p.mount_point.empty() && p.mount_point != "/" && p.path.starts_with(p.mount_point + "/"))
+      args.mount_point = p.mount_point;
     args.dd_argv = std::move(argv);
-    per_host[p.host] = json::object{{"probe_args", unsafe_list(guest::probe_script_argv(args))}};
+    auto script_args = guest::probe_script_argv(args);
+    if (auto s = fits_command(script_args, p.host); !s) return std::unexpected(s.error());
+    // Least privilege: a read probe as the SSH user (the probe file is world-readable), root only
+    // where the policy asks; a write probe as root (it makes and removes a file on the share).
+    const bool root = p.direction == ProbeDirection::write || p.as_root;
+    per_host[p.host] = json::object{{"probe_args", unsafe_list(script_args)}, {"probe_become", root}};
   }
-  // The probe script reads the counters, moves the bytes and reads them again (plus the baseline
-  // before and the commit cycles after, when asked), as root (dd reads files only root may; the
-  // write probe makes a file). Nothing runs in the counter window but dd.
+  // The probe script checks the file, reads the counters, moves the bytes and reads them again
+  // (plus the baseline before and the commit cycles after, when asked). Nothing runs in the
+  // counter window but dd. With become, the task becomes root per host as probe_become says.
   // Then, in the same run, the facts report (as the SSH user, like the facts phase): the NFS
   // evidence right after the probe. A host whose probe task failed runs no further task. One
   // ansible-playbook run instead of two: a run's start costs the controller about a CPU-second
   // whatever it does, the second task only an SSH exchange.
-  YamlList tasks{
-      script_task(task::probe, guest::probe_script(), {}, "probe_args", "pathwarden_probe", options, Privilege::root),
-      script_task(task::report, guest::guest_report_script(), {options.fstab_path}, "", "pathwarden_report", options,
-                  Privilege::ssh_user)};
+  auto probe_task =
+      script_task(task::probe, guest::probe_script(), {}, "probe_args", "pathwarden_probe", options, Privilege::root);
+  for (auto& [key, value] : probe_task) {
+    if (key == "become") value = Yaml("{{ pathwarden_host.probe_become }}");
+  }
+  YamlList tasks{std::move(probe_task), script_task(task::report, guest::guest_report_script(), {options.fstab_path},
+                                                    "", "pathwarden_report", options, Privilege::ssh_user)};
   return finish("probe", *hosts,
                 play("Probe storage paths for pathwarden", *hosts, "probe.vars.json", std::move(tasks), options,
                      Privilege::ssh_user),

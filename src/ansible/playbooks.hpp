@@ -4,8 +4,9 @@
 // came from a policy or from observation. Every string in that file is marked unsafe for
 // Ansible's templating, and commands take argv lists, so no value can change what runs.
 //
-// Every task is an ansible.builtin.raw script (constant text, values as its quoted arguments):
-// nothing is needed in the guest but /bin/sh and the tools the scripts call, no Python.
+// Every task is an ansible.builtin.raw script (constant text; the values its arguments, which no
+// login shell parses: see script_task in playbooks.cpp): nothing is needed in the guest but
+// /bin/sh, coreutils (base64, timeout, head) and the tools the scripts call, no Python.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -42,7 +43,10 @@ struct Become {
 };
 
 struct PlaybookOptions {
-  std::chrono::seconds task_timeout{300};  // each task's own limit (a hard NFS mount can hang)
+  // Each guest's limit on each task (a hard NFS mount can hang): the guest's own `timeout` ends
+  // the script there; below the run's limit (spec.ansible.guest_timeout), so one hung guest
+  // fails alone.
+  std::chrono::seconds guest_timeout{300};
   std::string fstab_path = "/etc/fstab";
   std::optional<Become> become;
 };
@@ -62,7 +66,6 @@ Result<Playbook> channels_playbook(std::span<const guest::ChannelsRequest> reque
 
 // Task names the result readers look for.
 namespace task {
-inline constexpr const char* read_fstab = "Read the fstab byte for byte";
 inline constexpr const char* report = "Report mounts, transports, counters and interfaces";
 inline constexpr const char* docker_volumes = "Read Docker's Compose volumes";
 // The fstab phases' one task each; their stages are guest::ChangeStage (guest/change_script.hpp).

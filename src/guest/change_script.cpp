@@ -3,6 +3,8 @@
 #include <array>
 
 #include "guest/fstab.hpp"
+#include "guest/fstab_edit.hpp"
+#include "guest/script_output.hpp"
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
@@ -12,29 +14,30 @@ namespace {
 // beside the target (same filesystem), its bytes flushed (dd conv=fsync), mode and owner set,
 // then renamed over the target; a temporary file left by a failure is removed on exit, also
 // when ssh's death hangs the script up. `mounted` reads /proc/self/mounts, never stat(2).
-constexpr std::string_view kPrelude = R"sh(set -u
-fstab=$1
+constexpr std::string_view kPrelude = R"sh(fstab=$1
 shift
 tmp=
 trap 'if [ -n "$tmp" ]; then rm -f -- "$tmp"; fi' EXIT
 trap 'exit 1' HUP INT TERM
-mark() { printf '@@pathwarden %s\n' "$*"; }
 fail() { printf '%s\n' "$*" >&2; exit 1; }
 sha_of() { h=$(sha256sum <"$1") || return 1; printf '%s' "${h%% *}"; }
-put() {
+new_tmp() {
   dir=${1%/*}
   [ -n "$dir" ] || dir=/
   tmp=$(mktemp "$dir/.${1##*/}.pathwarden.XXXXXX" 2>&1) || { why=$tmp; tmp=; fail "$dir not writable: ${why##*: }"; }
-  if [ -n "$4" ]; then
-    err=$(dd if="$4" of="$tmp" conv=fsync status=none 2>&1)
-  else
-    err=$(printf '%s' "$content" | dd of="$tmp" conv=fsync status=none 2>&1)
-  fi || fail "$err"
+}
+install_tmp() {
+  err=$(sync -- "$tmp" 2>&1) || fail "$err"
   err=$(chmod "$2" -- "$tmp" 2>&1) || fail "$err"
   if [ -n "$3" ]; then err=$(chown "$3" -- "$tmp" 2>&1) || fail "$err"; fi
   err=$(mv -f -- "$tmp" "$1" 2>&1) || fail "$err"
   tmp=
   sync -- "$dir" 2>/dev/null || true
+}
+put() {
+  new_tmp "$1"
+  err=$(dd if="$4" of="$tmp" status=none 2>&1) || fail "$err"
+  install_tmp "$1" "$2" "$3"
 }
 mounted() { P=$1 awk 'BEGIN { p = ENVIRON["P"] } $2 == p { found = 1 } END { exit !found }' /proc/self/mounts; }
 remake() {
@@ -74,8 +77,23 @@ if [ -e "$fstab" ]; then now=$(sha_of "$fstab") || fail "cannot read $fstab"; fi
 mark stage refuse
 )sh";
 
-constexpr std::string_view kApply = R"sh(observed=$1 new=$2 backup=$3 content=$4
+// The new file is assembled from the backup (the observed bytes, checked) and the edit's
+// pieces (guest/fstab_edit.hpp), and its hash checked before it replaces the fstab.
+constexpr std::string_view kApply = R"sh(observed=$1 new=$2 backup=$3 words=$4
 shift 4
+assemble() {
+  src=$1 n=$2
+  shift 2
+  while [ "$n" -gt 0 ]; do
+    case $1 in
+      c) dd if="$src" iflag=skip_bytes,count_bytes skip="$2" count="$3" bs=65536 status=none || return 1
+         shift 3; n=$((n - 3)) ;;
+      t) printf '%s' "$2" || return 1
+         shift 2; n=$((n - 2)) ;;
+      *) return 1 ;;
+    esac
+  done
+}
 changed='the fstab changed since pathwarden observed it; gather facts and plan again'
 case $now in "$observed" | "$new") ;; *) fail "$changed" ;; esac
 # The new content is ours only when this change's backup exists (a retry of it; the backup's
@@ -93,7 +111,11 @@ if [ ! -f "$backup" ] || [ "$(sha_of "$backup")" != "$observed" ]; then
   fail 'the backup does not hold the fstab as observed (it changed while it was copied?)'
 fi
 mark stage write
-put "$fstab" "$(stat -c %a -- "$fstab")" "$(stat -c %u:%g -- "$fstab")" ""
+new_tmp "$fstab"
+err=$(assemble "$backup" "$words" "$@" 2>&1 >"$tmp") || fail "cannot put the new fstab together: $err"
+[ "$(sha_of "$tmp")" = "$new" ] || fail 'the new fstab put together from the observed one is not what was planned'
+shift "$words"
+install_tmp "$fstab" "$(stat -c %a -- "$fstab")" "$(stat -c %u:%g -- "$fstab")"
 mark stage check_written
 [ "$(sha_of "$fstab")" = "$new" ] || fail 'the fstab does not hold what pathwarden wrote'
 remake "$@"
@@ -173,18 +195,22 @@ std::optional<ChangeStage> change_stage_named(std::string_view name) {
 }
 
 std::string_view apply_script() {
-  static const std::string text = std::string(kPrelude) + std::string(kApply);
+  static const std::string text =
+      "set -u\n" + std::string(script_mark_prelude()) + std::string(kPrelude) + std::string(kApply);
   return text;
 }
 
 std::string_view rollback_script() {
-  static const std::string text = std::string(kPrelude) + std::string(kRollback);
+  static const std::string text =
+      "set -u\n" + std::string(script_mark_prelude()) + std::string(kPrelude) + std::string(kRollback);
   return text;
 }
 
 Result<std::vector<std::string>> apply_script_argv(const FstabChange& change, std::string_view new_sha256) {
+  auto pieces = edit_argv(fstab_edit(change.observed_content, change.new_content));
   std::vector<std::string> argv{change.observed_sha256, std::string(new_sha256), change.backup_path,
-                                change.new_content};
+                                std::to_string(pieces.size())};
+  argv.insert(argv.end(), pieces.begin(), pieces.end());
   add_activations(argv, change.activations);
   if (auto s = carried_by_argv(argv, change.host); !s) return std::unexpected(s.error());
   return argv;
@@ -229,20 +255,16 @@ bool ChangeReport::reached(ChangeStage s) const {
 }
 
 Result<ChangeReport> parse_change_report(std::string_view text, std::string_view where) {
+  auto output = split_script_output(text, "fstab script's output", where);
+  if (!output) return std::unexpected(output.error());
   ChangeReport out;
-  for (auto line : lines_of(text)) {
-    if (!line.starts_with(kScriptMark)) continue;  // a login shell's words, or a tool's chatter
-    auto words = fields_of(line.substr(kScriptMark.size()));
-    if (words.size() == 1 && words[0] == "end") {
-      out.finished = true;
-      break;
+  out.finished = output->finished;
+  for (const auto& s : output->sections) {
+    if (s.words.size() != 2 || s.words[0] != "stage") {
+      return fail("unreadable mark '" + s.words[0] + "' in the fstab script's output", std::string(where));
     }
-    if (words.size() != 2 || words[0] != "stage") {
-      return fail("unreadable mark '" + std::string(line) + "' in the fstab script's output", std::string(where));
-    }
-    auto stage = change_stage_named(words[1]);
-    if (!stage)
-      return fail("unknown stage '" + std::string(words[1]) + "' in the fstab script's output", std::string(where));
+    auto stage = change_stage_named(s.words[1]);
+    if (!stage) return fail("unknown stage '" + s.words[1] + "' in the fstab script's output", std::string(where));
     out.stages.push_back(*stage);
   }
   return out;

@@ -3,21 +3,9 @@
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
-namespace {
 
-constexpr std::string_view kIfindex = "@@pathwarden ifindex";
-constexpr std::string_view kConnections = "@@pathwarden nfs_connections";
-
-}  // namespace
-
-Result<CounterRead> parse_counter_read(std::string_view text, std::string_view where) {
-  std::string netdev, ifindex, connections;
-  std::string* into = &netdev;
-  for (auto line : lines_of(text)) {
-    if (trim(line) == kIfindex) { into = &ifindex; continue; }
-    if (trim(line) == kConnections) { into = &connections; continue; }
-    into->append(line).push_back('\n');
-  }
+Result<CounterRead> parse_counter_read(std::string_view netdev, std::string_view ifindex, std::string_view connections,
+                                       std::string_view where) {
   CounterRead out;
   auto counters = parse_proc_net_dev(netdev, std::string(where) + ":/proc/net/dev");
   if (!counters) return std::unexpected(counters.error());

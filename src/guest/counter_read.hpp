@@ -21,10 +21,9 @@ struct CounterRead {
   std::vector<TcpConnection> nfs_connections;       // established, peer port 2049
 };
 
-// One read as the probe script takes it (guest/probe_report.cpp): /proc/net/dev, then
-// "@@pathwarden ifindex" and one "NAME IFINDEX" line per interface, then
-// "@@pathwarden nfs_connections" and `ss -Htni`. Output of an older read (only /proc/net/dev)
-// parses too: no ifindex, no connections.
-Result<CounterRead> parse_counter_read(std::string_view text, std::string_view where);
+// One read as the probe script takes it (guest/probe_report.cpp), three sections of its output:
+// /proc/net/dev, one "NAME IFINDEX" line per interface, and `ss -Htni`.
+Result<CounterRead> parse_counter_read(std::string_view netdev, std::string_view ifindex, std::string_view connections,
+                                       std::string_view where);
 
 }  // namespace pw::guest

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "guest/script_output.hpp"
 #include "guest/sha256.hpp"
 #include "guest/tokens.hpp"
 
@@ -15,9 +17,8 @@ namespace {
 // tens of milliseconds of guest CPU (pam_motd's three execs were 0.25 CPU-s under TCG), and a
 // report ran seven of them per interface. What is left to exec: base64, cat of the /proc tables,
 // ss, ip and ethtool.
-constexpr std::string_view kFactsScript = R"sh(set -u
-mark() { printf '@@pathwarden %s\n' "$1"; }
-value() { v=; { read -r v <"$1"; } 2>/dev/null; printf '%s %s\n' "$2" "$v"; }
+constexpr std::string_view kFactsScript =
+    R"sh(value() { v=; { read -r v <"$1"; } 2>/dev/null; printf '%s %s\n' "$2" "$v"; }
 count() { if [ -e "$2" ]; then n=$(($# - 1)); else n=0; fi; printf '%s %s\n' "$1" "$n"; }
 if [ "$#" -gt 0 ]; then
   mark fstab
@@ -62,46 +63,32 @@ done
 mark end
 )sh";
 
-struct FactsSection {
-  std::string name;
-  std::string body;
-  int first_line = 0;
-};
-
 }  // namespace
 
 std::string_view guest_report_script() {
-  return kFactsScript;
+  static const std::string text = "set -u\n" + std::string(script_mark_prelude()) + std::string(kFactsScript);
+  return text;
 }
 
-Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab_content, std::string host) {
-  std::vector<FactsSection> sections;
-  int line_no = 0;
-  bool complete = false;
-  for (auto line : lines_of(report)) {
-    ++line_no;
-    if (line.starts_with(kScriptMark)) {
-      auto name = std::string(trim(line.substr(kScriptMark.size())));
-      if (name == "end") {
-        complete = true;
-        break;
-      }
-      sections.push_back(FactsSection{name, {}, line_no + 1});
-      continue;
-    }
-    if (sections.empty()) continue;  // anything a login shell printed before the script
-    sections.back().body.append(line).push_back('\n');
-  }
-  if (!complete) {
-    return fail("the guest's fact report is incomplete (no end marker)", host,
+Result<GuestFacts> parse_guest_report(std::string_view report, std::string host) {
+  auto output = split_script_output(report, "facts report", host);
+  if (!output) return std::unexpected(output.error());
+  if (!output->finished) {
+    return fail("the guest's facts report is incomplete (no end mark)", host,
                 "check that /bin/sh works there and the task was not cut short");
   }
+  const auto& sections = output->sections;
+  if (sections.empty() || sections.front().words != std::vector<std::string>{"fstab"}) {
+    return fail("the facts report has no fstab section", host, "was the right playbook run?");
+  }
+  auto fstab_content = decode_base64(sections.front().body);
+  if (!fstab_content) return fail("the fstab came back in a form that is not base64", host);
 
   GuestFacts facts;
   facts.host = host;
-  facts.fstab_sha256 = sha256_hex(fstab_content);
-  facts.fstab = FstabFile::parse(fstab_content, host + ":/etc/fstab");
-  facts.fstab_content = std::move(fstab_content);
+  facts.fstab_sha256 = sha256_hex(*fstab_content);
+  facts.fstab = FstabFile::parse(*fstab_content, host + ":/etc/fstab");
+  facts.fstab_content = std::move(*fstab_content);
 
   auto where = [&](std::string_view what) { return host + ":" + std::string(what); };
   auto take = [](auto result, auto& into) -> Status {
@@ -109,26 +96,31 @@ Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab
     into = std::move(*result);
     return {};
   };
-  for (const auto& s : sections) {
+  for (const auto& sec : sections) {
     Status st;
-    if (s.name == "boot_id") {
+    const auto& s = sec;  // one section of the output
+    std::string name;
+    for (const auto& w : sec.words) name += (name.empty() ? "" : " ") + w;
+    if (name == "fstab") {
+      continue;
+    } else if (name == "boot_id") {
       facts.boot_id = std::string(trim(s.body));
-    } else if (s.name == "mounts") {
+    } else if (name == "mounts") {
       st = take(parse_proc_mounts(s.body, where("/proc/mounts")), facts.mounts);
-    } else if (s.name == "mountstats") {
+    } else if (name == "mountstats") {
       st = take(parse_mountstats(s.body, where("/proc/self/mountstats")), facts.mount_stats);
-    } else if (s.name == "netdev") {
+    } else if (name == "netdev") {
       st = take(parse_proc_net_dev(s.body, where("/proc/net/dev")), facts.counters);
-    } else if (s.name == "nfs_servers") {
+    } else if (name == "nfs_servers") {
       st = take(parse_nfs_servers(s.body, where("/proc/fs/nfsfs/servers")), facts.nfs_servers);
-    } else if (s.name == "nfs_connections") {
+    } else if (name == "nfs_connections") {
       st = take(parse_ss_tcp(s.body, where("ss")), facts.nfs_connections);
-    } else if (s.name == "addresses") {
+    } else if (name == "addresses") {
       st = take(parse_ip_addr(s.body, where("ip -o addr")), facts.addresses);
-    } else if (s.name.starts_with("resolve ")) {
-      facts.resolved[s.name.substr(8)] = parse_getent_ahosts(s.body);
-    } else if (s.name.starts_with("iface ")) {
-      auto info = parse_interface_report(s.name.substr(6), s.body, where("/sys/class/net/" + s.name.substr(6)));
+    } else if (name.starts_with("resolve ")) {
+      facts.resolved[name.substr(8)] = parse_getent_ahosts(s.body);
+    } else if (name.starts_with("iface ")) {
+      auto info = parse_interface_report(name.substr(6), s.body, where("/sys/class/net/" + name.substr(6)));
       if (!info)
         st = std::unexpected(info.error());
       else

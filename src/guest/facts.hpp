@@ -46,15 +46,15 @@ struct GuestFacts {
 // `getent ahosts NAME`'s output: its addresses, each once, in order.
 std::vector<std::string> parse_getent_ahosts(std::string_view output);
 
-// The POSIX sh script the facts playbook runs in each guest. It prints sections introduced by
-// "@@pathwarden NAME" lines and ends with "@@pathwarden end". Given a file as its first argument
-// (the fstab), it starts with that file's bytes in base64 (section "fstab"; it exits 66 when
-// the file cannot be read): one run per guest reads the fstab byte for byte and the rest. Every
+// The POSIX sh script the facts playbook runs in each guest, framed as guest/script_output.hpp
+// says: sections "@@TOKEN NAME", then "@@TOKEN end". Its first argument is the fstab: the
+// first section ("fstab") is that file's bytes in base64 (it exits 66 when the file cannot be
+// read): one run per guest reads the fstab byte for byte and the rest. Every
 // later argument is a host name to resolve as the guest does (`getent ahosts`: getaddrinfo,
 // nsswitch, /etc/hosts), each in a section "resolve NAME" (empty: the name did not resolve).
 std::string_view guest_report_script();
 
-// Reads the script's output; `where` names the guest in messages.
-Result<GuestFacts> parse_guest_report(std::string_view report, std::string fstab_content, std::string host);
+// Reads the script's output (the fstab from its first section); `host` names the guest.
+Result<GuestFacts> parse_guest_report(std::string_view report, std::string host);
 
 }  // namespace pw::guest

@@ -31,6 +31,9 @@ struct FstabChange {
   // Unmounted in reverse order, then mounted in this order. When nconnect or the NFS version
   // changes this must hold every mount of that server (guest::nfs_mounts_of_server).
   std::vector<MountActivation> activations;
+  // The observed bytes (their hash is observed_sha256): the guest is sent only an edit of them
+  // (guest/fstab_edit.hpp), never the whole new file.
+  std::string observed_content;
 };
 
 // Rollback: put the backup back if the fstab is still what apply wrote, re-make the mounts.
@@ -58,6 +61,8 @@ struct ProbeRequest {
   // O_DSYNC writes to commit_path, a new file (never an existing one), removed afterwards.
   int commit_cycles = 0;
   std::string commit_path{};
+  std::string mount_point{};  // no part of `path` below it may be a symbolic link ("": not checked)
+  bool as_root = false;       // a read probe as root (a write probe always is, with become)
 };
 
 // Channels: `ethtool -L IF combined N` in the guest (virtio multiqueue after a Proxmox change).

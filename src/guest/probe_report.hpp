@@ -12,26 +12,33 @@
 
 #include "diagnostics/error.hpp"
 #include "guest/counter_read.hpp"
+#include "verify/direction.hpp"
 
 namespace pw::guest {
 
+using verify::ProbeDirection;
+
 // What the script is told, in the order of its arguments.
 struct ProbeScriptArgs {
-  double baseline_seconds = 0;       // 0: no baseline read
-  std::string remove_after;          // a write probe's new file, removed after (unless dd refused)
-  int commit_cycles = 0;             // 0: no commit cycles
-  std::string commit_path;           // their new file, removed after (unless dd refused)
+  double baseline_seconds = 0;  // 0: no baseline read
+  std::string remove_after;     // a write probe's new file, removed after (unless dd refused)
+  int commit_cycles = 0;        // 0: no commit cycles
+  std::string commit_path;      // their new file, removed after (unless dd refused)
+  ProbeDirection direction = ProbeDirection::read;
+  std::string mount_point;           // no part of `file`'s path below it may be a symbolic link
+  std::string file;                  // the probe file (read: must be a regular file)
   std::vector<std::string> dd_argv;  // the probe itself
 };
 
 // The script's argv after "sh -c SCRIPT sh": every value one argument.
 std::vector<std::string> probe_script_argv(const ProbeScriptArgs& args);
 
-// The script (POSIX sh). It prints "@@pathwarden read NAME UPTIME" before each counter read
-// (NAME baseline, before, after; UPTIME the guest's /proc/uptime just before /proc/net/dev is
-// read), "@@pathwarden probe RC START END" and dd's stderr, "@@pathwarden commit RC" and dd's
-// stderr, and ends with "@@pathwarden end". It exits 0 whatever dd does: dd's failure is the
-// verifier's to judge.
+// The script (POSIX sh), framed as guest/script_output.hpp says. Each counter read is a section
+// "read NAME UPTIME" (NAME baseline, before, after; UPTIME the guest's /proc/uptime just before
+// /proc/net/dev is read) followed by "ifindex" and "nfs_connections"; then "probe RC START END"
+// with dd's stderr, "commit RC" with dd's stderr, and "end". A file it will not touch gives
+// only "refused KIND" (link, fifo, device, socket, directory, other) with the reason. It exits
+// 0 whatever dd does: dd's failure is the verifier's to judge.
 std::string_view probe_script();
 
 struct TimedRead {
@@ -44,7 +51,14 @@ struct DdOutcome {
   std::string stderr_text;
 };
 
+// The probe file refused before anything was read (ProbeScriptArgs).
+struct ProbeRefusal {
+  std::string kind;     // link, fifo, device, socket, directory, other
+  std::string message;  // "/mnt/x/probe is a FIFO (named pipe), not a regular file"
+};
+
 struct ProbeReport {
+  std::optional<ProbeRefusal> refused;  // set: nothing else is
   std::optional<TimedRead> baseline;
   TimedRead before;
   TimedRead after;

@@ -57,6 +57,39 @@ std::optional<double> to_seconds(std::string_view text) {
   return v;
 }
 
+std::optional<std::string> decode_base64(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  std::size_t padding = 0;
+  for (char c : text) {
+    if (c == '\n' || c == '\r') continue;
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    if (padding > 0) return std::nullopt;  // data after padding
+    int v = value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
+    }
+  }
+  if (padding > 2) return std::nullopt;
+  return out;
+}
+
 std::string shell_quote(std::string_view text) {
   std::string out = "'";
   for (char c : text) {

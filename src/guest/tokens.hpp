@@ -8,10 +8,6 @@
 
 namespace pw::guest {
 
-// What every guest script prints before a section or a stage: "@@pathwarden NAME [WORDS...]".
-// Lines without it are a login shell's or a tool's chatter and are skipped.
-inline constexpr std::string_view kScriptMark = "@@pathwarden ";
-
 // Lines without their terminators ("\n" or "\r\n"); a final terminator adds no empty line.
 std::vector<std::string_view> lines_of(std::string_view text);
 
@@ -30,6 +26,9 @@ std::optional<double> to_seconds(std::string_view text);
 std::string decode_octal_escapes(std::string_view field);
 
 std::string_view trim(std::string_view s);
+
+// Base64 as coreutils' base64 prints it (line breaks skipped); nullopt on anything else.
+std::optional<std::string> decode_base64(std::string_view text);
 
 // POSIX sh single quotes around `text`, exactly as it is (an argument of the guest scripts).
 std::string shell_quote(std::string_view text);

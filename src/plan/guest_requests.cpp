@@ -13,7 +13,7 @@ constexpr std::chrono::milliseconds kMinBaseline{500};
 }  // namespace
 
 guest::FstabChange fstab_change(const ChangeFstab& s) {
-  return {s.host, s.old_sha256, s.new_content, s.backup_path, s.activations};
+  return {s.host, s.old_sha256, s.new_content, s.backup_path, s.activations, s.old_content};
 }
 
 guest::FstabRestore fstab_restore(const ChangeFstab& s) {
@@ -32,6 +32,8 @@ guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes) {
   guest::ProbeRequest r;
   r.host = v.host;
   r.path = v.probe_file;
+  r.mount_point = v.mount_point;
+  r.as_root = v.probe_as_root;
   r.bytes = bytes;
   r.direction = v.direction;
   r.baseline = std::max(std::chrono::milliseconds(v.baseline_ms), kMinBaseline);

@@ -1,4 +1,5 @@
-// Over 400 lines on purpose: the plan file format, both ways (to_json and its strict reader) side by side so a field cannot be added to one only.
+// Over 400 lines on purpose: the plan file format, both ways (to_json and its strict reader) side by side so a field
+// cannot be added to one only.
 #include "plan/model.hpp"
 
 #include <boost/json.hpp>
@@ -10,16 +11,23 @@ namespace pw::plan {
 namespace json = boost::json;
 
 static_assert(std::variant_size_v<StepAction> == kPhaseOrder.size());
-static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::set_nic), StepAction>, SetNic>);
-static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::verify), StepAction>, VerifyPath>);
+static_assert(
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::set_nic), StepAction>, SetNic>);
+static_assert(
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::verify), StepAction>, VerifyPath>);
 
 std::string_view to_string(StepKind kind) {
   switch (kind) {
-    case StepKind::set_nic: return "set-nic";
-    case StepKind::restart_vm: return "restart-vm";
-    case StepKind::set_channels: return "set-channels";
-    case StepKind::change_fstab: return "change-fstab";
-    case StepKind::verify: return "verify";
+    case StepKind::set_nic:
+      return "set-nic";
+    case StepKind::restart_vm:
+      return "restart-vm";
+    case StepKind::set_channels:
+      return "set-channels";
+    case StepKind::change_fstab:
+      return "change-fstab";
+    case StepKind::verify:
+      return "verify";
   }
   return "?";
 }
@@ -33,11 +41,16 @@ std::optional<StepKind> step_kind_from(std::string_view text) {
 
 std::string_view to_string(PolicyState state) {
   switch (state) {
-    case PolicyState::converged: return "converged";
-    case PolicyState::changes: return "changes";
-    case PolicyState::precondition_failed: return "precondition-failed";
-    case PolicyState::unobserved: return "unobserved";
-    case PolicyState::drift: return "drift";
+    case PolicyState::converged:
+      return "converged";
+    case PolicyState::changes:
+      return "changes";
+    case PolicyState::precondition_failed:
+      return "precondition-failed";
+    case PolicyState::unobserved:
+      return "unobserved";
+    case PolicyState::drift:
+      return "drift";
   }
   return "unknown";
 }
@@ -58,7 +71,9 @@ bool Plan::has_blockers() const {
 
 namespace {
 
-json::object vm_json(const proxmox::VmRef& vm) { return {{"node", vm.node}, {"vmid", vm.vmid}}; }
+json::object vm_json(const proxmox::VmRef& vm) {
+  return {{"node", vm.node}, {"vmid", vm.vmid}};
+}
 
 json::array strings_json(const std::vector<std::string>& v) {
   json::array a;
@@ -168,8 +183,10 @@ class Reader {
         return out;
       }
       for (const auto& item : *a) {
-        if (const auto* s = item.if_string()) out.emplace_back(*s);
-        else bad(key, "a list of strings");
+        if (const auto* s = item.if_string())
+          out.emplace_back(*s);
+        else
+          bad(key, "a list of strings");
       }
     }
     return out;
@@ -295,6 +312,7 @@ json::value step_to_json(const Step& step) {
       o["max_probe_bytes"] = s.max_probe_bytes;
       o["min_share"] = s.min_share;
       o["write"] = s.direction == verify::ProbeDirection::write;
+      if (s.probe_as_root) o["probe_as_root"] = true;
       o["baseline_ms"] = s.baseline_ms;
       if (s.commit_cycles > 0) o["commit_cycles"] = s.commit_cycles;
       if (s.min_commit_rate) o["min_commit_rate"] = *s.min_commit_rate;
@@ -365,6 +383,7 @@ Result<Step> step_from_json(const json::value& v) {
     s.max_probe_bytes = r.uinteger("max_probe_bytes");
     s.min_share = r.number("min_share");
     s.direction = r.boolean("write") ? verify::ProbeDirection::write : verify::ProbeDirection::read;
+    if (r.has("probe_as_root")) s.probe_as_root = r.boolean("probe_as_root");
     s.baseline_ms = r.int32("baseline_ms");
     if (r.has("commit_cycles")) s.commit_cycles = r.int32("commit_cycles");
     if (r.has("min_commit_rate")) s.min_commit_rate = r.number("min_commit_rate");
@@ -443,12 +462,18 @@ Result<Plan> plan_from_json(const json::value& v) {
     p.host = pr.str("host");
     p.nas = pr.opt_str_or_empty("nas");  // 1.2 on
     const auto state = pr.str("state");
-    if (state == "converged") p.state = PolicyState::converged;
-    else if (state == "changes") p.state = PolicyState::changes;
-    else if (state == "precondition-failed") p.state = PolicyState::precondition_failed;
-    else if (state == "unobserved") p.state = PolicyState::unobserved;
-    else if (state == "drift") p.state = PolicyState::drift;
-    else if (pr.ok()) return fail("unknown policy state '" + state + "'", "plan file");
+    if (state == "converged")
+      p.state = PolicyState::converged;
+    else if (state == "changes")
+      p.state = PolicyState::changes;
+    else if (state == "precondition-failed")
+      p.state = PolicyState::precondition_failed;
+    else if (state == "unobserved")
+      p.state = PolicyState::unobserved;
+    else if (state == "drift")
+      p.state = PolicyState::drift;
+    else if (pr.ok())
+      return fail("unknown policy state '" + state + "'", "plan file");
     p.blockers = pr.strings("blockers");
     p.warnings = pr.strings("warnings");
     p.notes = pr.strings("notes");

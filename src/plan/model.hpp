@@ -12,8 +12,8 @@
 
 #include "diagnostics/error.hpp"
 #include "guest/operations.hpp"
-#include "proxmox/types.hpp"
 #include "net/mac_address.hpp"
+#include "proxmox/types.hpp"
 #include "verify/traffic_since.hpp"
 #include "verify/verifier.hpp"
 
@@ -22,11 +22,11 @@ namespace pw::plan {
 // Proxmox: write netN with the digest read in the same run. Inverse: write `from` back.
 struct SetNic {
   proxmox::VmRef vm;
-  std::string device;     // "net1"
-  std::string from;       // property string as configured before (pending value if one was set)
+  std::string device;  // "net1"
+  std::string from;    // property string as configured before (pending value if one was set)
   std::string to;
-  std::string digest;     // of the config this change was planned from
-  bool hotplug = false;   // running VM with network hot-plug: the NIC is re-plugged at once
+  std::string digest;    // of the config this change was planned from
+  bool hotplug = false;  // running VM with network hot-plug: the NIC is re-plugged at once
   std::optional<int> queues_from;
   int queues_to = 0;
   // The policy's restart window as written ("" = any time): a hot-plug re-plugs the NIC, so
@@ -56,9 +56,9 @@ struct SetChannels {
 // Inverse: restore the backup if the file is still what was written, re-make the old mounts.
 struct ChangeFstab {
   std::string host;
-  std::string mount_point;        // the policy's mount
-  std::string old_content;        // the file as observed
-  std::string new_content;        // equal to old_content when only the mounts are re-made
+  std::string mount_point;  // the policy's mount
+  std::string old_content;  // the file as observed
+  std::string new_content;  // equal to old_content when only the mounts are re-made
   std::string old_sha256;
   std::string new_sha256;
   std::string backup_path;
@@ -93,6 +93,7 @@ struct VerifyPath {
   std::uint64_t max_probe_bytes = 0;
   double min_share = 0.9;
   verify::ProbeDirection direction = verify::ProbeDirection::read;  // "write" in the plan file: tx
+  bool probe_as_root = false;  // a read probe as root (policy spec.verify.probe_as: root)
   int baseline_ms = 2000;
   int commit_cycles = 0;                  // commit-latency figure after the probe (0: none)
   std::optional<double> min_commit_rate;  // commits/s; below it the path is not proven
@@ -135,7 +136,7 @@ struct PolicyPlan {
   std::string source;  // file:line of the policy
   proxmox::VmRef vm;
   std::string host;
-  std::string nas;     // the NAS as the policy names it (spec.mount.server): the fleet page groups by it
+  std::string nas;  // the NAS as the policy names it (spec.mount.server): the fleet page groups by it
   PolicyState state = PolicyState::converged;
   std::vector<Step> steps;
   std::vector<std::string> blockers;  // why nothing can be applied
@@ -165,9 +166,9 @@ struct Plan {
   // 1.2 added each policy's "nas"; 1.3 the "writers" of a change-fstab step (several policies'
   // entries in one write); 1.4 the file's "seal" (plan/plan_seal.hpp), which `apply` requires.
   static constexpr int kFormatMajor = 1;
-  static constexpr int kFormatMinor = 4;
-  std::string id;          // random, names journals and backups
-  std::string created_at;  // ISO 8601 UTC
+  static constexpr int kFormatMinor = 5;
+  std::string id;                 // random, names journals and backups
+  std::string created_at;         // ISO 8601 UTC
   std::string policies_revision;  // git commit of the policy directory, when known
   bool policies_dirty = false;
   std::vector<PolicyPlan> policies;

@@ -174,6 +174,7 @@ VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended
   v.max_probe_bytes = p.verify.max_probe_bytes;
   v.min_share = p.verify.min_share;
   v.direction = p.verify.direction;
+  v.probe_as_root = p.verify.probe_as_root;
   v.baseline_ms = static_cast<int>(p.verify.baseline.count());
   v.commit_cycles = p.verify.commit_cycles;
   v.min_commit_rate = p.verify.min_commit_rate;

@@ -73,7 +73,7 @@ struct MountSpec {
   std::optional<std::string> nfs_version() const;
   std::optional<int> nconnect() const;
   const MountOption* option(std::string_view name) const;
-  std::string options_string() const;  // "vers=3,nconnect=8,_netdev"
+  std::string options_string() const;                        // "vers=3,nconnect=8,_netdev"
   bool owned() const { return owner == MountOwner::fstab; }  // pathwarden writes its fstab entry
   // How reports name the mount: its path, or "Compose volume pg_pgdata" before it is observed.
   std::string display() const;
@@ -87,6 +87,9 @@ struct VerifySpec {
   std::uint64_t max_probe_bytes = 1ull << 30;  // adaptive probe bound; default 4 x probe_bytes
   double min_share = 0.9;                      // share of probe bytes the intended NIC must carry
   ProbeDirection direction = ProbeDirection::read;
+  // A read probe runs as the SSH user (the probe file is world-readable); root (with
+  // spec.ansible.become) only where the policy says so. A write probe always becomes root.
+  bool probe_as_root = false;
   std::chrono::milliseconds baseline{2000};  // window for learning background rates
   // Commit-latency figure (like pg_test_fsync): this many 8 KiB O_DSYNC writes on the mount
   // after the probe; 0 = none. A figure in the report, a verdict only with min_commit_rate.
@@ -162,7 +165,7 @@ class FieldPositions {
 };
 
 struct StoragePath {
-  std::string name;  // metadata.name, unique
+  std::string name;                           // metadata.name, unique
   std::map<std::string, std::string> labels;  // metadata.labels, for --selector
   GuestRef guest;
   NicSpec nic;

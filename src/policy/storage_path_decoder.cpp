@@ -29,8 +29,8 @@ bool is_object_name(std::string_view s) {
 constexpr std::array<std::string_view, 6> kSpecKeys{"guest", "nic", "mount", "verify", "restart", "rollback"};
 constexpr std::array<std::string_view, 3> kGuestKeys{"node", "vmid", "host"};
 constexpr std::array<std::string_view, 2> kNicKeys{"device", "queues"};
-constexpr std::array<std::string_view, 9> kMountKeys{"owner",   "compose", "server",  "nas_addresses", "export",
-                                                     "path",    "options", "reason",  "allow"};
+constexpr std::array<std::string_view, 9> kMountKeys{"owner", "compose", "server", "nas_addresses", "export",
+                                                     "path",  "options", "reason", "allow"};
 // Options that widen what the share may do in the guest: written only with spec.mount.allow.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kPrivilegedOptions{{
     {"suid", "set-user-ID and set-group-ID programs on the share run with their owner's rights in the guest"},
@@ -38,9 +38,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kPrivileg
     {"exec", "programs on the share run in the guest"},
 }};
 constexpr std::array<std::string_view, 2> kComposeKeys{"project", "volume"};
-constexpr std::array<std::string_view, 8> kVerifyKeys{"probe_file", "probe_bytes",   "max_probe_bytes",
-                                                      "min_share",  "direction",     "baseline",
-                                                      "commit_cycles", "min_commit_rate"};
+constexpr std::array<std::string_view, 9> kVerifyKeys{"probe_file",    "probe_bytes",     "max_probe_bytes",
+                                                      "min_share",     "direction",       "baseline",
+                                                      "commit_cycles", "min_commit_rate", "probe_as"};
 // Commit-latency cycles: enough for a rate, bounded so a slow path cannot hold a run for long.
 constexpr int kDefaultCommitCycles = 256;
 constexpr int kMaxCommitCycles = 10'000;
@@ -48,12 +48,12 @@ constexpr std::array<std::string_view, 2> kRestartKeys{"allowed", "window"};
 constexpr std::array<std::string_view, 2> kRollbackKeys{"on_inconclusive", "verify_restored"};
 // Mount points a policy must never take over (policies/README.md lists them): anything under
 // these (a share over /etc/cron.d or /root/.ssh would run or let in what the NAS holds) ...
-constexpr std::array<std::string_view, 15> kSystemTrees{"/bin",  "/boot", "/dev",  "/etc", "/lib",  "/lib32",
-                                                        "/lib64", "/libx32", "/proc", "/root", "/run", "/sbin",
-                                                        "/sys",  "/usr",  "/var/lib/dpkg"};
+constexpr std::array<std::string_view, 15> kSystemTrees{"/bin",   "/boot",  "/dev",    "/etc",  "/lib",
+                                                        "/lib32", "/lib64", "/libx32", "/proc", "/root",
+                                                        "/run",   "/sbin",  "/sys",    "/usr",  "/var/lib/dpkg"};
 // ... and these themselves (shares below them are common: /var/lib/postgresql, /home/alice).
-constexpr std::array<std::string_view, 8> kSystemDirs{"/", "/home", "/tmp", "/var", "/var/lib", "/var/log", "/var/tmp",
-                                                      "/var/cache"};
+constexpr std::array<std::string_view, 8> kSystemDirs{"/",        "/home",    "/tmp",     "/var",
+                                                      "/var/lib", "/var/log", "/var/tmp", "/var/cache"};
 
 // The system directory `path` is or lies under, if any.
 std::optional<std::string_view> system_directory(std::string_view path) {
@@ -97,8 +97,9 @@ class StoragePathDecoder {
     if (read_only && out_.verify.commit_cycles > 0) {
       const auto at = out_.positions.find("spec.verify.commit_cycles");
       const auto min_at = out_.positions.find("spec.verify.min_commit_rate");
-      d_.error(at ? *at : *min_at, "a commit-latency figure writes on the mount, but the mount is read-only ('ro' in "
-                                   "spec.mount.options); leave out commit_cycles and min_commit_rate");
+      d_.error(at ? *at : *min_at,
+               "a commit-latency figure writes on the mount, but the mount is read-only ('ro' in "
+               "spec.mount.options); leave out commit_cycles and min_commit_rate");
     }
     const auto direction = out_.positions.find("spec.verify.direction");
     if (out_.verify.direction == ProbeDirection::write && out_.mount.option("ro") && direction) {
@@ -206,7 +207,8 @@ class StoragePathDecoder {
         if (it == kMountOwners.end()) {
           d_.error(d_.pos(*v), "'spec.mount.owner' is '" + *o +
                                    "'; use fstab (pathwarden writes the entry), compose, systemd or autofs (pathwarden "
-                                   "only observes and proves)" + did_you_mean(*o, kMountOwners));
+                                   "only observes and proves)" +
+                                   did_you_mean(*o, kMountOwners));
         } else {
           out_.mount.owner = static_cast<MountOwner>(it - kMountOwners.begin());
         }
@@ -221,8 +223,9 @@ class StoragePathDecoder {
       return;
     }
     if (!v) {
-      d_.error(s.value_pos("owner"), "owner: compose needs 'spec.mount.compose: {project: NAME, volume: NAME}' "
-                                     "(the Compose project and the volume's key under 'volumes:')");
+      d_.error(s.value_pos("owner"),
+               "owner: compose needs 'spec.mount.compose: {project: NAME, volume: NAME}' "
+               "(the Compose project and the volume's key under 'volumes:')");
       return;
     }
     remember(s, "compose");
@@ -289,9 +292,10 @@ class StoragePathDecoder {
     }
     if (out_.mount.owner == MountOwner::compose) {
       if (s.get("path")) {
-        d_.error(s.value_pos("path"), "a Compose volume's path is Docker's (the Mountpoint 'docker volume inspect' "
-                                      "shows, where it mounts the share while a container uses it); leave out "
-                                      "spec.mount.path");
+        d_.error(s.value_pos("path"),
+                 "a Compose volume's path is Docker's (the Mountpoint 'docker volume inspect' "
+                 "shows, where it mounts the share while a container uses it); leave out "
+                 "spec.mount.path");
       }
     } else if (auto v = s.require("path")) {
       remember(s, "path");
@@ -328,9 +332,10 @@ class StoragePathDecoder {
       const auto* o = out_.mount.option(name);
       if (o != nullptr && !allowed.contains(name)) {
         const auto at = option_pos_.find(std::string(name));
-        d_.error(at != option_pos_.end() ? at->second : s.value_pos("options"), "'spec.mount.options' has '" + std::string(name) + "': " + std::string(what) +
-                                             "; write it only on purpose, with spec.mount.allow: [" +
-                                             std::string(name) + "] (or leave it out)");
+        d_.error(at != option_pos_.end() ? at->second : s.value_pos("options"),
+                 "'spec.mount.options' has '" + std::string(name) + "': " + std::string(what) +
+                     "; write it only on purpose, with spec.mount.allow: [" + std::string(name) +
+                     "] (or leave it out)");
       }
     }
   }
@@ -349,8 +354,8 @@ class StoragePathDecoder {
       auto text = read_string(d_, item, path + "[" + std::to_string(i) + "]");
       if (!text) continue;
       if (std::find(names.begin(), names.end(), *text) == names.end()) {
-        d_.error(d_.pos(item), "'" + path + "[" + std::to_string(i) + "]' is '" + *text + "'; expected suid, dev or exec" +
-                                   did_you_mean(*text, names));
+        d_.error(d_.pos(item), "'" + path + "[" + std::to_string(i) + "]' is '" + *text +
+                                   "'; expected suid, dev or exec" + did_you_mean(*text, names));
       } else {
         out.insert(*text);
       }
@@ -452,6 +457,19 @@ class StoragePathDecoder {
         else
           d_.error(d_.pos(*v),
                    "'spec.verify.direction' is '" + *dir + "'; use read or write" + did_you_mean(*dir, kDirs));
+      }
+    }
+    if (auto v = s.get("probe_as")) {
+      remember(s, "probe_as");
+      if (auto who = read_string(d_, *v, s.child("probe_as"))) {
+        static constexpr std::array<std::string_view, 2> kWho{"user", "root"};
+        if (*who == "user")
+          out_.verify.probe_as_root = false;
+        else if (*who == "root")
+          out_.verify.probe_as_root = true;
+        else
+          d_.error(d_.pos(*v), "'spec.verify.probe_as' is '" + *who + "'; use user (the SSH user) or root" +
+                                   did_you_mean(*who, kWho));
       }
     }
     if (auto v = s.get("commit_cycles")) {

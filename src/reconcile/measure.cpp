@@ -139,8 +139,8 @@ std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRe
       m.result = verify::verify_path(probe_input(v, *it->second, host_samples(v, taps_before, taps_after)));
       if (run.error) m.errors.push_back("probe: " + *run.error);
       // dd stopped short of what was asked without an error: the file ends there.
-      if (v.direction == verify::ProbeDirection::read && !run.error && !run.open_error && run.requested_bytes > 0 &&
-          run.bytes < run.requested_bytes)
+      if (v.direction == verify::ProbeDirection::read && !run.error && !run.open_error && !run.refused &&
+          run.requested_bytes > 0 && run.bytes < run.requested_bytes)
         file_limit[i] = run.bytes;
       const std::uint64_t limit = std::min(v.max_probe_bytes, file_limit[i]);
       const auto& advice = m.result->advice;

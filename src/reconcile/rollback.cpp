@@ -127,7 +127,7 @@ void Rollback::undo_fstab(const Todo& todo) {
     }
     for (const auto& t : undone) fstab_expected_[t.first] = {guest::sha256_hex(*after), true};
     partial.push_back({written.host, written.new_sha256, *after, written.backup_path + ".undo",
-                       plan::undo_activations(inverses, *after, mount_points)});
+                       plan::undo_activations(inverses, *after, mount_points), written.new_content});
   }
   guest::PerHost<void> restored, put_back;
   if (!restores.empty()) restored = ctx_.d.guests.restore_fstab(restores);

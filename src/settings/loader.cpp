@@ -21,9 +21,9 @@ constexpr std::array<std::string_view, 16> kProxmoxKeys{
     "url",     "token_id",    "token_secret_file",    "token_secret_env", "user",    "password_file", "password_env",
     "ca_file", "fingerprint", "insecure_skip_verify", "max_in_flight",    "timeout", "token_secret",  "password",
     "secret",  "token"};
-constexpr std::array<std::string_view, 11> kAnsibleKeys{
-    "inventory",   "playbook_command", "forks",       "timeout",       "private_key_file", "known_hosts_file",
-    "remote_user", "become",           "become_user", "become_method", "share_connections"};
+constexpr std::array<std::string_view, 12> kAnsibleKeys{
+    "inventory",   "playbook_command", "forks",       "timeout",       "private_key_file",  "known_hosts_file",
+    "remote_user", "become",           "become_user", "become_method", "share_connections", "guest_timeout"};
 // Inline secrets are refused with a pointer to the file/env variants.
 constexpr std::array<std::string_view, 4> kInlineSecretKeys{"token_secret", "password", "secret", "token"};
 
@@ -199,6 +199,21 @@ class ControllerDecoder {
     }
     if (auto v = s.get("timeout")) {
       if (auto ms = read_parsed(d_, *v, "spec.ansible.timeout", parse_duration)) a.timeout = *ms;
+    }
+    // Each guest's own limit, below the run's by time for Ansible's own limit (15 s after the
+    // guest's) and the run's end: one hung guest then fails alone.
+    if (auto v = s.get("guest_timeout")) {
+      if (auto ms = read_parsed(d_, *v, "spec.ansible.guest_timeout", parse_duration)) {
+        if (*ms < std::chrono::seconds(1) || *ms + std::chrono::seconds(30) > a.timeout) {
+          d_.error(d_.pos(*v), "'spec.ansible.guest_timeout' is " + v->Scalar() +
+                                   "; it must be at least 1s and 30s below spec.ansible.timeout (" +
+                                   std::to_string(a.timeout.count() / 1000) + "s), so that one hung guest fails alone");
+        } else {
+          a.guest_timeout = *ms;
+        }
+      }
+    } else {
+      a.guest_timeout = std::max<std::chrono::milliseconds>(std::chrono::seconds(1), a.timeout / 2);
     }
     a.private_key_file = file_field(s, "private_key_file");
     a.known_hosts_file = file_field(s, "known_hosts_file");

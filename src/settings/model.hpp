@@ -33,6 +33,8 @@ struct AnsibleSettings {
   std::string playbook_command = "ansible-playbook";
   int forks = 16;
   std::chrono::milliseconds timeout{600000};  // per ansible-playbook run
+  // Per guest and task (the guest's own `timeout`); default half the run's.
+  std::chrono::milliseconds guest_timeout{300000};
   std::string private_key_file;
   std::string known_hosts_file;  // host keys are always checked; this names the file
   std::string remote_user;

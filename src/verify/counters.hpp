@@ -8,15 +8,15 @@
 #include <string_view>
 #include <vector>
 
-#include "verify/direction.hpp"
 #include "net/mac_address.hpp"
+#include "verify/direction.hpp"
 
 namespace pw::verify {
 
 // One interface as one read of /sys/class/net/IF/{address,statistics/*,speed} saw it.
 struct InterfaceCounters {
-  std::string name;                         // the guest's name at that moment (may change)
-  net::MacAddress mac;                      // identity across snapshots
+  std::string name;     // the guest's name at that moment (may change)
+  net::MacAddress mac;  // identity across snapshots
   std::uint64_t rx_bytes = 0;
   std::uint64_t tx_bytes = 0;
   std::optional<std::uint64_t> speed_mbps;  // absent when the driver reports none (virtio: -1)
@@ -37,12 +37,15 @@ struct CounterSnapshot {
 
 // What the probe did: read moves its bytes into the guest (rx), write out of it (tx).
 struct ProbeRun {
-  std::uint64_t bytes = 0;            // what the probe moved (dd's count)
+  std::uint64_t bytes = 0;  // what the probe moved (dd's count)
   ProbeDirection direction = ProbeDirection::read;
   std::chrono::nanoseconds wall_time{0};
-  std::uint64_t requested_bytes = 0;  // what it was asked to move; 0 when unknown
+  std::uint64_t requested_bytes = 0;        // what it was asked to move; 0 when unknown
   std::optional<std::string> open_error{};  // dd could not open the probe file ("No such file or directory")
   std::optional<std::string> error{};       // dd failed after opening it (I/O error, killed)
+  // The guest refused the file before anything was read: a link, a FIFO, a device ("... is a
+  // FIFO (named pipe), not a regular file"). No counters were read.
+  std::optional<std::string> refused{};
 };
 
 // The four snapshots of one measurement, in the order they were taken. The baseline pair, a
@@ -56,9 +59,9 @@ struct CounterSamples {
 
 enum class CounterIssue {
   none,
-  reset,             // a counter went down or the netdev was re-created: deltas are meaningless
-  no_baseline,       // absent from a baseline snapshot: background assumed 0
-  not_in_probe,      // absent before or after the probe: no delta at all
+  reset,         // a counter went down or the netdev was re-created: deltas are meaningless
+  no_baseline,   // absent from a baseline snapshot: background assumed 0
+  not_in_probe,  // absent before or after the probe: no delta at all
 };
 
 std::string_view to_string(CounterIssue issue);
@@ -87,7 +90,6 @@ struct CounterDelta {
   std::int64_t net(ProbeDirection d) const { return d == ProbeDirection::read ? rx_net : tx_net; }
   std::uint64_t raw(ProbeDirection d) const { return d == ProbeDirection::read ? rx_bytes : tx_bytes; }
 };
-
 
 struct NoiseModel {
   std::uint64_t floor_bytes = 64 * 1024;  // ARP, SSH of the probe itself, management chatter

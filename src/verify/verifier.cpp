@@ -63,6 +63,13 @@ void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Er
   const std::string make = "create it in the guest: `dd if=/dev/urandom of=" + file +
                            " bs=1M count=" + std::to_string((want + text::kMiB - 1) / text::kMiB) +
                            "` (random data: compression and READ_PLUS cannot shrink what crosses the wire)";
+  if (probe.refused) {
+    out.push_back(Error{"the probe file " + file + " was refused: " + *probe.refused, "guest file " + file,
+                        "pathwarden opens only a regular file, reached without a symbolic link below the mount "
+                        "point: replace it with one; " +
+                            make});
+    return;
+  }
   if (probe.open_error) {
     if (probe.direction == ProbeDirection::read)
       out.push_back(

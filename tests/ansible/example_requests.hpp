@@ -34,12 +34,14 @@ inline std::vector<FstabChange> fstab_changes() {
        new_content,
        "/var/backups/pathwarden/fstab.change-1",
        {{"/mnt/movies", "10.0.1.31:/volume1/movies", "nfs", {"vers=3", "nconnect=8"}, true},
-        {"/mnt/other", "10.0.1.31:/volume1/other", "nfs", {}, true}}},
+        {"/mnt/other", "10.0.1.31:/volume1/other", "nfs", {}, true}},
+       old_content},
       {"guest2",
        guest::sha256_hex("x"),
        kHostile,
        "/var/backups/pathwarden/fstab.change-1",
-       {{"/mnt/" + kHostile, "srv:/" + kHostile, "nfs", {"opt=" + kHostile.substr(0, 20)}, true}}},
+       {{"/mnt/" + kHostile, "srv:/" + kHostile, "nfs", {"opt=" + kHostile.substr(0, 20)}, true}},
+       "x"},
   };
 }
 
@@ -52,8 +54,10 @@ inline std::vector<FstabRestore> fstab_restores() {
 }
 
 inline std::vector<ProbeRequest> probes() {
-  return {{"guest1", "/mnt/movies/probe.bin", 256ull << 20, ProbeDirection::read, 1 << 20},
-          {"guest2", "/mnt/" + kHostile, 64ull << 20, ProbeDirection::write, 1 << 20}};
+  std::vector<ProbeRequest> out{{"guest1", "/mnt/movies/probe.bin", 256ull << 20, ProbeDirection::read, 1 << 20},
+                                {"guest2", "/mnt/" + kHostile, 64ull << 20, ProbeDirection::write, 1 << 20}};
+  out[0].mount_point = "/mnt/movies";
+  return out;
 }
 
 inline std::vector<ChannelsRequest> channels() {

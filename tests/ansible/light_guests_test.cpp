@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "ansible/child_process.hpp"
@@ -70,22 +72,24 @@ void set_guest_file(int i, const std::string& path, const std::string& content) 
   REQUIRE(r.exit_code == 0);
 }
 
-AnsiblePlaybookRunner runner(const std::string& tag) {
+AnsiblePlaybookRunner runner(const std::string& tag, bool verbose = false) {
   RunnerOptions s;
   s.command_prefix = {"ip", "netns", "exec", lab().controller_namespace};
   s.work_dir = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / tag;
   s.environment = {{"ANSIBLE_CONFIG", lab().ansible_config}};
+  // -vvv: Ansible prints each ssh command line it runs, the argv `ps` would show.
+  if (verbose) s.environment.emplace_back("ANSIBLE_VERBOSITY", "3");
   if (const char* rec = std::getenv("PW_RECORD_DIR")) s.record_dir = fs::path(rec) / tag;
   return AnsiblePlaybookRunner(s);
 }
 
 PlaybookRun run_phase(const std::string& tag, const std::string& phase, pw::Result<Playbook> playbook,
                       std::vector<fs::path> extra_inventories = {},
-                      std::chrono::seconds timeout = std::chrono::minutes(5)) {
+                      std::chrono::seconds timeout = std::chrono::minutes(5), bool verbose = false) {
   if (!playbook) FAIL(playbook.error().to_string());
   RunRequest request{phase, std::move(*playbook), {lab().inventory}, 10, timeout};
   for (auto& i : extra_inventories) request.inventories.push_back(i);
-  auto r = runner(tag);
+  auto r = runner(tag, verbose);
   auto report = r.run(request);
   if (!report) FAIL(report.error().to_string());
   for (const auto& [name, host] : report->hosts) {
@@ -110,6 +114,22 @@ const pw::guest::MountInfo* mount_at(const GuestFacts& facts, const std::string&
     if (m.mount_point == path) found = &m;  // the last one is the visible one
   }
   return found;
+}
+
+// PIDs of processes on this machine (the light guests share its PID namespace) whose argv is
+// exactly `argv`.
+std::vector<int> processes_running(const std::vector<std::string>& argv) {
+  std::string want;
+  for (const auto& a : argv) want += a + std::string(1, '\0');
+  std::vector<int> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline == want) out.push_back(std::stoi(name));
+  }
+  return out;
 }
 
 const pw::guest::EntryOwner kOwner{"light-test", "size pinned on purpose: the test checks it is re-made"};
@@ -202,7 +222,8 @@ TEST_CASE("apply rewrites only the owned entry, keeps a backup, re-makes the mou
                        f.fstab_sha256,
                        written[host],
                        "/var/backups/pathwarden/fstab.light-apply",
-                       {{path, "pwtest-" + host.substr(5), "tmpfs", {"size=2m", "mode=0750"}, true}}});
+                       {{path, "pwtest-" + host.substr(5), "tmpfs", {"size=2m", "mode=0750"}, true}},
+                       f.fstab_content});
   }
   auto report = run_phase("apply", "apply", apply_playbook(changes));
   CHECK(report.exit_code == 0);
@@ -262,7 +283,8 @@ TEST_CASE("apply refuses a guest whose fstab changed since it was observed; the 
     auto file = f.fstab;
     REQUIRE(file.set_entry({"nas:/export", "/mnt/pw-cas", "nfs", {"vers=3", "nconnect=8"}, 0, 0}, kOwner));
     written[host] = file.print();
-    changes.push_back({host, f.fstab_sha256, written[host], "/var/backups/pathwarden/fstab.light-cas", {}});
+    changes.push_back(
+        {host, f.fstab_sha256, written[host], "/var/backups/pathwarden/fstab.light-cas", {}, f.fstab_content});
   }
   auto report = run_phase("cas", "apply", apply_playbook(changes));
   CHECK(report.exit_code == 2);
@@ -352,12 +374,12 @@ TEST_CASE("host-key pinning survives inventory variables that would replace or w
   const auto empty_known_hosts = work / "pinned-empty-known-hosts";
   std::ofstream(empty_known_hosts).flush();
   const auto inventory = work / "weakening-inventory.ini";
-  std::ofstream(inventory) << "weakened ansible_host=203.0.113.11 ansible_user=root ansible_ssh_private_key_file="
-                           << lab().state_dir
-                           << "/id_ed25519 ansible_ssh_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
-                              " ansible_host_key_checking=false ansible_ssh_host_key_checking=false"
-                              " ansible_ssh_common_args='-o UserKnownHostsFile="
-                           << lab().state_dir << "/known_hosts -o ControlPath=" << lab().state_dir << "/w%C'\n";
+  std::ofstream(inventory)
+      << "weakened ansible_host=203.0.113.11 ansible_user=root ansible_ssh_private_key_file=" << lab().state_dir
+      << "/id_ed25519 ansible_ssh_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'"
+         " ansible_host_key_checking=false ansible_ssh_host_key_checking=false"
+         " ansible_ssh_common_args='-o UserKnownHostsFile="
+      << lab().state_dir << "/known_hosts -o ControlPath=" << lab().state_dir << "/w%C'\n";
   RunnerOptions s;
   s.command_prefix = {"ip", "netns", "exec", lab().controller_namespace};
   s.work_dir = work / "weakened";
@@ -399,7 +421,7 @@ TEST_CASE("probes: counters around an O_DIRECT read; a failing probe is that gue
     const auto* rx_after = pw::guest::find_counters(obs->after.counters, "eth0");
     REQUIRE(rx_before);
     REQUIRE(rx_after);
-    CHECK(rx_after->rx_bytes > rx_before->rx_bytes);  // the SSH traffic of the probe task itself
+    CHECK(rx_after->rx_bytes >= rx_before->rx_bytes);  // the same interface, read twice
   }
   // guest3 has no probe file: the run goes on (counters after, facts), and dd's complaint is kept.
   auto& g3 = observations.at("guest3");
@@ -445,7 +467,8 @@ TEST_CASE("values from policies cannot change what runs") {
                                     before.at("guest1").fstab_sha256,
                                     content,
                                     "/var/backups/pathwarden/fstab.inject " + hostile,
-                                    {{mount_point, source, "tmpfs", {"size=1m"}, true}}}};
+                                    {{mount_point, source, "tmpfs", {"size=1m"}, true}},
+                                    before.at("guest1").fstab_content}};
   auto apply = run_phase("inject", "apply", apply_playbook(changes));
   CHECK(apply.exit_code == 0);
   CHECK(guest_file(1, "/etc/fstab") == content);
@@ -481,11 +504,11 @@ TEST_CASE("values from policies cannot change what runs") {
 }
 
 TEST_CASE("a run cut short by its timeout: guests reported as timed out, its processes ended") {
-  const std::string fifo = "/var/backups/pw-probe.fifo";
-  REQUIRE(in_guest(1, {"sh", "-c", "rm -f \"$1\" && mkfifo \"$1\"", "sh", fifo}).exit_code == 0);
-  std::vector<ProbeRequest> probes{{"guest1", fifo, 1u << 20, ProbeDirection::read, 1u << 20},
+  // guest1's probe waits an hour before its counters (a baseline of 3599 s): only the run's own
+  // limit ends the run, long before the guest's (300 s).
+  std::vector<ProbeRequest> probes{{"guest1", "/etc/fstab", 4096, ProbeDirection::read, 4096},
                                    {"guest2", "/etc/fstab", 4096, ProbeDirection::read, 4096}};
-  // dd blocks opening a FIFO nobody writes: only the run's timeout ends it.
+  probes[0].baseline = std::chrono::seconds(3599);
   auto report = run_phase("timeout", "probe", probe_playbook(probes), {}, std::chrono::seconds(20));
   CHECK(report.timed_out);
   CHECK_FALSE(report.complete);
@@ -501,8 +524,37 @@ TEST_CASE("a run cut short by its timeout: guests reported as timed out, its pro
     if (cmdline.find(playbook) != std::string::npos) left.push_back(entry.path().filename().string());
   }
   CHECK(left.empty());
-  // Opening a FIFO read-write never blocks; it lets a dd still waiting in open() see EOF.
-  in_guest(1, {"sh", "-c", "exec 3<>\"$1\"; exec 3>&-; rm -f \"$1\"", "sh", fifo});
+  // The guest's own limit (300 s) would end its sleep; the test ends it now, by PID.
+  for (int pid : processes_running({"sleep", "3599.000"})) ::kill(pid, SIGTERM);
+}
+
+TEST_CASE("one hung guest times out alone: its own limit ends its script, the others' results stand") {
+  // guest1's probe would wait an hour (a baseline of 3600 s); the guests' limit is 15 s, the
+  // run's two minutes. guest1 ends in the guest itself (timeout's exit 124) with nothing left
+  // running there; guest2 and guest3, which answered at once, keep their results.
+  std::vector<ProbeRequest> probes{{"guest1", "/etc/fstab", 4096, ProbeDirection::read, 4096},
+                                   {"guest2", "/etc/fstab", 4096, ProbeDirection::read, 4096},
+                                   {"guest3", "/etc/fstab", 4096, ProbeDirection::read, 4096}};
+  probes[0].baseline = std::chrono::seconds(3600);
+  PlaybookOptions o;
+  o.guest_timeout = std::chrono::seconds(15);
+  auto report = run_phase("hung", "probe", probe_playbook(probes, o), {}, std::chrono::minutes(2));
+  CHECK_FALSE(report.timed_out);
+  CHECK(report.complete);
+  const auto* g1 = report.host("guest1");
+  REQUIRE(g1);
+  CHECK(g1->outcome == HostOutcome::failed);
+  REQUIRE(g1->failure());
+  CHECK(g1->failure()->result.at("rc").as_int64() == 124);
+  auto obs = probe_observations_from(report);
+  for (const char* h : {"guest2", "guest3"}) {
+    INFO(h);
+    CHECK(report.host(h)->outcome == HostOutcome::ok);
+    REQUIRE(obs.at(h));
+    REQUIRE(obs.at(h)->dd);
+    CHECK(obs.at(h)->probe_rc == 0);
+  }
+  CHECK(processes_running({"sleep", "3600.000"}).empty());
 }
 
 // Most shops reach their guests as an unprivileged user who becomes root with sudo. The same
@@ -539,8 +591,12 @@ TEST_CASE("guests reached as an unprivileged user: become for what needs root, t
 
   auto file = f.fstab;
   REQUIRE(file.set_entry({"pwbecome", path, "tmpfs", {"size=2m"}, 0, 0}, kOwner));
-  const std::vector<FstabChange> changes{
-      {"guest1", f.fstab_sha256, file.print(), backup, {{path, "pwbecome", "tmpfs", {"size=2m"}, true}}}};
+  const std::vector<FstabChange> changes{{"guest1",
+                                          f.fstab_sha256,
+                                          file.print(),
+                                          backup,
+                                          {{path, "pwbecome", "tmpfs", {"size=2m"}, true}},
+                                          f.fstab_content}};
 
   SECTION("without become the SSH user cannot write the fstab") {
     auto denied = run_phase("become-none", "apply", apply_playbook(changes), as_user("pwadmin", {1}));
@@ -577,12 +633,20 @@ TEST_CASE("guests reached as an unprivileged user: become for what needs root, t
     CHECK(in_guest(1, {"stat", "-c", "%u %a", backup}).out == "0 600\n");
     CHECK(in_guest(1, {"findmnt", "-no", "OPTIONS", path}).out.find("size=2048k") != std::string::npos);
 
-    // Readable by root only: pwadmin's dd could not open it, so its bytes prove become.
+    // Readable by root only. A read probe runs as the SSH user (least privilege: the probe file
+    // is world-readable as the README asks), so pwadmin's dd cannot open it...
     const std::string probe_file = "/var/backups/pw-become-probe.bin";
     REQUIRE(in_guest(1, {"sh", "-c", "dd if=/dev/zero of=\"$1\" bs=1M count=2 status=none && chmod 0600 \"$1\"", "sh",
                          probe_file})
                 .exit_code == 0);
     std::vector<ProbeRequest> probes{{"guest1", probe_file, 2u << 20, ProbeDirection::read, 1u << 20}};
+    auto as_user_probe =
+        run_phase("become-probe-user", "probe", probe_playbook(probes, become), as_user("pwadmin", {1}));
+    auto denied = probe_observations_from(as_user_probe);
+    REQUIRE(denied.at("guest1"));
+    CHECK(pw::guest::dd_open_failure(denied.at("guest1")->probe_stderr) == "Permission denied");
+    // ... and with the policy's probe_as: root it becomes root, whose bytes prove become.
+    probes[0].as_root = true;
     auto probed = run_phase("become-probe", "probe", probe_playbook(probes, become), as_user("pwadmin", {1}));
     auto obs = probe_observations_from(probed);
     REQUIRE(obs.at("guest1"));
@@ -640,7 +704,7 @@ TEST_CASE("a symlinked /etc/fstab is edited where it points: the link stays, the
   REQUIRE(file.set_entry({"pwtest-link", "/mnt/pw-link", "tmpfs", {"size=1m"}, 0, 0}, kOwner));
   const auto written = file.print();
   const std::string backup = "/var/backups/pathwarden/fstab.light-symlink";
-  const std::vector<FstabChange> changes{{host, before.fstab_sha256, written, backup, {}}};
+  const std::vector<FstabChange> changes{{host, before.fstab_sha256, written, backup, {}, before.fstab_content}};
   auto report = run_phase("symlink-apply", "apply", apply_playbook(changes));
   REQUIRE(report.host(host)->outcome == HostOutcome::changed);
   auto link_and_mode = [&] {
@@ -685,7 +749,7 @@ TEST_CASE("a guest user whose login shell is fish: every script still runs, unde
   REQUIRE(file.set_entry({"pwtest-fish", "/mnt/pw-fish", "tmpfs", {"size=1m"}, 0, 0}, kOwner));
   const auto written = file.print();
   const std::string backup = "/var/backups/pathwarden/fstab.light-fish";
-  const std::vector<FstabChange> changes{{host, before.fstab_sha256, written, backup, {}}};
+  const std::vector<FstabChange> changes{{host, before.fstab_sha256, written, backup, {}, before.fstab_content}};
   auto applied = run_phase("fish-apply", "apply", apply_playbook(changes, become), {inventory});
   CHECK(applied.host(host)->outcome == HostOutcome::changed);
   CHECK(guest_file(g, "/etc/fstab") == written);
@@ -759,8 +823,8 @@ TEST_CASE("two policies' entries in one fstab write; one put back alone while th
   auto after = pw::plan::content_after_undo(a, undone);
   REQUIRE(after);
   const std::vector<std::vector<MountActivation>> inverses{a.inverse_activations};
-  const std::vector<FstabChange> undo{
-      {host, a.new_sha256, *after, a.backup_path + ".undo", pw::plan::undo_activations(inverses, *after, undone)}};
+  const std::vector<FstabChange> undo{{host, a.new_sha256, *after, a.backup_path + ".undo",
+                                       pw::plan::undo_activations(inverses, *after, undone), a.new_content}};
   CHECK(as_pwadmin("many-undo", undo).host(host)->outcome == HostOutcome::changed);
   auto expected = FstabFile::parse(observed->fstab_content);
   REQUIRE(expected.take_entry(FstabFile::parse(a.new_content), b_path));
@@ -783,4 +847,161 @@ TEST_CASE("two policies' entries in one fstab write; one put back alone while th
   REQUIRE(port->restore_fstab(restore_all).at(host));
   CHECK(guest_file(g, "/etc/fstab") == observed->fstab_content);
   REQUIRE(in_guest(g, {"umount", b_path}).exit_code == 0);
+}
+
+namespace {
+
+// The base64 values of PW_SCRIPT in `text` (ansible-playbook's -vvv output: the ssh command
+// lines it ran), decoded.
+std::vector<std::string> sent_scripts(const std::string& text) {
+  std::vector<std::string> out;
+  static const std::regex value("PW_SCRIPT=([A-Za-z0-9+/=]+)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), value); it != std::sregex_iterator(); ++it) {
+    if (auto decoded = decode_base64((*it)[1].str())) out.push_back(*decoded);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hostile values on every login shell, as root and with become: data, never code") {
+  // Every field that reaches a guest (an entry's source, mount point, options and owner comment,
+  // the backup path, the probe file) holds quotes, fish's \\', $(), backticks, a newline, Jinja,
+  // printf's %, a leading -, unicode and a long value. Each of bash, dash, zsh, fish and tcsh is
+  // the login shell of root (no become) and of pwadmin (become, from the inventory), three
+  // guests a round. Nothing runs; the fstab is written exactly, then put back byte for byte; and
+  // no command line on either side holds a line of the fstab pathwarden did not write itself.
+  REQUIRE(lab().guests >= 3);
+  struct Login {
+    std::string shell;
+    bool become = false;
+  };
+  const std::vector<std::array<Login, 3>> rounds{
+      {{{"/bin/bash", false}, {"/bin/dash", true}, {"/usr/bin/zsh", false}}},
+      {{{"/usr/bin/fish", true}, {"/usr/bin/tcsh", false}, {"/bin/bash", true}}},
+      {{{"/bin/dash", false}, {"/usr/bin/zsh", true}, {"/usr/bin/fish", false}}},
+      {{{"/usr/bin/tcsh", true}, {"/bin/sh", false}, {"/bin/sh", false}}}};
+  for (const char* sh : {"/bin/bash", "/bin/dash", "/usr/bin/zsh", "/usr/bin/fish", "/usr/bin/tcsh"}) {
+    INFO(sh << " (tests/packages.txt; the guests share the host's /usr)");
+    REQUIRE(fs::exists(sh));
+  }
+  const std::string marker = "/tmp/pw-shell-pwned-" + lab().name;
+  const std::string hostile = "x\\\\'' \"; touch " + marker + "-a; echo \\\\'' $(touch " + marker + "-b) `touch " +
+                              marker + "-c` {{ lookup('pipe', 'touch " + marker +
+                              "-d') }} {% raw %} %s %n 100% -rf \xc3\xa9\xe6\xbc\xa2\xe2\x80\xae \\\\ \\\\n";
+  const std::string long_value(2000, 'L');
+  const std::string secret = "PW-SECRET-" + lab().name;
+  const std::string cifs = "//nas/private /mnt/pw-cifs cifs username=u,password=" + secret + ",noauto 0 0\n";
+  std::map<int, std::string> root_shell;
+  for (int g = 1; g <= 3; ++g) {
+    auto r = in_guest(g, {"sh", "-c", "getent passwd root | cut -d: -f7"});
+    REQUIRE(r.exit_code == 0);
+    root_shell[g] = std::string(trim(r.out));
+  }
+  struct Restore {
+    std::map<int, std::string> root;
+    ~Restore() {
+      for (const auto& [g, shell] : root) {
+        in_guest(g, {"usermod", "-s", shell, "root"});
+        in_guest(g, {"usermod", "-s", "/bin/sh", "pwadmin"});
+      }
+    }
+  } restore{root_shell};
+  const std::string mount_point = "/mnt/pw shell " + hostile.substr(0, 120);
+  const std::string probe_file = "/var/backups/pw shell probe " + hostile + "\n-line2";
+  const std::string backup = "/var/backups/pathwarden/fstab.shell " + hostile.substr(0, 60);
+  const fs::path work = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "shells";
+  fs::create_directories(work);
+  std::map<int, std::string> original;
+  for (int g = 1; g <= 3; ++g) {
+    original[g] = guest_file(g, "/etc/fstab");
+    set_guest_file(g, "/etc/fstab", original[g] + cifs);
+    REQUIRE(in_guest(g, {"sh", "-c",
+                         "mkdir -p \"$(dirname \"$1\")\" && dd if=/dev/zero of=\"$1\" bs=1M count=1 status=none && "
+                         "chmod -R a+rX /var/backups",
+                         "sh", probe_file})
+                .exit_code == 0);
+  }
+  int round_no = 0;
+  for (const auto& round : rounds) {
+    ++round_no;
+    std::vector<std::string> hosts;
+    const auto inventory = work / ("round" + std::to_string(round_no) + ".ini");
+    {
+      std::ofstream inv(inventory);
+      for (int g = 1; g <= 3; ++g) {
+        const auto& login = round[static_cast<std::size_t>(g - 1)];
+        const std::string user = login.become ? "pwadmin" : "root";
+        REQUIRE(in_guest(g, {"usermod", "-s", login.shell, user}).exit_code == 0);
+        inv << guest_name(g) << " ansible_user=" << user << (login.become ? " ansible_become=true" : "") << "\n";
+        hosts.push_back(guest_name(g));
+      }
+    }
+    for (int g = 1; g <= 3; ++g) {
+      INFO("round " << round_no << " guest" << g << ": " << round[static_cast<std::size_t>(g - 1)].shell
+                    << (round[static_cast<std::size_t>(g - 1)].become ? " with become" : " as root"));
+    }
+    const std::string tag = "shells-" + std::to_string(round_no);
+    auto facts = guest_facts_from(run_phase(tag, "facts", facts_playbook(hosts), {inventory}));
+    std::vector<FstabChange> changes;
+    std::vector<FstabRestore> restores;
+    std::vector<ProbeRequest> probes;
+    std::map<std::string, std::string> before, written;
+    for (const auto& h : hosts) {
+      INFO(h);
+      REQUIRE(facts.at(h));
+      const auto& f = *facts.at(h);
+      before[h] = f.fstab_content;
+      auto file = f.fstab;
+      const std::string source = "src-" + hostile.substr(0, 80);
+      REQUIRE(file.set_entry({source, mount_point, "tmpfs", {"size=1m", "x-note=-" + hostile.substr(0, 30)}, 0, 0},
+                             {"policy " + hostile, "reason " + hostile + "\nsecond line " + long_value}));
+      written[h] = file.print();
+      changes.push_back({h,
+                         f.fstab_sha256,
+                         written[h],
+                         backup,
+                         {{mount_point, source, "tmpfs", {"size=1m"}, true}},
+                         f.fstab_content});
+      restores.push_back({h, backup, f.fstab_sha256, sha256_hex(written[h]), {{mount_point, "", "", {}, false}}});
+      probes.push_back({h, probe_file, 1u << 20, ProbeDirection::read, 1u << 20});
+    }
+    auto apply = run_phase(tag, "apply", apply_playbook(changes), {inventory}, std::chrono::minutes(5), true);
+    const auto seen = apply.stderr_text + [&] {
+      std::string all;
+      for (const auto& l : apply.other_output) all += l + "\n";
+      return all;
+    }();
+    const auto scripts = sent_scripts(seen);
+    CHECK(scripts.size() >= hosts.size());  // each guest's command line was seen
+    CHECK(seen.find(secret) == std::string::npos);
+    for (const auto& script : scripts) CHECK(script.find(secret) == std::string::npos);
+    for (const auto& h : hosts) {
+      INFO(h);
+      CHECK(apply.host(h)->outcome == HostOutcome::changed);
+      CHECK(guest_file(std::stoi(h.substr(5)), "/etc/fstab") == written[h]);
+    }
+    auto probe = run_phase(tag, "probe", probe_playbook(probes), {inventory});
+    auto obs = probe_observations_from(probe);
+    for (const auto& h : hosts) {
+      INFO(h);
+      REQUIRE(obs.at(h));
+      REQUIRE(obs.at(h)->dd);
+      CHECK(obs.at(h)->dd->bytes == 1u << 20);  // it read exactly that file
+    }
+    auto rollback = run_phase(tag, "rollback", rollback_playbook(restores), {inventory});
+    for (const auto& h : hosts) {
+      INFO(h);
+      CHECK(rollback.host(h)->outcome == HostOutcome::changed);
+      CHECK(guest_file(std::stoi(h.substr(5)), "/etc/fstab") == before[h]);
+    }
+  }
+  for (int g = 1; g <= 3; ++g) {
+    set_guest_file(g, "/etc/fstab", original[g]);
+    for (const char* suffix : {"-a", "-b", "-c", "-d"}) {
+      INFO("guest" << g << suffix);
+      CHECK_FALSE(guest_has(g, marker + suffix));
+      CHECK_FALSE(fs::exists(marker + suffix));  // the controller shares this machine's /tmp
+    }
+  }
 }

@@ -11,12 +11,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "example_requests.hpp"
 #include "guest/change_script.hpp"
 #include "guest/facts.hpp"
+#include "guest/fstab_edit.hpp"
+#include "guest/script_output.hpp"
 #include "guest/tokens.hpp"
+#include "text_files.hpp"
 
 using namespace pw::ansible;
 using namespace pw::guest;
@@ -24,9 +29,10 @@ namespace json = boost::json;
 
 namespace {
 
-// How every raw task's command starts (playbooks.cpp, script_task).
-constexpr std::string_view kScriptCommand =
-    "env PW_SCRIPT={{ pathwarden_script | b64encode }} /bin/sh -c\n{{- ' ' }}{% raw %}'";
+// How every raw task's command starts (playbooks.cpp, script_task): the script and its arguments
+// in one base64 value, then the guest's own time limit (300 s: PlaybookOptions' default).
+constexpr std::string_view kScriptCommand = "env PW_SCRIPT={{ (";
+constexpr std::string_view kScriptRunner = " | b64encode }} timeout -k 5 300 /bin/sh -c\n{{- ' ' }}{% raw %}'";
 
 template <class T>
 T value_of(pw::Result<T> r) {
@@ -101,9 +107,11 @@ TEST_CASE("playbooks are one play for all their guests, each task a raw script: 
       const auto name = task["name"].as<std::string>();
       CHECK((name == task::report || name == task::docker_volumes || name == task::probe || name == task::apply ||
              name == task::rollback || name == task::set_channels));
-      CHECK(task["ansible.builtin.raw"].as<std::string>().starts_with(kScriptCommand));
-      CHECK(task["vars"]["pathwarden_script"].as<std::string>().starts_with("{% raw %}set -u\n"));
-      CHECK(task["timeout"].as<int>() == 300);
+      const auto command = task["ansible.builtin.raw"].as<std::string>();
+      CHECK(command.starts_with(kScriptCommand));
+      CHECK(command.find(kScriptRunner) != std::string::npos);
+      CHECK(task["vars"]["pathwarden_script"].as<std::string>().find("set -u\n") != std::string::npos);
+      CHECK(task["timeout"].as<int>() == 315);  // Ansible's own limit comes after the guest's
       CHECK(task["vars"]["ansible_ssh_use_tty"].as<bool>() == false);
     }
   }
@@ -135,13 +143,17 @@ static std::vector<std::string> unwrap_list(const json::value& v) {
   return out;
 }
 
-TEST_CASE("the apply data: hashes, exact content, backup, unmount in reverse then mount") {
+TEST_CASE("the apply data: hashes, an edit of the observed file, backup, unmount in reverse then mount") {
   auto changes = examples::fstab_changes();
   auto p = value_of(apply_playbook(changes));
   auto g1 = json::parse(p.vars_json).at("pathwarden_hosts").at("guest1");
+  const auto old_line = changes[0].observed_content;
   CHECK(unwrap_list(g1.at("apply_args")) ==
         std::vector<std::string>{changes[0].observed_sha256, pw::guest::sha256_hex(changes[0].new_content),
-                                 "/var/backups/pathwarden/fstab.change-1", changes[0].new_content,
+                                 "/var/backups/pathwarden/fstab.change-1",
+                                 // the edit: the observed line copied by its bytes, then the new lines
+                                 "5", "c", "0", std::to_string(old_line.size()), "t",
+                                 changes[0].new_content.substr(old_line.size()),
                                  // two to unmount, inner (later) first, each with its /proc/mounts text
                                  "2", "/mnt/other", "/mnt/other", "/mnt/movies", "/mnt/movies",
                                  // then mounted in order: path, its text, source, type, options
@@ -153,8 +165,9 @@ TEST_CASE("the apply data: hashes, exact content, backup, unmount in reverse the
   CHECK(play["tasks"][0]["name"].as<std::string>() == task::apply);
   CHECK(play["tasks"][0]["changed_when"].as<bool>());
   auto guest2 = unwrap_list(json::parse(p.vars_json).at("pathwarden_hosts").at("guest2").at("apply_args"));
-  CHECK(guest2[3] == examples::kHostile);  // the content, whole, one argument
-  CHECK(guest2[6] == proc_mounts_escaped(changes[1].activations[0].path));
+  CHECK(guest2[4] == "t");
+  CHECK(guest2[5] == examples::kHostile);  // a new line, whole, one argument
+  CHECK(guest2[8] == proc_mounts_escaped(changes[1].activations[0].path));
   CHECK(proc_mounts_escaped("/mnt/a b\\c\td\ne") == "/mnt/a\\040b\\134c\\011d\\012e");
 }
 
@@ -172,22 +185,29 @@ TEST_CASE("probe and channels commands are argv lists with the values as single 
   auto probe = value_of(probe_playbook(examples::probes()));
   auto hosts = json::parse(probe.vars_json).at("pathwarden_hosts");
   // The probe script's arguments: baseline seconds, the file to remove after, commit cycles and
-  // their file, then dd's argv (guest/probe_report.hpp), each through Ansible's `quote` filter.
+  // their file, the direction, the mount point and the file it checks, then dd's argv
+  // (guest/probe_report.hpp), each through Ansible's `quote` filter.
   auto args_of = [&](const char* host) {
     std::vector<std::string> out;
     for (const auto& a : hosts.at(host).at("probe_args").as_array()) out.push_back(unwrap(a));
     return out;
   };
-  CHECK(args_of("guest1") == std::vector<std::string>{"0", "", "0", "", "dd", "if=/mnt/movies/probe.bin",
-                                                      "of=/dev/null", "bs=1048576", "count=256", "iflag=direct"});
+  // dd opens no link and does not block on a FIFO (the script refused one before).
+  CHECK(args_of("guest1") == std::vector<std::string>{"0", "", "0", "", "read", "/mnt/movies", "/mnt/movies/probe.bin",
+                                                      "dd", "if=/mnt/movies/probe.bin", "of=/dev/null", "bs=1048576",
+                                                      "count=256", "iflag=direct,nofollow,nonblock"});
   auto argv = args_of("guest2");
   CHECK(argv[1] == "/mnt/" + examples::kHostile);  // a write probe's file is removed after
-  CHECK(argv[6] == "of=/mnt/" + examples::kHostile);
-  CHECK(argv[9] == "oflag=direct");
+  CHECK(argv[4] == "write");
+  CHECK(argv[9] == "of=/mnt/" + examples::kHostile);
+  CHECK(argv[12] == "oflag=direct,nofollow");
   // A write probe never overwrites a file that is there, so its removal afterwards removes only
   // what it wrote (and not when dd refused because the name was taken).
-  CHECK(argv[10] == "conv=fsync,excl");
-  CHECK(probe.yaml.find("{{ pathwarden_host.probe_args | map('quote') | join(' ') }}") != std::string::npos);
+  CHECK(argv[13] == "conv=fsync,excl");
+  CHECK(probe.yaml.find("(pathwarden_host.probe_args | map('quote') | join(' '))") != std::string::npos);
+  // A read probe as the SSH user, a write probe as root.
+  CHECK_FALSE(hosts.at("guest1").at("probe_become").as_bool());
+  CHECK(hosts.at("guest2").at("probe_become").as_bool());
 
   auto channels = value_of(channels_playbook(examples::channels()));
   auto channel_vars = json::parse(channels.vars_json);
@@ -208,39 +228,36 @@ TEST_CASE("probe and channels commands are argv lists with the values as single 
 namespace {
 
 std::string base64(std::string_view bytes) {
-  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const auto n = std::min<std::size_t>(3, bytes.size() - i);
-    std::uint32_t v = 0;
-    for (std::size_t k = 0; k < 3; ++k) v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
-    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
-  }
-  return out;
+  return pw::testing::base64(bytes);
 }
 
-// The raw task's command as Ansible would send it, rendered by hand: its script (the task's
-// pathwarden_script, between raw tags) through the `b64encode` filter, the raw tags dropped, and
-// the one other Jinja expression the generator writes (the guest's NAS names, each through the
-// `quote` filter).
-std::string rendered(const YAML::Node& task, const std::vector<std::string>& names) {
+// The raw task's command as Ansible would send it, rendered by hand: its one Jinja expression
+// (the host's argument list through the `quote` filter as "set -- ARGS;", then the task's
+// pathwarden_script between its raw tags, through `b64encode`), the raw tags dropped and the
+// lines joined. `args`: the host's list, for a task that has one.
+std::string rendered(const YAML::Node& task, const std::optional<std::vector<std::string>>& args = std::nullopt) {
   auto command = task["ansible.builtin.raw"].as<std::string>();
-  const std::string script_expr = "{{ pathwarden_script | b64encode }}";
   auto script = task["vars"]["pathwarden_script"].as<std::string>();
   while (script.ends_with('\n')) script.pop_back();  // a YAML block scalar's own newline
   REQUIRE(script.starts_with("{% raw %}"));
   REQUIRE(script.ends_with("{% endraw %}"));
   script = script.substr(9, script.size() - 9 - 12);
-  const auto at_script = command.find(script_expr);
-  REQUIRE(at_script != std::string::npos);
-  command.replace(at_script, script_expr.size(), base64(script));
-  for (std::size_t at; (at = command.find("\n{{- ' ' }}")) != std::string::npos;) command.replace(at, 11, " ");
-  const std::string names_expr = " {{ pathwarden_host.names | map('quote') | join(' ') }}";
-  if (auto at = command.find(names_expr); at != std::string::npos) {
-    std::string args;
-    for (const auto& n : names) args += " '" + n + "'";  // names hold no quote (validated)
-    command.replace(at, names_expr.size(), args);
+  const auto open = command.find("{{ (");
+  const auto close = command.find(" | b64encode }}");
+  REQUIRE(open != std::string::npos);
+  REQUIRE(close != std::string::npos);
+  const auto expr = command.substr(open, close + 15 - open);
+  std::string prefix;
+  if (args) {
+    REQUIRE(expr.find(" | map('quote') | join(' ')) ~ ';') ~ pathwarden_script)") != std::string::npos);
+    prefix = "set --";
+    for (const auto& a : *args) prefix += " " + shell_quote(a);
+    prefix += ";";
+  } else {
+    REQUIRE(expr == "{{ ('' ~ pathwarden_script) | b64encode }}");
   }
+  command.replace(open, expr.size(), base64(prefix + script));
+  for (std::size_t at; (at = command.find("\n{{- ' ' }}")) != std::string::npos;) command.replace(at, 11, " ");
   for (std::string marker : {"{% raw %}", "{% endraw %}"}) {
     auto at = command.find(marker);
     REQUIRE(at != std::string::npos);
@@ -262,22 +279,6 @@ std::string run_sh(const std::string& command) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove_all(dir);
   return text;
-}
-
-// A fstab script's raw command with its host list (`apply_args`, `rollback_args`) rendered as
-// Ansible's `quote` filter would (shlex.quote: guest::shell_quote does the same).
-std::string rendered_args(YAML::Node task, const std::vector<std::string>& args) {
-  auto command = task["ansible.builtin.raw"].as<std::string>();
-  const auto open = command.find("\n{{- ' ' }}{{ pathwarden_host.");
-  REQUIRE(open != std::string::npos);
-  const auto close = command.find("}}", open + 12);
-  command.replace(open, close + 2 - open, " @ARGS@");
-  task["ansible.builtin.raw"] = command;
-  command = rendered(task, {});  // checks that no other Jinja is left
-  std::string quoted;
-  for (const auto& a : args) quoted += " " + shell_quote(a);
-  command.replace(command.find(" @ARGS@"), 7, quoted);
-  return command;
 }
 
 struct ShRun {
@@ -331,11 +332,12 @@ TEST_CASE("the fstab scripts under /bin/sh: compare-and-swap, backup, atomic wri
                      sha256_hex(old_content),
                      old_content + "# " + examples::kHostile + "\n",
                      (backups / "fstab.change-1").string(),
-                     {}};
+                     {},
+                     old_content};
   FstabRestore restore{"guest1", change.backup_path, change.observed_sha256, sha256_hex(change.new_content), {}};
   auto command = [&](const Playbook& p, const char* list) {
     auto args = unwrap_list(json::parse(p.vars_json).at("pathwarden_hosts").at("guest1").at(list));
-    return rendered_args(YAML::Clone(YAML::Load(p.yaml)[0]["tasks"][0]), args);
+    return rendered(YAML::Load(p.yaml)[0]["tasks"][0], args);
   };
   const auto apply = command(value_of(apply_playbook(std::span(&change, 1), o)), "apply_args");
   const auto rollback = command(value_of(rollback_playbook(std::span(&restore, 1), o)), "rollback_args");
@@ -413,7 +415,9 @@ TEST_CASE("the facts playbook is one raw task: the report script, byte for byte,
   auto command = task["ansible.builtin.raw"].as<std::string>();
   while (command.ends_with('\n')) command.pop_back();  // a YAML block scalar's own newline
   CHECK(command.starts_with(kScriptCommand));
-  CHECK(command.ends_with(" sh '/etc/fstab'{% endraw %}"));
+  CHECK(command.ends_with(" sh{% endraw %}"));
+  // The fstab's path, ours and validated, is the script's own first line.
+  CHECK(task["vars"]["pathwarden_script"].as<std::string>().starts_with("{% raw %}set -- '/etc/fstab' \"$@\"\n"));
   // Nothing the login shell parses holds a backslash or a quoted quote, which fish and csh read
   // differently from sh (the script itself travels base64-encoded).
   CHECK(command.find('\\') == std::string::npos);
@@ -427,22 +431,32 @@ TEST_CASE("the facts playbook is one raw task: the report script, byte for byte,
   PlaybookOptions o;
   o.fstab_path = fstab.string();
   auto own = value_of(facts_playbook(hosts, o));
-  auto text = run_sh(rendered(YAML::Load(own.yaml)[0]["tasks"][0], {}));
-  std::filesystem::remove(fstab);
-  CHECK(text.starts_with("@@pathwarden fstab\n"));
-  CHECK(text.find("@@pathwarden end\n") != std::string::npos);
-  CHECK(text.find("@@pathwarden resolve") == std::string::npos);
+  auto text = run_sh(rendered(YAML::Load(own.yaml)[0]["tasks"][0]));
+  auto output = value_of(split_script_output(text, "facts report", "a"));
+  CHECK(output.finished);
+  REQUIRE(!output.sections.empty());
+  CHECK(output.sections[0].words == std::vector<std::string>{"fstab"});
+  CHECK(decode_base64(output.sections[0].body) == content);
+  std::map<std::string, std::string> body;
+  for (const auto& s : output.sections) {
+    std::string name;
+    for (const auto& w : s.words) name += (name.empty() ? "" : " ") + w;
+    body[name] = s.body;
+    CHECK_FALSE(name.starts_with("resolve"));
+  }
   // One-line values come from the shell's own `read`, not a cat each: the boot id and the
   // loopback device as this machine's kernel reports them (lo is ifindex 1 in every namespace).
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   std::string boot_id;
   std::getline(boot, boot_id);
-  CHECK(text.find("@@pathwarden boot_id\n" + boot_id + "\n@@pathwarden mounts\n") != std::string::npos);
-  const auto lo = text.find("@@pathwarden iface lo\n");
-  REQUIRE(lo != std::string::npos);
-  const auto lo_block = text.substr(lo, text.find("@@pathwarden", lo + 1) - lo);
-  CHECK(lo_block.starts_with("@@pathwarden iface lo\nifindex 1\naddress 00:00:00:00:00:00\n"));
+  CHECK(body["boot_id"] == boot_id + "\n");
+  const auto& lo_block = body["iface lo"];
+  CHECK(lo_block.starts_with("ifindex 1\naddress 00:00:00:00:00:00\n"));
   CHECK(lo_block.find("\nspeed \noperstate unknown\nrx_queues 1\ntx_queues 1\n") != std::string::npos);
+  // Each run its own token: a second run's marks are not the first's.
+  auto again = run_sh(rendered(YAML::Load(own.yaml)[0]["tasks"][0]));
+  CHECK(again.substr(0, again.find('\n')) != text.substr(0, text.find('\n')));
+  std::filesystem::remove(fstab);
 }
 
 TEST_CASE("the probe playbook holds only the tasks some guest of the run needs") {
@@ -472,13 +486,17 @@ TEST_CASE("the probe playbook holds only the tasks some guest of the run needs")
   PlaybookOptions become;
   become.become = Become{};
   const auto tasks = YAML::Load(value_of(probe_playbook(mixed, become)).yaml)[0]["tasks"];
-  CHECK(tasks[0]["become"].as<bool>());
+  CHECK(tasks[0]["become"].as<std::string>() == "{{ pathwarden_host.probe_become }}");
   CHECK(!tasks[1]["become"]);
-  CHECK(tasks[1]["ansible.builtin.raw"].as<std::string>().find("/etc/fstab") != std::string::npos);
+  CHECK(tasks[1]["vars"]["pathwarden_script"].as<std::string>().starts_with("{% raw %}set -- '/etc/fstab' \"$@\""));
   auto vars = json::parse(value_of(probe_playbook(mixed)).vars_json).at("pathwarden_hosts");
   CHECK(unwrap(vars.at("guest1").at("probe_args").as_array()[0]) == "2.000");
   CHECK(unwrap(vars.at("guest2").at("probe_args").as_array()[2]) == "8");
   CHECK(unwrap(vars.at("guest2").at("probe_args").as_array()[3]) == "/mnt/other/.pathwarden-commit");
+  // The policy may ask for a read probe as root.
+  mixed[0].as_root = true;
+  vars = json::parse(value_of(probe_playbook(mixed)).vars_json).at("pathwarden_hosts");
+  CHECK(vars.at("guest1").at("probe_become").as_bool());
 }
 
 TEST_CASE("requests that cannot run safely are refused with the guest named") {
@@ -559,11 +577,11 @@ TEST_CASE("become covers what needs root and nothing else, and is named only whe
   probes[0].commit_path = "/mnt/movies/.pathwarden-commit";
   auto probe = YAML::Load(value_of(probe_playbook(probes, o)).yaml)[0];
   CHECK_FALSE(become_of(probe));
-  std::set<std::string> as_root;
-  for (const auto& t : probe["tasks"]) {
-    if (become_of(t)) as_root.insert(t["name"].as<std::string>());
-  }
-  CHECK(as_root == std::set<std::string>{task::probe});
+  // The probe task becomes per host as its request says (a read probe as the SSH user); the
+  // report after it never does.
+  CHECK(probe["tasks"][0]["name"].as<std::string>() == task::probe);
+  CHECK(probe["tasks"][0]["become"].as<std::string>() == "{{ pathwarden_host.probe_become }}");
+  CHECK(!probe["tasks"][1]["become"]);
   // Without it the playbooks leave become to Ansible's own configuration.
   for (const auto& p : all_playbooks()) CHECK(p.yaml.find("become") == std::string::npos);
   // Ansible templates keywords: only plain names get in.
@@ -585,7 +603,9 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name one quoted 
   REQUIRE(play["tasks"].size() == 1);  // still the one task: the script resolves them
   auto command = play["tasks"][0]["ansible.builtin.raw"].as<std::string>();
   while (command.ends_with('\n')) command.pop_back();  // a YAML block scalar's own newline
-  CHECK(command.ends_with("{% endraw %}\n{{- ' ' }}{{ pathwarden_host.names | map('quote') | join(' ') }}"));
+  CHECK(
+      command.find("{{ (('set -- ' ~ (pathwarden_host.names | map('quote') | join(' ')) ~ ';') ~ pathwarden_script)") !=
+      std::string::npos);
   auto vars = json::parse(p.vars_json);
   CHECK(unwrap(vars.at("pathwarden_hosts").at("media-vm").at("names").as_array().at(0)) == "truenas.lan");
   CHECK(vars.at("pathwarden_hosts").at("backup-vm").at("names").as_array().empty());
@@ -593,8 +613,8 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name one quoted 
 
   // The script's own resolver run: "localhost" resolves, a name under .invalid (RFC 6761) never
   // does and still gets its (empty) section, so the planner can tell "asked, no address".
-  auto text = run_sh(rendered(play["tasks"][0], {"localhost", "nothing.invalid"}));
-  auto facts = parse_guest_report(text.substr(text.find("@@pathwarden boot_id")), "", "media-vm");
+  auto text = run_sh(rendered(play["tasks"][0], std::vector<std::string>{"localhost", "nothing.invalid"}));
+  auto facts = parse_guest_report(text, "media-vm");
   REQUIRE(facts);
   REQUIRE(facts->resolved.size() == 2);
   CHECK_FALSE(facts->resolved.at("localhost").empty());

@@ -33,14 +33,14 @@
 #include "journal/guest_lock.hpp"
 #include "journal/result_store.hpp"
 #include "journal/storage.hpp"
+#include "light_lab.hpp"
 #include "plan/planner.hpp"
 #include "policy/loader.hpp"
 #include "proxmox/client.hpp"
 #include "proxmox/net_device.hpp"
-#include "light_lab.hpp"
 #include "reconcile/engine.hpp"
-#include "timing/sleeper.hpp"
 #include "simulated_cluster.hpp"
+#include "timing/sleeper.hpp"
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -84,7 +84,9 @@ Args parse_args(int argc, char** argv) {
   return a;
 }
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -195,7 +197,8 @@ int run_observe(const Args& a) {
                                                                   : "precondition_failed";
       ++states[s];
       if (first_problem.empty() && p.state != pw::plan::PolicyState::converged) {
-        first_problem = p.policy + ": " + (p.blockers.empty() ? (p.steps.empty() ? "" : p.steps[0].summary) : p.blockers[0]);
+        first_problem =
+            p.policy + ": " + (p.blockers.empty() ? (p.steps.empty() ? "" : p.steps[0].summary) : p.blockers[0]);
       }
     }
     json::object run{{"seconds", took}, {"policies", plan.policies.size()}, {"facts_runs", guests.runs}};
@@ -257,14 +260,16 @@ long children_max_rss_kib() {
 }
 
 struct PhaseTiming {
-  double together = 0;  // one run for every guest
+  double together = 0;      // one run for every guest
   double together_cpu = 0;  // CPU-seconds of that run (ansible-playbook and its forks)
-  double one_by_one = 0;  // one run per guest, in turn
+  double one_by_one = 0;    // one run per guest, in turn
   int runs_together = 0, runs_one_by_one = 0;
   int ok_together = 0, ok_one_by_one = 0;
 };
 
-int count_ok(const pw::ansible::PlaybookRun& r) { return static_cast<int>(r.succeeded().size()); }
+int count_ok(const pw::ansible::PlaybookRun& r) {
+  return static_cast<int>(r.succeeded().size());
+}
 
 int run_guest_phases(const Args& a) {
   const auto lab = light_lab(a.get("lab"));
@@ -286,10 +291,11 @@ int run_guest_phases(const Args& a) {
 
   // The observed fstab of every guest, for the apply/rollback compare-and-swap.
   auto facts_report = run("warmup", pw::ansible::facts_playbook(hosts));
-  std::map<std::string, std::string> fstab_hash;
+  std::map<std::string, std::string> fstab_hash, fstab_content;
   for (auto& [h, f] : pw::ansible::guest_facts_from(facts_report)) {
     if (!f) die(h + ": " + f.error().to_string());
     fstab_hash[h] = f->fstab_sha256;
+    fstab_content[h] = f->fstab_content;
   }
   auto new_fstab = [&](const std::string&) {
     return std::string("# bench\ntmpfs /mnt/pw-bench tmpfs size=1m,mode=0755 0 0\n");
@@ -298,6 +304,7 @@ int run_guest_phases(const Args& a) {
     pw::guest::FstabChange c;
     c.host = h;
     c.observed_sha256 = fstab_hash.at(h);
+    c.observed_content = fstab_content.at(h);
     c.new_content = new_fstab(h);
     c.backup_path = "/var/backups/pathwarden/fstab.bench." + h;
     c.activations = {{"/mnt/pw-bench", "tmpfs", "tmpfs", {"size=1m"}, true}};

@@ -1,12 +1,12 @@
-// The facts report a guest's script prints (see guest_report_script()), plus its fstab bytes.
-// Whatever the guest printed: a report without its end marker is refused; an accepted one keeps
-// the fstab byte for byte with the hash of exactly those bytes, and holds what each section's
-// own parser reads from that section.
-// Input: fstab bytes, a NUL byte, then the report.
+// The facts report a guest's script prints (see guest_report_script()), framed as
+// guest/script_output.hpp says. Whatever the guest printed: a report without its begin line, its
+// end mark or its fstab section is refused; an accepted one keeps the fstab byte for byte with
+// the hash of exactly those bytes, and holds what each section's own parser reads from it.
 #include <algorithm>
 #include <string>
 
 #include "guest/facts.hpp"
+#include "guest/script_output.hpp"
 #include "guest/sha256.hpp"
 #include "guest/tokens.hpp"
 #include "invariant.hpp"
@@ -17,25 +17,21 @@ using namespace pw;
 
 void one_input(const std::uint8_t* data, std::size_t size) {
   fuzz::Pieces in(data, size);
-  const std::string fstab(in.until(std::string_view("\0", 1)));
   const auto report = in.rest();
-  auto facts = guest::parse_guest_report(report, fstab, "guest-1");
-  bool has_end = false;
-  std::size_t iface_sections = 0;
-  for (auto line : guest::lines_of(report)) {
-    if (!line.starts_with("@@pathwarden ")) continue;
-    const auto name = guest::trim(line.substr(13));
-    if (name == "end") {
-      has_end = true;
-      break;
-    }
-    if (name.starts_with("iface ")) ++iface_sections;
-  }
+  auto facts = guest::parse_guest_report(report, "guest-1");
   if (!fuzz::accepted(facts, "guest-1")) return;
-  PW_FUZZ_CHECK(has_end, "accepted a report without '@@pathwarden end'");
+  auto output = guest::split_script_output(report, "facts report", "guest-1");
+  PW_FUZZ_CHECK(output.has_value(), "accepted a report the splitter refuses");
+  PW_FUZZ_CHECK(output->finished, "accepted a report without its end mark");
+  PW_FUZZ_CHECK(!output->sections.empty() && output->sections.front().words == std::vector<std::string>{"fstab"},
+                "accepted a report without its fstab section first");
+  const auto fstab = guest::decode_base64(output->sections.front().body);
+  PW_FUZZ_CHECK(fstab.has_value(), "accepted an fstab that is not base64");
+  std::size_t iface_sections = 0;
+  for (const auto& s : output->sections) iface_sections += !s.words.empty() && s.words.front() == "iface";
   PW_FUZZ_CHECK(facts->host == "guest-1", facts->host);
-  PW_FUZZ_CHECK(facts->fstab_content == fstab && facts->fstab.print() == fstab, "fstab bytes changed");
-  PW_FUZZ_CHECK(facts->fstab_sha256 == guest::sha256_hex(fstab) && facts->fstab_sha256.size() == 64 &&
+  PW_FUZZ_CHECK(facts->fstab_content == *fstab && facts->fstab.print() == *fstab, "fstab bytes changed");
+  PW_FUZZ_CHECK(facts->fstab_sha256 == guest::sha256_hex(*fstab) && facts->fstab_sha256.size() == 64 &&
                     std::all_of(facts->fstab_sha256.begin(), facts->fstab_sha256.end(),
                                 [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }),
                 facts->fstab_sha256);

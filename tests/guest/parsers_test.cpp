@@ -336,24 +336,18 @@ TEST_CASE("ip -o addr: who owns each local address, VLANs by their own name") {
 }
 
 TEST_CASE("a counter read: /proc/net/dev, ifindexes and the NFS connections' bytes from one script") {
-  const std::string text =
-      pw::testing::guest_sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlo 1\nlink1 2\nlink2 3\n" +
-      "@@pathwarden nfs_connections\n"
+  const std::string netdev = pw::testing::guest_sample("local/proc-net-dev-netns.txt");
+  const std::string connections =
       "0      0      198.51.100.10:957      198.51.100.2:2049\n"
       "\t cubic wscale:7,7 rto:204 rtt:0.5/0.25 bytes_sent:1200 bytes_acked:1201 bytes_received:67200000 "
       "segs_out:10 segs_in:20\n";
-  auto r = value_of(parse_counter_read(text, "vm101"));
+  auto r = value_of(parse_counter_read(netdev, "lo 1\nlink1 2\nlink2 3\n", connections, "vm101"));
   CHECK_FALSE(r.counters.empty());
   CHECK(r.ifindex.at("link2") == 3);
   REQUIRE(r.nfs_connections.size() == 1);
   CHECK(r.nfs_connections[0].bytes_received == 67200000u);
   CHECK(r.nfs_connections[0].bytes_acked == 1201u);
-  // An old-style read (a recorded run): counters only.
-  auto old = value_of(parse_counter_read(pw::testing::guest_sample("local/proc-net-dev-netns.txt"), "vm101"));
-  CHECK(old.ifindex.empty());
-  CHECK(old.nfs_connections.empty());
-  CHECK_FALSE(parse_counter_read(
-      pw::testing::guest_sample("local/proc-net-dev-netns.txt") + "@@pathwarden ifindex\nlink1 two\n", "vm101"));
+  CHECK_FALSE(parse_counter_read(netdev, "link1 two\n", "", "vm101"));
 }
 
 TEST_CASE("counter snapshots joined by ifindex: a rename between the read and the facts keeps identity") {

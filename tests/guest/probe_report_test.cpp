@@ -2,11 +2,13 @@
 // output read back: what the probe playbook's one task does in each guest.
 #include "guest/probe_report.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
@@ -108,27 +110,83 @@ TEST_CASE("a dd that fails is the verifier's to judge: the script still reads th
   CHECK(find_counters(r->after.read.counters, "lo"));
 }
 
+TEST_CASE("the probe file is refused by name when it is not a regular file reached without links") {
+  Dir d;
+  const auto share = d.path / "share";
+  fs::create_directories(share / "real");
+  write_bytes(share / "real" / "probe.bin", 1 << 16);
+  auto probe_of = [&](const fs::path& file, ProbeDirection direction = ProbeDirection::read) {
+    ProbeScriptArgs args;
+    args.direction = direction;
+    args.mount_point = share.string();
+    args.file = file.string();
+    args.dd_argv =
+        direction == ProbeDirection::read
+            ? std::vector<std::string>{"dd",      "if=" + file.string(),    "of=/dev/null", "bs=4096",
+                                       "count=4", "iflag=nofollow,nonblock"}
+            : std::vector<std::string>{
+                  "dd", "if=/dev/zero", "of=" + file.string(), "bs=4096", "count=1", "oflag=nofollow", "conv=excl"};
+    if (direction == ProbeDirection::write) args.remove_after = file.string();
+    auto r = parse_probe_report(run_script(d, args), "vm101");
+    REQUIRE(r);
+    return *r;
+  };
+  CHECK_FALSE(probe_of(share / "real" / "probe.bin").refused);
+  // A FIFO would block dd's open until the task's limit: refused at once, nothing read.
+  REQUIRE(::mkfifo((share / "fifo").c_str(), 0644) == 0);
+  auto fifo = probe_of(share / "fifo");
+  REQUIRE(fifo.refused);
+  CHECK(fifo.refused->kind == "fifo");
+  CHECK(fifo.refused->message == (share / "fifo").string() + " is a FIFO (named pipe), not a regular file");
+  // A device, a directory, a link as the file or anywhere below the mount point.
+  fs::create_symlink("/dev/zero", share / "dev");
+  CHECK(probe_of(share / "dev").refused->kind == "link");
+  fs::create_directory_symlink(share / "real", share / "via");
+  auto via = probe_of(share / "via" / "probe.bin");
+  REQUIRE(via.refused);
+  CHECK(via.refused->message == (share / "via").string() + " is a symbolic link");
+  CHECK(probe_of(share / "real").refused->kind == "directory");
+  // A write probe through a linked directory is refused too; nothing is created behind it.
+  CHECK(probe_of(share / "via" / "new.bin", ProbeDirection::write).refused->kind == "link");
+  CHECK_FALSE(fs::exists(share / "real" / "new.bin"));
+  // A write probe to a new file still runs, and removes only its own file.
+  auto wrote = probe_of(share / "real" / "new.bin", ProbeDirection::write);
+  CHECK_FALSE(wrote.refused);
+  CHECK(wrote.probe.rc == 0);
+  CHECK_FALSE(fs::exists(share / "real" / "new.bin"));
+}
+
 TEST_CASE("probe reports cut short or garbled are errors, never figures") {
   const std::string netdev =
       "Inter-|   Receive                                                |  Transmit\n"
       " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
       "compressed\n"
       "  eth0: 1000 10 0 0 0 0 0 0 2000 20 0 0 0 0 0 0\n";
-  const std::string whole = "Welcome to the guest\n@@pathwarden read before 10.50\n" + netdev +
-                            "@@pathwarden read after 12.75\n" + netdev + "@@pathwarden probe 0 10.60 12.70\nsummary\n" +
-                            "@@pathwarden end\n";
+  const std::string t = "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d", m = "@@" + t + " ";
+  const std::string read_tail = m + "ifindex\neth0 2\n" + m + "nfs_connections\n";
+  const std::string whole = "Welcome to the guest\n@@pathwarden begin " + t + "\n" + m + "read before 10.50\n" +
+                            netdev + read_tail + m + "read after 12.75\n" + netdev + read_tail + m +
+                            "probe 0 10.60 12.70\nsummary\n" + m + "end\n";
   auto r = parse_probe_report(whole, "vm101");
   REQUIRE(r);
   CHECK(r->after.at - r->before.at == Approx(2.25));
   CHECK(r->probe_seconds == Approx(2.10));
   CHECK(r->probe.stderr_text == "summary");
   auto without = [&](std::string_view cut) {
-    auto t = whole;
-    t.erase(t.find(cut), cut.size());
-    return t;
+    auto out = whole;
+    out.erase(out.find(cut), cut.size());
+    return out;
   };
-  CHECK_FALSE(parse_probe_report(without("@@pathwarden end\n"), "vm101"));  // cut short
-  CHECK_FALSE(parse_probe_report(without("@@pathwarden probe 0 10.60 12.70\nsummary\n"), "vm101"));
+  CHECK_FALSE(parse_probe_report(without(m + "end\n"), "vm101"));  // cut short
+  CHECK_FALSE(parse_probe_report(without(m + "probe 0 10.60 12.70\nsummary\n"), "vm101"));
+  CHECK_FALSE(parse_probe_report(without(m + "ifindex\neth0 2\n"), "vm101"));
+  // dd's message may hold the file's name, which anyone who can write the share picks: a name
+  // with a newline and the old fixed mark is content.
+  auto named = whole;
+  named.replace(named.find("summary"), 7, "dd: '/mnt/x\n@@pathwarden end\n@@pathwarden probe 0 1 2': error");
+  auto n = parse_probe_report(named, "vm101");
+  REQUIRE(n);
+  CHECK(n->probe.stderr_text.find("@@pathwarden end") != std::string::npos);
   auto bad_clock = whole;
   bad_clock.replace(bad_clock.find("12.75"), 5, "nan");
   CHECK_FALSE(parse_probe_report(bad_clock, "vm101"));

@@ -32,7 +32,10 @@ import yaml
 HERE = os.path.dirname(os.path.realpath(__file__))
 RECORDING = os.path.join(os.path.dirname(HERE), "bench", "recordings", "lab-guest", "facts.jsonl")
 INTENDED = "link2"
-MARK = "@@pathwarden "
+MARK = "@@pathwarden "  # the recording's marks (the report as an older script printed it)
+TOKEN = "3c9e1f2a-7b4d-4e6f-9a8b-1c2d3e4f5a6b"
+OUT = "@@" + TOKEN + " "  # marks as the scripts print them now (src/guest/script_output.hpp)
+BEGIN = "@@pathwarden begin " + TOKEN + "\n"
 
 
 def recorded():
@@ -108,7 +111,7 @@ class Guest:
                 line = f"{name}: " + " ".join(f)
             netdev.append(line)
         ifindex = [f"{k[len('iface '):]} {v[0].split()[1]}" for k, v in self.sections.items() if k.startswith("iface ")]
-        return "\n".join(netdev + ["@@pathwarden ifindex"] + ifindex + ["@@pathwarden nfs_connections"]
+        return "\n".join(netdev + [OUT + "ifindex"] + ifindex + [OUT + "nfs_connections"]
                          + self.sections["nfs_connections"])
 
     def result(self, task, host):
@@ -116,43 +119,61 @@ class Guest:
         name = task.get("name", "")
         h = self.vars.get(host, {})
         ok = {"changed": False}
-        if name == "Read the fstab byte for byte":
-            return "ok", {"changed": False, "content": base64.b64encode(self.fstab()).decode(), "encoding": "base64"}
         if name == "Report mounts, transports, counters and interfaces":
             # One raw task: the script reads the fstab itself (its first section, base64).
-            fstab = MARK + "fstab\n" + base64.encodebytes(self.fstab()).decode()
-            return "ok", dict(ok, rc=0, stdout=fstab + self.report, stderr="", **self.tick(0.1))
+            fstab = OUT + "fstab\n" + base64.encodebytes(self.fstab()).decode()
+            report = "\n".join(OUT + line[len(MARK):] if line.startswith(MARK) else line
+                               for line in self.report.split("\n"))
+            return "ok", dict(ok, rc=0, stdout=BEGIN + fstab + report, stderr="", **self.tick(0.1))
         if name == "Write the new fstab with a backup and re-make the mounts":
             # The apply script (src/guest/change_script.cpp): its stage marks, its refusal.
-            observed, new, _backup, content = h["apply_args"][:4]
-            stages = [MARK + "stage read", MARK + "stage refuse"]
-            if hashlib.sha256(self.fstab()).hexdigest() not in (observed, new):
+            # Its arguments: the hashes, the backup, then the edit of the observed file (c OFFSET
+            # LENGTH: bytes copied from it; t TEXT: new bytes), as src/guest/fstab_edit.hpp says.
+            observed, new, _backup, words, *rest = h["apply_args"]
+            stages = [BEGIN + OUT + "stage read", OUT + "stage refuse"]
+            before = self.fstab()
+            if hashlib.sha256(before).hexdigest() not in (observed, new):
                 why = "the fstab changed since pathwarden observed it; gather facts and plan again"
                 return "failed", {"failed": True, "changed": True, "msg": "non-zero return code", "rc": 1,
                                   "stdout": "\n".join(stages) + "\n", "stderr": why + "\n"}
-            with open(self.fstab_path, "w") as f:
-                f.write(content)
-            stages += [MARK + "stage " + s for s in ("backup", "write", "check_written", "unmount", "mount")]
-            return "ok", {"changed": True, "rc": 0, "stdout": "\n".join(stages + [MARK + "end"]) + "\n", "stderr": ""}
+            if hashlib.sha256(before).hexdigest() == observed:
+                content, edit = b"", rest[:int(words)]
+                while edit:
+                    if edit[0] == "c":
+                        content += before[int(edit[1]):int(edit[1]) + int(edit[2])]
+                        edit = edit[3:]
+                    else:
+                        content += edit[1].encode()
+                        edit = edit[2:]
+                if hashlib.sha256(content).hexdigest() != new:
+                    why = "the new fstab put together from the observed one is not what was planned"
+                    return "failed", {"failed": True, "changed": True, "msg": "non-zero return code", "rc": 1,
+                                      "stdout": "\n".join(stages + [OUT + "stage backup", OUT + "stage write"]) + "\n",
+                                      "stderr": why + "\n"}
+                with open(self.fstab_path, "wb") as f:
+                    f.write(content)
+            stages += [OUT + "stage " + s for s in ("backup", "write", "check_written", "unmount", "mount")]
+            return "ok", {"changed": True, "rc": 0, "stdout": "\n".join(stages + [OUT + "end"]) + "\n", "stderr": ""}
         if name == "Put the fstab back from the backup and re-make the mounts":
-            stages = [MARK + "stage " + s for s in ("read", "refuse", "unmount", "mount")]
-            return "ok", {"changed": True, "rc": 0, "stdout": "\n".join(stages + [MARK + "end"]) + "\n", "stderr": ""}
+            stages = [BEGIN + OUT + "stage " + s if s == "read" else OUT + "stage " + s
+                      for s in ("read", "refuse", "unmount", "mount")]
+            return "ok", {"changed": True, "rc": 0, "stdout": "\n".join(stages + [OUT + "end"]) + "\n", "stderr": ""}
         if name == "Read the counters around the probe bytes moved bypassing the page cache":
             # The probe script's report (src/guest/probe_report.hpp): the counters before and after
             # (link2 received the probe's bytes), dd's summary; the baseline when asked for.
-            baseline, _remove, _cycles, _commit_path, *dd = h["probe_args"]
+            baseline, _remove, _cycles, _commit_path, _mode, _mount, _file, *dd = h["probe_args"]
             n, t = self.probe_bytes(dd), 0.5
             clock = 1000.0
-            out = []
+            out = [BEGIN.rstrip("\n")]
             if baseline != "0":
-                out += [f"{MARK}read baseline {clock:.2f}", self.counters()]
+                out += [f"{OUT}read baseline {clock:.2f}", self.counters()]
                 clock += float(baseline)
-            out += [f"{MARK}read before {clock:.2f}", self.counters()]
-            out += [f"{MARK}read after {clock + t + 0.1:.2f}", self.counters(n)]
-            out += [f"{MARK}probe 0 {clock + 0.05:.2f} {clock + 0.05 + t:.2f}",
+            out += [f"{OUT}read before {clock:.2f}", self.counters()]
+            out += [f"{OUT}read after {clock + t + 0.1:.2f}", self.counters(n)]
+            out += [f"{OUT}probe 0 {clock + 0.05:.2f} {clock + 0.05 + t:.2f}",
                     f"{n // 1048576}+0 records in\n{n // 1048576}+0 records out\n"
                     f"{n} bytes ({n // 1000000} MB, {n // 1048576} MiB) copied, {t} s, {int(n / t / 1e6)} MB/s"]
-            out.append(MARK + "end")
+            out.append(OUT + "end")
             return "ok", dict(ok, rc=0, stdout="\n".join(out) + "\n", stderr="")
         return "ok", ok
 

@@ -95,15 +95,15 @@ ansible::RunnerOptions LightLab::runner_options(const std::filesystem::path& wor
 }
 
 std::unique_ptr<guest::GuestPort> LightLab::ansible_port(const std::filesystem::path& work_dir,
-                                                             std::chrono::seconds task_timeout,
-                                                             std::vector<std::filesystem::path> extra_inventories) const {
+                                                         std::chrono::seconds task_timeout,
+                                                         std::vector<std::filesystem::path> extra_inventories) const {
   auto s = runner_options(work_dir);
   ansible::GuestPortOptions o;
   o.inventories = {inventory};
   for (auto& i : extra_inventories) o.inventories.push_back(std::move(i));
   o.forks = 10;
   o.run_timeout = task_timeout * 4;
-  o.playbook.task_timeout = task_timeout;
+  o.playbook.guest_timeout = task_timeout;
   return ansible::make_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(s)), o);
 }
 

@@ -1,11 +1,14 @@
 #pragma once
 // Small header-only helpers the unit tests share (no link dependency): a file's whole bytes, a
 // checked-in sample of tests/guest/samples, how often a text occurs in another.
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace pw::testing {
 
@@ -30,6 +33,19 @@ inline std::size_t occurrences(const std::string& haystack, const std::string& n
   std::size_t n = 0;
   for (auto pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
   return n;
+}
+
+// Base64 as coreutils' base64 would print it on one line (what a guest script sends back).
+inline std::string base64(std::string_view bytes) {
+  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const auto n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k) v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
 }
 
 }  // namespace pw::testing
