@@ -208,6 +208,18 @@ namespace {
 constexpr std::size_t kMaxStdout = std::size_t{16} << 20;
 constexpr std::size_t kMaxStderr = std::size_t{64} << 10;
 
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const auto space = text.find(' ', at);
+    out.push_back(text.substr(at, space == std::string::npos ? std::string::npos : space - at));
+    if (space == std::string::npos) break;
+    at = space + 1;
+  }
+  return out;
+}
+
 // What /bin/sh runs: the script from the environment (PW_SCRIPT, base64 of "set -- ARGS;" and
 // the script), its output through the caps above, and the script's own exit status (kept
 // through fd 4, as a pipeline's status would be head's).
@@ -243,9 +255,20 @@ YamlMap script_task(const char* name, std::string_view script, const std::vector
   std::string args = host_args.empty() ? std::string("''")
                                        : "('set -- ' ~ (pathwarden_host." + std::string(host_args) +
                                              " | map('quote') | join(' ')) ~ ';')";
-  std::string command = "env PW_SCRIPT={{ (" + args + " ~ pathwarden_script) | b64encode }} timeout -k 5 " +
-                        std::to_string(limit) + " /bin/sh -c\n{{- ' ' }}{% raw %}" + guest::shell_quote(runner_text()) +
-                        " sh{% endraw %}";
+  // Over lines for ansible-lint's 160 columns: a newline inside the Jinja expression is nothing,
+  // and between raw blocks `{{- ' ' }}` puts back the one space the line broke at (also inside
+  // the quoted runner: it stays one word).
+  std::string command = "env PW_SCRIPT={{ (" + args + "\n   ~ pathwarden_script) | b64encode }} timeout -k 5 " +
+                        std::to_string(limit) + " /bin/sh -c";
+  std::string line;
+  for (const auto& word : split_words(guest::shell_quote(runner_text()) + " sh")) {
+    if (!line.empty() && line.size() + word.size() > 120) {
+      command += "\n{{- ' ' }}{% raw %}" + line + "{% endraw %}";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  command += "\n{{- ' ' }}{% raw %}" + line + "{% endraw %}";
   std::string text;
   if (!fixed.empty()) {
     text = "set --";

@@ -109,8 +109,8 @@ std::map<std::string, Host> read_inventory(const std::string& path) {
 struct Recording {
   std::string host, mac, policy;
   json::object play_start, stats;
-  std::vector<json::object> task_starts;     // in order
-  std::vector<json::object> host_results;    // the recorded host's result event after each task start
+  std::vector<json::object> task_starts;   // in order
+  std::vector<json::object> host_results;  // the recorded host's result event after each task start
 };
 
 Recording load_recording(const std::string& dir) {
@@ -125,10 +125,14 @@ Recording load_recording(const std::string& dir) {
     if (line.empty()) continue;
     auto e = json::parse(line).as_object();
     const auto event = std::string(e.at("_event").as_string());
-    if (event == "v2_playbook_on_play_start") r.play_start = e;
-    else if (event == "v2_playbook_on_task_start") r.task_starts.push_back(e);
-    else if (event == "v2_playbook_on_stats") r.stats = e;
-    else if (event == "v2_runner_on_ok" && e.at("hosts").as_object().contains(r.host)) r.host_results.push_back(e);
+    if (event == "v2_playbook_on_play_start")
+      r.play_start = e;
+    else if (event == "v2_playbook_on_task_start")
+      r.task_starts.push_back(e);
+    else if (event == "v2_playbook_on_stats")
+      r.stats = e;
+    else if (event == "v2_runner_on_ok" && e.at("hosts").as_object().contains(r.host))
+      r.host_results.push_back(e);
   }
   if (r.task_starts.size() != r.host_results.size() || r.task_starts.empty()) {
     die("the recording needs one ok result of " + r.host + " per task");
@@ -144,7 +148,17 @@ json::object as_host(const json::object& recorded, const Recording& rec, const s
     *content = base64_encode(replace_all(fstab, "(policy " + rec.policy + ")", "(policy " + h.policy + ")"));
   }
   if (auto* out = result.if_contains("stdout"); out && out->is_string()) {
-    *out = replace_all(std::string(out->as_string()), rec.mac, h.mac);
+    // The fstab is the report's first section (base64, after its mark's line).
+    auto text = replace_all(std::string(out->as_string()), rec.mac, h.mac);
+    const auto mark = text.find(" fstab\n");
+    const auto start = mark == std::string::npos ? mark : mark + 7;
+    const auto end = start == std::string::npos ? start : text.find("\n@@", start);
+    if (end != std::string::npos) {
+      const auto fstab = base64_decode(text.substr(start, end - start));
+      text.replace(start, end - start,
+                   base64_encode(replace_all(fstab, "(policy " + rec.policy + ")", "(policy " + h.policy + ")")));
+    }
+    *out = text;
   }
   if (auto* lines = result.if_contains("stdout_lines"); lines && lines->is_array()) {
     for (auto& l : lines->as_array()) {
@@ -163,10 +177,14 @@ int main(int argc, char** argv) {
   std::string playbook;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if ((a == "--inventory" || a == "-i") && i + 1 < argc) inventories.push_back(argv[++i]);
-    else if ((a == "--forks" || a == "--extra-vars" || a == "-e") && i + 1 < argc) ++i;  // nothing to replay
-    else if (!a.starts_with("-")) playbook = a;
-    else die("unexpected argument " + a);
+    if ((a == "--inventory" || a == "-i") && i + 1 < argc)
+      inventories.push_back(argv[++i]);
+    else if ((a == "--forks" || a == "--extra-vars" || a == "-e") && i + 1 < argc)
+      ++i;  // nothing to replay
+    else if (!a.starts_with("-"))
+      playbook = a;
+    else
+      die("unexpected argument " + a);
   }
   if (playbook.empty()) die("no playbook given");
   const char* rec_dir = std::getenv("PW_REPLAY_RECORDING");
