@@ -1,11 +1,11 @@
-#include <catch2/catch.hpp>
+#include "policy/loader.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "policy/loader.hpp"
 #include "settings/loader.hpp"
 
 namespace fs = std::filesystem;
@@ -32,7 +32,8 @@ std::string render(pw::Diagnostics diags) {
   const std::string prefix = kBad.string() + "/";
   for (const auto& d : diags) {
     std::string line = d.to_string();
-    for (auto pos = line.find(prefix); pos != std::string::npos; pos = line.find(prefix)) line.erase(pos, prefix.size());
+    for (auto pos = line.find(prefix); pos != std::string::npos; pos = line.find(prefix))
+      line.erase(pos, prefix.size());
     out += line + "\n";
   }
   return out;
@@ -148,8 +149,7 @@ TEST_CASE("controller settings resolve relative paths and keep secrets out") {
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
       "  proxmox:\n    url: https://127.0.0.1:8006\n    token_id: pw@pve!ci\n    token_secret_file: secrets/token\n"
       "    fingerprint: \"" +
-      std::string(
-          "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89") +
+      std::string("AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89") +
       "\"\n  ansible: {inventory: inv.ini, forks: 8}\n  state_dir: /var/lib/pathwarden\n  policies: ../policies\n";
   auto r = pw::settings::load_text(text, "/etc/pathwarden/pathwarden.yaml");
   INFO(render(r.diagnostics));
@@ -178,15 +178,36 @@ TEST_CASE("a settings file given by a relative path still resolves to absolute p
   CHECK(c.ansible.inventory == conf + "/inv.ini");
   CHECK(c.proxmox.token_secret_file == conf + "/token");
   CHECK(c.proxmox.ca_file == conf + "/ca.pem");
-  CHECK(c.ansible.known_hosts_file == (std::filesystem::current_path() / "ssh/known_hosts").lexically_normal().string());
+  CHECK(c.ansible.known_hosts_file ==
+        (std::filesystem::current_path() / "ssh/known_hosts").lexically_normal().string());
+}
+
+TEST_CASE("guest_timeout: each guest's limit, below the run's so that one hung guest fails alone") {
+  const std::string head =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox: {url: \"https://127.0.0.1:8006\", token_id: pw@pve!ci, token_secret_file: token}\n";
+  auto defaults = pw::settings::load_text(head + "  ansible: {inventory: i, timeout: 4m}\n", "c.yaml");
+  INFO(render(defaults.diagnostics));
+  REQUIRE(defaults.ok());
+  CHECK(defaults.controllers.at(0).ansible.guest_timeout == std::chrono::minutes(2));  // half the run's
+  auto given =
+      pw::settings::load_text(head + "  ansible: {inventory: i, timeout: 10m, guest_timeout: 90s}\n", "c.yaml");
+  REQUIRE(given.ok());
+  CHECK(given.controllers.at(0).ansible.guest_timeout == std::chrono::seconds(90));
+  auto too_long =
+      pw::settings::load_text(head + "  ansible: {inventory: i, timeout: 2m, guest_timeout: 100s}\n", "c.yaml");
+  REQUIRE(too_long.diagnostics.size() == 1);
+  CHECK(too_long.diagnostics[0].to_string() ==
+        "c.yaml:5:55: 'spec.ansible.guest_timeout' is 100s; it must be at least 1s and 30s below spec.ansible.timeout "
+        "(120s), so that one hung guest fails alone");
 }
 
 TEST_CASE("become: Ansible's names, checked where they are written") {
   const std::string head =
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
       "  proxmox: {url: \"https://127.0.0.1:8006\", token_id: pw@pve!ci, token_secret_file: token}\n";
-  auto r = pw::settings::load_text(head + "  ansible: {inventory: i, remote_user: ops, become: true, become_user: root}\n",
-                                   "c.yaml");
+  auto r = pw::settings::load_text(
+      head + "  ansible: {inventory: i, remote_user: ops, become: true, become_user: root}\n", "c.yaml");
   INFO(render(r.diagnostics));
   REQUIRE(r.ok());
   CHECK(r.controllers.at(0).ansible.become);
@@ -197,9 +218,11 @@ TEST_CASE("become: Ansible's names, checked where they are written") {
   REQUIRE(without.diagnostics.size() == 1);
   CHECK(without.diagnostics[0].to_string() ==
         "c.yaml:5:42: 'spec.ansible.become_method' has no effect without 'become: true'; add that, or remove this key");
-  auto odd = pw::settings::load_text(head + "  ansible: {inventory: i, become: true, become_user: \"{{ x }}\"}\n", "c.yaml");
+  auto odd =
+      pw::settings::load_text(head + "  ansible: {inventory: i, become: true, become_user: \"{{ x }}\"}\n", "c.yaml");
   REQUIRE(odd.diagnostics.size() == 1);
-  CHECK_THAT(odd.diagnostics[0].to_string(), Catch::StartsWith("c.yaml:5:54: become user '{{ x }}' is not a user name"));
+  CHECK_THAT(odd.diagnostics[0].to_string(),
+             Catch::StartsWith("c.yaml:5:54: become user '{{ x }}' is not a user name"));
   auto typo = pw::settings::load_text(head + "  ansible: {inventory: i, becom: true}\n", "c.yaml");
   REQUIRE(typo.diagnostics.size() == 1);
   CHECK_THAT(typo.diagnostics[0].message, Catch::Contains("did you mean 'become'"));
