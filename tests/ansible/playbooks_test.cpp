@@ -400,6 +400,27 @@ TEST_CASE("the fstab scripts under /bin/sh: compare-and-swap, backup, atomic wri
   fs::remove_all(dir);
 }
 
+TEST_CASE("the guest keeps a script's exit status and cuts its output at the caps") {
+  // The runner every raw command starts (playbooks.cpp): the script's own status comes back
+  // through the caps' pipes; output past the cap ends the script (SIGPIPE) instead of reaching
+  // ansible-playbook's memory. Run by this machine's /bin/sh with scripts of the test's own.
+  auto task = YAML::Clone(YAML::Load(value_of(facts_playbook(std::vector<std::string>{"g"})).yaml)[0]["tasks"][0]);
+  auto with_script = [&](const std::string& script) {
+    task["vars"]["pathwarden_script"] = "{% raw %}" + script + "{% endraw %}";
+    return run_sh_full(rendered(task));
+  };
+  auto small = with_script("printf 'out\\n'; printf 'err\\n' >&2; exit 7\n");
+  CHECK(small.rc == 7);
+  CHECK(small.out == "out\n");
+  CHECK(small.err == "err\n");
+  // The shell dies writing after the cut (SIGPIPE): the task fails, its report incomplete.
+  auto big = with_script("head -c 20000000 /dev/zero; echo done; exit 0\n");
+  CHECK(big.out.size() == (std::size_t{16} << 20));
+  CHECK(big.rc != 0);
+  auto loud = with_script("head -c 100000 /dev/zero >&2; exit 0\n");
+  CHECK(loud.err.size() == (std::size_t{64} << 10));
+}
+
 TEST_CASE("the facts playbook is one raw task: the report script, byte for byte, under /bin/sh") {
   std::vector<std::string> hosts{"a", "b", "a"};
   auto p = value_of(facts_playbook(hosts));
