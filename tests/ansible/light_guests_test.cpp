@@ -528,14 +528,18 @@ TEST_CASE("a run cut short by its timeout: guests reported as timed out, its pro
   for (int pid : processes_running({"sleep", "3599.000"})) ::kill(pid, SIGTERM);
 }
 
-TEST_CASE("one hung guest times out alone: its own limit ends its script, the others' results stand") {
+TEST_CASE("one hung guest times out alone; a FIFO probe file is refused, never waited on") {
   // guest1's probe would wait an hour (a baseline of 3600 s); the guests' limit is 15 s, the
   // run's two minutes. guest1 ends in the guest itself (timeout's exit 124) with nothing left
   // running there; guest2 and guest3, which answered at once, keep their results.
+  // guest3's probe file is a FIFO: refused at once by name, where dd would have blocked.
+  const std::string fifo = "/var/backups/pw-hung.fifo";
+  REQUIRE(in_guest(3, {"sh", "-c", "rm -f \"$1\" && mkfifo \"$1\"", "sh", fifo}).exit_code == 0);
   std::vector<ProbeRequest> probes{{"guest1", "/etc/fstab", 4096, ProbeDirection::read, 4096},
                                    {"guest2", "/etc/fstab", 4096, ProbeDirection::read, 4096},
-                                   {"guest3", "/etc/fstab", 4096, ProbeDirection::read, 4096}};
+                                   {"guest3", fifo, 4096, ProbeDirection::read, 4096}};
   probes[0].baseline = std::chrono::seconds(3600);
+  probes[2].mount_point = "/var/backups";
   PlaybookOptions o;
   o.guest_timeout = std::chrono::seconds(15);
   auto report = run_phase("hung", "probe", probe_playbook(probes, o), {}, std::chrono::minutes(2));
@@ -547,13 +551,16 @@ TEST_CASE("one hung guest times out alone: its own limit ends its script, the ot
   REQUIRE(g1->failure());
   CHECK(g1->failure()->result.at("rc").as_int64() == 124);
   auto obs = probe_observations_from(report);
-  for (const char* h : {"guest2", "guest3"}) {
-    INFO(h);
-    CHECK(report.host(h)->outcome == HostOutcome::ok);
-    REQUIRE(obs.at(h));
-    REQUIRE(obs.at(h)->dd);
-    CHECK(obs.at(h)->probe_rc == 0);
-  }
+  CHECK(report.host("guest2")->outcome == HostOutcome::ok);
+  REQUIRE(obs.at("guest2"));
+  REQUIRE(obs.at("guest2")->dd);
+  CHECK(obs.at("guest2")->probe_rc == 0);
+  CHECK(report.host("guest3")->outcome == HostOutcome::ok);
+  REQUIRE(obs.at("guest3"));
+  REQUIRE(obs.at("guest3")->refused);
+  CHECK(obs.at("guest3")->refused->kind == "fifo");
+  CHECK(obs.at("guest3")->refused->message == fifo + " is a FIFO (named pipe), not a regular file");
+  in_guest(3, {"rm", "-f", fifo});
   CHECK(processes_running({"sleep", "3600.000"}).empty());
 }
 
