@@ -39,17 +39,24 @@ BEGIN = "@@pathwarden begin " + TOKEN + "\n"
 
 
 def recorded():
-    """(fstab text, report stdout) of the recorded facts run."""
-    fstab = report = None
+    """(fstab bytes as text, report stdout with "@@pathwarden NAME" marks) of the recorded facts run.
+    The recording is framed as the scripts print (src/guest/script_output.hpp): a begin line with
+    its token, the fstab as the first section (base64), then the other sections."""
     with open(RECORDING) as f:
         for line in f:
             e = json.loads(line)
             for result in e.get("hosts", {}).values():
-                if "content" in result:
-                    fstab = base64.b64decode(result["content"]).decode()
-                if "stdout" in result:
-                    report = result["stdout"]
-    return fstab, report
+                if "stdout" not in result:
+                    continue
+                lines = result["stdout"].split("\n")
+                begin = next(i for i, l in enumerate(lines) if l.startswith("@@pathwarden begin "))
+                token = "@@" + lines[begin][len("@@pathwarden begin "):] + " "
+                marks = [i for i, l in enumerate(lines) if l.startswith(token)]
+                fstab_end = marks[1]
+                fstab = base64.b64decode("".join(lines[marks[0] + 1:fstab_end])).decode()
+                report = "\n".join(MARK + l[len(token):] if l.startswith(token) else l for l in lines[fstab_end:])
+                return fstab, report
+    raise SystemExit("guest_stand_in: the recording has no report")
 
 
 def sections(report):
