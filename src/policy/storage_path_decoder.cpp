@@ -109,6 +109,10 @@ class StoragePathDecoder {
                                         : std::string()) +
                                "): a write probe cannot run there; use direction: read");
     }
+    // A Compose volume's mount point is Docker's, under /var/lib/docker (0710 root): only root
+    // reaches a file there, so root is the least privilege that can read it.
+    if (out_.mount.owner == MountOwner::compose && !out_.positions.find("spec.verify.probe_as"))
+      out_.verify.probe_as_root = true;
   }
 
   void metadata(const Section& s) {
