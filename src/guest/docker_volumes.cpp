@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "guest/scripts.hpp"
+
 namespace pw::guest {
 namespace json = boost::json;
 
@@ -63,12 +65,8 @@ const DockerVolume* find_compose_volume(const std::vector<DockerVolume>& volumes
 }
 
 std::string_view docker_volumes_script() {
-  // Volume names are [a-zA-Z0-9][a-zA-Z0-9_.-]*: word splitting of the list is safe.
-  return R"sh(set -u
-command -v docker >/dev/null 2>&1 || { echo "no docker command in the guest" >&2; exit 3; }
-ids=$(docker volume ls -q --filter label=com.docker.compose.project) || exit 4
-if [ -z "$ids" ]; then echo '[]'; else docker volume inspect $ids; fi
-)sh";
+  static const std::string text = "set -u\n" + std::string(scripts::docker_volumes);
+  return text;
 }
 
 }  // namespace pw::guest

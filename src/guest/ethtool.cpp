@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "guest/scripts.hpp"
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
@@ -60,39 +61,10 @@ Result<EthtoolChannels> parse_ethtool_channels(std::string_view text, std::strin
 
 std::string_view set_channels_script() {
   // POSIX sh only (parameter expansion and `case`, no awk or sed; run by dash in
-  // tests/guest/channels_script_test.cpp). A NIC that is gone falls through to `ethtool -L`,
-  // whose error names it. Without ethtool in the guest nothing can have been set either.
-  static const std::string script = R"(set -u
-if [ -e "/sys/class/net/$1" ]; then
-  out=$(ethtool -l "$1" 2>&1) && rc=0 || rc=$?
-  cur=n/a
-  why="ethtool -l: ${out##*
-}"
-  [ "$rc" -eq 127 ] && why="no ethtool on the guest's PATH"
-  if [ "$rc" -eq 0 ]; then
-    cur=${out#*Current hardware settings:}
-    [ "$cur" = "$out" ] && cur=
-    case $cur in *Combined:*) cur=${cur#*Combined:} ;; *) cur= ;; esac
-    cur=${cur#"${cur%%[![:space:]]*}"}
-    cur=${cur%%[[:space:]]*}
-    why="Combined: $cur"
-  fi
-  if [ "$cur" = n/a ]; then
-    if [ "${3:-}" = restore ]; then
-      echo "pathwarden: no combined channels of $1 to restore ($why): nothing to do"
-      exit 0
-    fi
-    echo "pathwarden: cannot set the combined channels of $1 ($why): nothing changed" >&2
-    exit )" + std::to_string(kChannelsUntouchedExit) + R"(
-  fi
-  if [ "${3:-}" = restore ] && [ "$cur" = "$2" ]; then
-    echo "pathwarden: $1 combined channels are $cur: nothing to restore"
-    exit 0
-  fi
-fi
-exec ethtool -L "$1" combined "$2"
-)";
-  return script;
+  // tests/guest/channels_script_test.cpp). Its untouched exit is kChannelsUntouchedExit
+  // (checked there against the script's own `untouched=`).
+  static const std::string text = "set -u\n" + std::string(scripts::channels);
+  return text;
 }
 
 }  // namespace pw::guest

@@ -5,68 +5,16 @@
 #include <optional>
 
 #include "guest/script_output.hpp"
+#include "guest/scripts.hpp"
 #include "guest/sha256.hpp"
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
 
-namespace {
-
-// One-line values (sysfs attributes, the boot id) are read with the shell's own `read`, the
-// basename with parameter expansion: on an emulated guest each fork+exec of cat or basename cost
-// tens of milliseconds of guest CPU (pam_motd's three execs were 0.25 CPU-s under TCG), and a
-// report ran seven of them per interface. What is left to exec: base64, cat of the /proc tables,
-// ss, ip and ethtool.
-constexpr std::string_view kFactsScript =
-    R"sh(value() { v=; { read -r v <"$1"; } 2>/dev/null; printf '%s %s\n' "$2" "$v"; }
-count() { if [ -e "$2" ]; then n=$(($# - 1)); else n=0; fi; printf '%s %s\n' "$1" "$n"; }
-if [ "$#" -gt 0 ]; then
-  mark fstab
-  base64 <"$1" || exit 66
-  shift
-fi
-mark boot_id
-v=; { read -r v </proc/sys/kernel/random/boot_id; } 2>/dev/null; printf '%s\n' "$v"
-mark mounts
-cat /proc/mounts
-mark mountstats
-cat /proc/self/mountstats
-mark netdev
-cat /proc/net/dev
-mark nfs_servers
-cat /proc/fs/nfsfs/servers 2>/dev/null || true
-mark nfs_connections
-ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
-mark addresses
-ip -o addr show 2>/dev/null || true
-for dir in /sys/class/net/*; do
-  [ -e "$dir" ] || continue
-  name=${dir##*/}
-  mark "iface $name"
-  value "$dir/ifindex" ifindex
-  value "$dir/address" address
-  perm=$(ethtool -P "$name" 2>/dev/null || true)
-  printf 'permaddr %s\n' "${perm##* }"
-  for lower in "$dir"/lower_*; do
-    [ -e "$lower" ] && printf 'lower %s\n' "${lower##*/lower_}"
-  done
-  value "$dir/speed" speed
-  value "$dir/operstate" operstate
-  count rx_queues "$dir"/queues/rx-*
-  count tx_queues "$dir"/queues/tx-*
-  ethtool -l "$name" 2>/dev/null || true
-done
-for name in "$@"; do
-  mark "resolve $name"
-  getent ahosts "$name" 2>/dev/null || true
-done
-mark end
-)sh";
-
-}  // namespace
+namespace {}  // namespace
 
 std::string_view guest_report_script() {
-  static const std::string text = "set -u\n" + std::string(script_mark_prelude()) + std::string(kFactsScript);
+  static const std::string text = "set -u\n" + std::string(scripts::marks) + std::string(scripts::facts);
   return text;
 }
 

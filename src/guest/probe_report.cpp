@@ -4,85 +4,11 @@
 #include <span>
 
 #include "guest/script_output.hpp"
+#include "guest/scripts.hpp"
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
 namespace {
-
-// The counter read is the one of counter_read.hpp (its output parses with parse_counter_read),
-// preceded by the read's name and the guest's uptime: the window is measured by the guest's
-// monotonic clock, not by when Ansible saw tasks start and end.
-// Before the probe, the file is checked as dd will meet it (item "the probe" of the hardening):
-// every part of its path below the mount point must not be a symbolic link (a link planted by
-// whoever can write the share would send a root dd anywhere), and a read probe's file must be a
-// regular file (a FIFO blocks dd's open until the task's limit; a device is read as the guest
-// sees it). Refusals are a "refused KIND" section saying why, and the script ends there: a
-// named precondition, never a hang. dd itself opens without following a link (iflag/oflag
-// nofollow) and a read without blocking on a FIFO swapped in after the check (iflag nonblock).
-constexpr std::string_view kProbeScript = R"sh(baseline=$1 remove=$2 cycles=$3 commit_path=$4 mode=$5 mp=$6 file=$7
-shift 7
-uptime_now() { read -r up _ </proc/uptime && printf '%s' "$up"; }
-counters() {
-  mark read "$1" "$(uptime_now)"
-  cat /proc/net/dev
-  mark ifindex
-  for d in /sys/class/net/*; do
-    [ -e "$d/ifindex" ] || continue
-    i=; { read -r i <"$d/ifindex"; } 2>/dev/null; printf '%s %s\n' "${d##*/}" "$i"
-  done
-  mark nfs_connections
-  ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
-}
-refuse() {
-  mark refused "$1"
-  printf '%s\n' "$2"
-  mark end
-  exit 0
-}
-rel=
-if [ -n "$mp" ]; then rel=${file#"$mp"/}; fi
-at=$mp
-while [ -n "$rel" ]; do
-  case $rel in
-    */*) part=${rel%%/*} rel=${rel#*/} ;;
-    *) part=$rel rel= ;;
-  esac
-  at=$at/$part
-  if [ -L "$at" ]; then refuse link "$at is a symbolic link"; fi
-done
-if [ "$mode" = read ]; then
-  if [ -p "$file" ]; then refuse fifo "$file is a FIFO (named pipe), not a regular file"; fi
-  if [ -b "$file" ] || [ -c "$file" ]; then refuse device "$file is a device, not a regular file"; fi
-  if [ -S "$file" ]; then refuse socket "$file is a socket, not a regular file"; fi
-  if [ -d "$file" ]; then refuse directory "$file is a directory, not a regular file"; fi
-  if [ -e "$file" ] && [ ! -f "$file" ]; then refuse other "$file is not a regular file"; fi
-fi
-if [ "$baseline" != 0 ]; then
-  counters baseline
-  sleep "$baseline"
-fi
-counters before
-start=$(uptime_now)
-err=$("$@" 2>&1 >/dev/null)
-rc=$?
-end=$(uptime_now)
-counters after
-mark probe "$rc" "$start" "$end"
-printf '%s\n' "$err"
-# conv=excl: dd made the file only if it did not say the name was taken; only then is it ours.
-if [ -n "$remove" ]; then
-  case $err in *'File exists'*) ;; *) rm -f -- "$remove" ;; esac
-fi
-# After the "after" read: the commit cycles' few bytes never mix into the probe's window.
-if [ "$cycles" -gt 0 ]; then
-  err=$(dd if=/dev/zero of="$commit_path" bs=8192 count="$cycles" oflag=dsync,nofollow conv=excl 2>&1 >/dev/null)
-  rc=$?
-  mark commit "$rc"
-  printf '%s\n' "$err"
-  case $err in *'File exists'*) ;; *) rm -f -- "$commit_path" ;; esac
-fi
-mark end
-)sh";
 
 // A counter read: its "read NAME UPTIME" section and the "ifindex" and "nfs_connections"
 // sections after it.
@@ -126,7 +52,7 @@ std::vector<std::string> probe_script_argv(const ProbeScriptArgs& args) {
 }
 
 std::string_view probe_script() {
-  static const std::string text = "set -u\n" + std::string(script_mark_prelude()) + std::string(kProbeScript);
+  static const std::string text = "set -u\n" + std::string(scripts::marks) + std::string(scripts::probe);
   return text;
 }
 

@@ -1,18 +1,10 @@
 #include "guest/script_output.hpp"
 
+#include "guest/scripts.hpp"
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
 namespace {
-
-// od|tr only where the kernel's uuid file cannot be read (a hardened /proc): two forks there.
-constexpr std::string_view kMarkPrelude = R"sh(pw_mark=
-{ read -r pw_mark </proc/sys/kernel/random/uuid; } 2>/dev/null
-[ -n "$pw_mark" ] || pw_mark=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-[ -n "$pw_mark" ] || { printf '%s\n' 'no random token: neither /proc/sys/kernel/random/uuid nor /dev/urandom can be read' >&2; exit 70; }
-printf '@@pathwarden begin %s\n' "$pw_mark"
-mark() { printf '@@%s %s\n' "$pw_mark" "$*"; }
-)sh";
 
 // A uuid (36) or od's 32 hex digits; at least 16 characters of [0-9a-f-].
 bool is_token(std::string_view t) {
@@ -22,7 +14,7 @@ bool is_token(std::string_view t) {
 }  // namespace
 
 std::string_view script_mark_prelude() {
-  return kMarkPrelude;
+  return scripts::marks;
 }
 
 Result<ScriptOutput> split_script_output(std::string_view text, std::string_view what, std::string_view where,

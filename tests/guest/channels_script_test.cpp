@@ -1,12 +1,13 @@
 // The channels script, run for real by this machine's /bin/sh as the raw task runs it, with a
 // stand-in `ethtool` first in PATH that prints a real `ethtool -l` sample and records each
 // `ethtool -L`: a set always asks for the count, a rollback's restore only where it moved.
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include "guest/ethtool.hpp"
 #include "guest/tokens.hpp"
@@ -28,8 +29,8 @@ struct Outcome {
 // `listing`: the sample `ethtool -l` prints (empty: it fails as on a NIC without channel
 // parameters, "Operation not supported").
 // `no_ethtool`: a guest without ethtool (no stub; this host's lives in /usr/sbin, off the PATH).
-Outcome run(const std::string& interface, const std::string& count, const std::string& mode,
-            const fs::path& listing, bool no_ethtool = false) {
+Outcome run(const std::string& interface, const std::string& count, const std::string& mode, const fs::path& listing,
+            bool no_ethtool = false) {
   pw::testing::TempDir d("pw-channels");
   const auto bin = d.path() / "bin";
   fs::create_directories(bin);
@@ -37,8 +38,9 @@ Outcome run(const std::string& interface, const std::string& count, const std::s
     std::ofstream stub(bin / "ethtool");
     stub << "#!/bin/sh\n"
          << "case $1 in\n"
-         << "  -l) " << (listing.empty() ? "echo 'netlink error: Operation not supported' >&2; exit 95"
-                                          : "cat " + shell_quote(listing.string()))
+         << "  -l) "
+         << (listing.empty() ? "echo 'netlink error: Operation not supported' >&2; exit 95"
+                             : "cat " + shell_quote(listing.string()))
          << " ;;\n"
          << "  -L) shift; echo \"$*\" >>" << shell_quote((d.path() / "calls").string()) << "; exit 0 ;;\n"
          << "esac\n";
@@ -104,7 +106,8 @@ TEST_CASE("channels that cannot be set: a set changes nothing and says so with i
     auto o = run("lo", "2", "set", kSamples / "local" / "ethtool-l-veth.txt");
     CHECK(o.status == kChannelsUntouchedExit);
     CHECK(o.calls.empty());
-    CHECK(o.output.find("cannot set the combined channels of lo (Combined: n/a): nothing changed") != std::string::npos);
+    CHECK(o.output.find("cannot set the combined channels of lo (Combined: n/a): nothing changed") !=
+          std::string::npos);
     o = run("lo", "1", "restore", kSamples / "local" / "ethtool-l-veth.txt");
     CHECK(o.status == 0);
     CHECK(o.calls.empty());
@@ -123,4 +126,10 @@ TEST_CASE("channels that cannot be set: a set changes nothing and says so with i
     o = run("lo", "2", "restore", {}, true);
     CHECK(o.status == 0);
   }
+}
+
+TEST_CASE("the channels script's untouched exit is the one the engine reads") {
+  // src/guest/scripts/channels.sh names it once, at its top; guest::kChannelsUntouchedExit must agree.
+  CHECK(pw::guest::set_channels_script().find("\nuntouched=" + std::to_string(pw::guest::kChannelsUntouchedExit) +
+                                              "\n") != std::string_view::npos);
 }

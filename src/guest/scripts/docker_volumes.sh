@@ -1,0 +1,9 @@
+# Docker's Compose volumes as `docker volume inspect` prints them (guest/docker_volumes.hpp).
+# pathwarden-args: (none)
+# Exit 3: no docker command; 4: docker did not list. Volume names are [a-zA-Z0-9][a-zA-Z0-9_.-]*,
+# so word splitting of the list is safe.
+command -v docker >/dev/null 2>&1 || { echo "no docker command in the guest" >&2; exit 3; }
+ids=$(docker volume ls -q --filter label=com.docker.compose.project) || exit 4
+# One argument per volume name: the list is split on purpose (names hold no blanks or globs).
+# shellcheck disable=SC2086
+if [ -z "$ids" ]; then echo '[]'; else docker volume inspect $ids; fi

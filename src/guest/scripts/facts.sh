@@ -1,0 +1,47 @@
+# The facts report (guest/facts.hpp), after marks.sh.
+# pathwarden-args: fstab [name...]
+#   fstab  the fstab's path: its bytes, base64, are the first section (exit 66: unreadable)
+#   name   host names resolved as the guest does (getent ahosts), each a section "resolve NAME"
+value() { v=; { read -r v <"$1"; } 2>/dev/null; printf '%s %s\n' "$2" "$v"; }
+count() { if [ -e "$2" ]; then n=$(($# - 1)); else n=0; fi; printf '%s %s\n' "$1" "$n"; }
+if [ "$#" -gt 0 ]; then
+  mark fstab
+  base64 <"$1" || exit 66
+  shift
+fi
+mark boot_id
+v=; { read -r v </proc/sys/kernel/random/boot_id; } 2>/dev/null; printf '%s\n' "$v"
+mark mounts
+cat /proc/mounts
+mark mountstats
+cat /proc/self/mountstats
+mark netdev
+cat /proc/net/dev
+mark nfs_servers
+cat /proc/fs/nfsfs/servers 2>/dev/null || true
+mark nfs_connections
+ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
+mark addresses
+ip -o addr show 2>/dev/null || true
+for dir in /sys/class/net/*; do
+  [ -e "$dir" ] || continue
+  name=${dir##*/}
+  mark "iface $name"
+  value "$dir/ifindex" ifindex
+  value "$dir/address" address
+  perm=$(ethtool -P "$name" 2>/dev/null || true)
+  printf 'permaddr %s\n' "${perm##* }"
+  for lower in "$dir"/lower_*; do
+    [ -e "$lower" ] && printf 'lower %s\n' "${lower##*/lower_}"
+  done
+  value "$dir/speed" speed
+  value "$dir/operstate" operstate
+  count rx_queues "$dir"/queues/rx-*
+  count tx_queues "$dir"/queues/tx-*
+  ethtool -l "$name" 2>/dev/null || true
+done
+for name in "$@"; do
+  mark "resolve $name"
+  getent ahosts "$name" 2>/dev/null || true
+done
+mark end
