@@ -9,7 +9,7 @@ string(APPEND out "#include \"guest/scripts.hpp\"\n\nnamespace pw::guest::script
 foreach(name ${SCRIPTS})
   # Read whole (file(STRINGS) would split lines at ';' as a CMake list).
   file(READ ${DIR}/${name}.sh body)
-  string(REGEX REPLACE "\n[ \t]*# shellcheck " "\n@PW_SHELLCHECK@" body "\n${body}")
+  string(REGEX REPLACE "\n([ \t]*)# shellcheck " "\n\\1@PW_SHELLCHECK@" body "\n${body}")
   string(REGEX REPLACE "\n[ \t]*#[^\n]*" "" body "${body}")
   string(REPLACE "@PW_SHELLCHECK@" "# shellcheck " body "${body}")
   set(previous "")
