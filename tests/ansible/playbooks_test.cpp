@@ -413,10 +413,12 @@ TEST_CASE("the guest keeps a script's exit status and cuts its output at the cap
   CHECK(small.rc == 7);
   CHECK(small.out == "out\n");
   CHECK(small.err == "err\n");
-  // The shell dies writing after the cut (SIGPIPE): the task fails, its report incomplete.
+  // Nothing after the cut arrives: the report lacks its end mark, so it is refused as
+  // incomplete. (The shell dies writing on SIGPIPE where it is not ignored; under a parent that
+  // ignores it, as a test runner may, its writes fail instead: the status is not asserted.)
   auto big = with_script("head -c 20000000 /dev/zero; echo done; exit 0\n");
   CHECK(big.out.size() == (std::size_t{16} << 20));
-  CHECK(big.rc != 0);
+  CHECK(big.out.find("done") == std::string::npos);
   auto loud = with_script("head -c 100000 /dev/zero >&2; exit 0\n");
   CHECK(loud.err.size() == (std::size_t{64} << 10));
 }
