@@ -10,8 +10,8 @@
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "files/atomic_write.hpp"
-#include "plan/guest_requests.hpp"
 #include "journal/plan_key.hpp"
+#include "plan/guest_requests.hpp"
 #include "plan/model.hpp"
 #include "plan/plan_seal.hpp"
 #include "plan/render.hpp"
@@ -42,7 +42,8 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
   plan::seal(document, *key);
   const auto json = boost::json::serialize(document);
   if (auto out = args.value("out")) {
-    if (auto st = files::write_atomically(*out, json + "\n", files::Visibility::owner_only); !st) return usage_error("plan", st.error());
+    if (auto st = files::write_atomically(*out, json + "\n", files::Visibility::owner_only); !st)
+      return usage_error("plan", st.error());
   }
   if (auto dir = args.value("emit-playbooks")) {
     if (int rc = write_playbooks_for(plan, s->rt->playbook_options, *dir); rc != 0) return rc;

@@ -168,8 +168,9 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
   if (qemu.empty() && containers == 0 && guests->empty()) {
     // Proxmox lists only what the token may see (VM.Audit): an empty cluster list is almost
     // always a token without privileges, not a cluster without VMs.
-    std::cerr << "pathwarden proxmox nics: the API lists no guest at all: the token sees no VM "
-                 "(grant it VM.Audit on /vms, e.g. `pveum acl modify /vms --tokens USER@REALM!NAME --roles PVEAuditor`)\n";
+    std::cerr
+        << "pathwarden proxmox nics: the API lists no guest at all: the token sees no VM "
+           "(grant it VM.Audit on /vms, e.g. `pveum acl modify /vms --tokens USER@REALM!NAME --roles PVEAuditor`)\n";
     return 6;
   }
   std::vector<VmRef> refs;

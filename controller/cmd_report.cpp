@@ -1,12 +1,12 @@
 // report: a run (a --report-file, or the last result of each policy) as an HTML page or text.
 #include <algorithm>
-#include <charconv>
-#include <optional>
 #include <boost/json.hpp>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "commands.hpp"
@@ -100,17 +100,20 @@ int report_error(const Error& e) {
 
 int run_report(const Args& args, const GlobalOptions& globals) {
   if (!args.positional().empty()) {
-    return report_error(Error{"unexpected argument '" + args.positional().front() + "'", {},
-                              "name the report with --input FILE"});
+    return report_error(
+        Error{"unexpected argument '" + args.positional().front() + "'", {}, "name the report with --input FILE"});
   }
   std::size_t runs = 30;
   if (auto text = args.value("runs")) {
     const auto n = parse_count(*text);
     if (!n || *n < 1 || *n > journal::kHistoryRuns) {
-      return report_error(Error{"--runs '" + *text + "' is not a number from 1 to " + std::to_string(journal::kHistoryRuns), {},
-                                "the state directory keeps the last " + std::to_string(journal::kHistoryRuns) + " runs of each policy"});
+      return report_error(Error{
+          "--runs '" + *text + "' is not a number from 1 to " + std::to_string(journal::kHistoryRuns),
+          {},
+          "the state directory keeps the last " + std::to_string(journal::kHistoryRuns) + " runs of each policy"});
     }
-    if (args.value("input")) return report_error(Error{"--runs draws the stored history: it does not go with --input", {}, {}});
+    if (args.value("input"))
+      return report_error(Error{"--runs draws the stored history: it does not go with --input", {}, {}});
     runs = *n;
   }
   auto loaded = args.value("input") ? from_file(*args.value("input")) : from_state_dir(globals, runs);
@@ -119,7 +122,8 @@ int run_report(const Args& args, const GlobalOptions& globals) {
     auto& ps = loaded->report.policies;
     for (const auto& name : wanted) {
       if (std::none_of(ps.begin(), ps.end(), [&](const auto& p) { return p.policy == name; })) {
-        return report_error(Error{"no policy named '" + name + "' in the report", args.value_or("input", "the state directory"), {}});
+        return report_error(
+            Error{"no policy named '" + name + "' in the report", args.value_or("input", "the state directory"), {}});
       }
     }
     std::erase_if(ps, [&](const auto& p) { return std::find(wanted.begin(), wanted.end(), p.policy) == wanted.end(); });
@@ -150,13 +154,14 @@ Command report_command() {
   return {.name = "report",
           .summary = "render a run (or the last result of each policy) as an HTML page or text",
           .usage = "report [--html FILE] [--input REPORT.json] [--runs N] [--policy NAME] [--output text|json]",
-          .description = "Reads a report written by --report-file (--input FILE, '-' for standard input) or, without\n"
-                         "--input, the last result of every policy from the state directory, with its last runs\n"
-                         "(the state directory keeps 100 per policy; the page plots the last --runs of them: verdicts,\n"
-                         "the intended NIC's share and the throughput). --html writes one self-contained page (the\n"
-                         "fleet by node and by NAS, each policy with its plots; no scripts, no external assets; '-' for\n"
-                         "standard output); otherwise the report is printed. Exit 0 when rendered, 1 when the input\n"
-                         "cannot be read.",
+          .description =
+              "Reads a report written by --report-file (--input FILE, '-' for standard input) or, without\n"
+              "--input, the last result of every policy from the state directory, with its last runs\n"
+              "(the state directory keeps 100 per policy; the page plots the last --runs of them: verdicts,\n"
+              "the intended NIC's share and the throughput). --html writes one self-contained page (the\n"
+              "fleet by node and by NAS, each policy with its plots; no scripts, no external assets; '-' for\n"
+              "standard output); otherwise the report is printed. Exit 0 when rendered, 1 when the input\n"
+              "cannot be read.",
           .options = {{"html", "FILE", "write the report as a self-contained HTML page"},
                       {"input", "FILE", "a JSON report written by --report-file (default: the state directory)"},
                       {"runs", "N", "how many of each policy's stored runs the page plots (default 30)"},

@@ -64,7 +64,8 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
     std::cout << report::render_text(rep, colour(args));
   }
   if (auto file = args.value("report-file")) {
-    if (auto st = files::write_atomically(*file, json_text + "\n", files::Visibility::readable); !st) spdlog::error("{}", st.error().to_string());
+    if (auto st = files::write_atomically(*file, json_text + "\n", files::Visibility::readable); !st)
+      spdlog::error("{}", st.error().to_string());
   }
   if (auto file = args.value("prometheus")) {
     std::map<std::string, double> last_success;

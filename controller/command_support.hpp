@@ -13,10 +13,10 @@
 
 namespace pw::cli {
 
-inline const OptionSpec kPolicy{"policy", "NAME", "only this policy, or those a glob such as 'media-*' matches (repeatable)",
-                                true};
-inline const OptionSpec kSelector{"selector", "KEY=VALUE", "only policies with this metadata.labels entry (repeatable: all)",
-                                  true};
+inline const OptionSpec kPolicy{"policy", "NAME",
+                                "only this policy, or those a glob such as 'media-*' matches (repeatable)", true};
+inline const OptionSpec kSelector{"selector", "KEY=VALUE",
+                                  "only policies with this metadata.labels entry (repeatable: all)", true};
 inline const OptionSpec kNode{"node", "NODE", "only policies of VMs on this Proxmox node (repeatable)", true};
 inline const OptionSpec kHost{"host", "HOST", "only policies of this inventory host (repeatable)", true};
 inline const OptionSpec kReportFile{"report-file", "FILE", "also write the JSON report to FILE"};
@@ -31,7 +31,6 @@ std::string shard_name(const Args& args);
 
 // Text output to a terminal, unless --no-color or $NO_COLOR says otherwise.
 bool colour(const Args& args);
-
 
 // Prints the report as --output asks, writes --report-file and --prometheus, and returns the
 // run's exit code.

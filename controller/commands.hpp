@@ -15,6 +15,4 @@ Command status_command();
 Command proxmox_command();
 Command report_command();
 
-
-
 }  // namespace pw::cli

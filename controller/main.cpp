@@ -1,5 +1,5 @@
-#include <sys/prctl.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 
 #include <cstdio>
 #include <exception>

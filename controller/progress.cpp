@@ -10,10 +10,9 @@
 #include <mutex>
 #include <thread>
 
+#include "diagnostics/stop_signals_blocked.hpp"
 #include "logging.hpp"
 #include "report/run_report.hpp"
-
-#include "diagnostics/stop_signals_blocked.hpp"
 
 namespace pw::cli {
 namespace {

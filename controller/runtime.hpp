@@ -5,7 +5,9 @@
 #include <optional>
 #include <vector>
 
+#include "ansible/playbooks.hpp"
 #include "cli.hpp"
+#include "guest/port.hpp"
 #include "journal/clock.hpp"
 #include "journal/guest_lock.hpp"
 #include "journal/result_store.hpp"
@@ -14,10 +16,8 @@
 #include "policy/model.hpp"
 #include "proxmox/api.hpp"
 #include "reconcile/engine.hpp"
-#include "ansible/playbooks.hpp"
-#include "guest/port.hpp"
-#include "timing/sleeper.hpp"
 #include "settings/model.hpp"
+#include "timing/sleeper.hpp"
 
 namespace pw::cli {
 

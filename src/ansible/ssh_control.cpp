@@ -27,7 +27,9 @@ std::optional<pid_t> pid_of(const fs::path& dir) {
   return pid;
 }
 
-bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+bool alive(pid_t pid) {
+  return ::kill(pid, 0) == 0 || errno == EPERM;
+}
 
 }  // namespace
 

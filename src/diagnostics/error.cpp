@@ -33,6 +33,8 @@ std::string Error::to_string() const {
   return escape_controls(out);
 }
 
-std::string Diagnostic::to_string() const { return pos.to_string() + ": " + escape_controls(message); }
+std::string Diagnostic::to_string() const {
+  return pos.to_string() + ": " + escape_controls(message);
+}
 
 }  // namespace pw

@@ -27,8 +27,16 @@ struct Error {
   // "where: what (hint)"; the form every user-facing message takes.
   std::string to_string() const;
 
-  Error with_where(std::string w) const& { Error e = *this; e.where = std::move(w); return e; }
-  Error with_hint(std::string h) const& { Error e = *this; e.hint = std::move(h); return e; }
+  Error with_where(std::string w) const& {
+    Error e = *this;
+    e.where = std::move(w);
+    return e;
+  }
+  Error with_hint(std::string h) const& {
+    Error e = *this;
+    e.hint = std::move(h);
+    return e;
+  }
 };
 
 template <class T>

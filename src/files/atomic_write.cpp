@@ -1,12 +1,13 @@
 #include "files/atomic_write.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <string>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace pw::files {
 namespace {
@@ -50,8 +51,8 @@ Status write_atomically(const std::filesystem::path& target, std::string_view co
   static std::atomic<unsigned> counter{0};
   const auto path = target.is_absolute() ? target : std::filesystem::absolute(target);
   const auto dir = path.parent_path();
-  const auto tmp = dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                          std::to_string(counter++));
+  const auto tmp =
+      dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   const mode_t mode = visibility == Visibility::readable ? 0644 : 0600;
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (fd.get() < 0) {
@@ -68,8 +69,8 @@ Status write_atomically(const std::filesystem::path& target, std::string_view co
   if (::fsync(fd.get()) != 0) return fail(system_error("cannot fsync", tmp, errno));
   if (fd.close() != 0) return fail(system_error("cannot close", tmp, errno));
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return fail(system_error("cannot rename into place", path, errno,
-                             "a directory of that name, or a read-only file system?"));
+    return fail(
+        system_error("cannot rename into place", path, errno, "a directory of that name, or a read-only file system?"));
   }
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return std::unexpected(system_error("cannot open directory", dir, errno));

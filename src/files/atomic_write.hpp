@@ -5,9 +5,10 @@
 // directory. A link planted at the target or at any temp name is never followed: rename replaces
 // the link itself, never the file it points to, and an existing temp name makes the create fail.
 // Readers see the old content or the new, even across power loss.
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string_view>
-#include <sys/types.h>
 
 #include "diagnostics/error.hpp"
 

@@ -13,12 +13,12 @@
 namespace pw::guest {
 
 struct DockerVolume {
-  std::string name;        // "pg_pgdata"
-  std::string driver;      // "local"
-  std::string mountpoint;  // "/var/lib/docker/volumes/pg_pgdata/_data"
+  std::string name;                            // "pg_pgdata"
+  std::string driver;                          // "local"
+  std::string mountpoint;                      // "/var/lib/docker/volumes/pg_pgdata/_data"
   std::map<std::string, std::string> options;  // driver_opts as Docker keeps them: type, o, device
-  std::string compose_project;  // label com.docker.compose.project
-  std::string compose_volume;   // label com.docker.compose.volume
+  std::string compose_project;                 // label com.docker.compose.project
+  std::string compose_volume;                  // label com.docker.compose.volume
 
   const std::string* option(std::string_view key) const;
 };

@@ -1,10 +1,9 @@
 #include "guest/interfaces.hpp"
 
-#include "net/mac_address.hpp"
-
 #include <cctype>
 
 #include "guest/tokens.hpp"
+#include "net/mac_address.hpp"
 
 namespace pw::guest {
 
@@ -68,7 +67,9 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
   return info;
 }
 
-const net::MacAddress& InterfaceInfo::identity() const { return permanent_mac.valid() ? permanent_mac : mac; }
+const net::MacAddress& InterfaceInfo::identity() const {
+  return permanent_mac.valid() ? permanent_mac : mac;
+}
 
 const InterfaceInfo* find_nic_interface(const std::vector<InterfaceInfo>& interfaces, const net::MacAddress& nic_mac) {
   if (!nic_mac.valid()) return nullptr;

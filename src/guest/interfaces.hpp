@@ -14,7 +14,7 @@ namespace pw::guest {
 
 struct InterfaceInfo {
   std::string name;
-  net::MacAddress mac;                  // sysfs `address`: what it uses now, which anyone can set
+  net::MacAddress mac;  // sysfs `address`: what it uses now, which anyone can set
   // `ethtool -P`: the address the device was made with (for virtio-net, the netN's macaddr as
   // QEMU gave it). A bond gives its slaves its own MAC, netplan's `macaddress:` or `ip link set
   // address` relabel an interface; this stays. Empty when the driver has none (veth, bridge, lo).

@@ -20,7 +20,8 @@ Result<RpcTransport> parse_xprt(std::span<const std::string_view> fields, const 
   }
   auto field = [&](std::size_t i) -> std::uint64_t { return i < t.fields.size() ? t.fields[i] : 0; };
   const bool has_port = t.protocol == "tcp" || t.protocol == "tcp6" || t.protocol == "udp" || t.protocol == "udp6";
-  if (has_port && field(0) > 65535) return fail("xprt source port " + std::to_string(field(0)) + " is not a port", where);
+  if (has_port && field(0) > 65535)
+    return fail("xprt source port " + std::to_string(field(0)) + " is not a port", where);
   if (t.protocol == "tcp" || t.protocol == "tcp6") {
     // tcp <srcport> <bind_count> <connect_count> <connect_time> <idle_time> <sends> <recvs> ...
     if (!t.fields.empty()) t.source_port = static_cast<int>(field(0));

@@ -49,7 +49,7 @@ struct ProbeOutcome {
   // together with the "before" and "after" counter snapshots.
   std::vector<TcpConnection> connections_before;
   std::vector<TcpConnection> connections_after;
-  GuestFacts after;  // mounts, connections, transports, interfaces after the probe
+  GuestFacts after;                 // mounts, connections, transports, interfaces after the probe
   std::optional<CommitRun> commit;  // when the request asked for commit cycles
 };
 

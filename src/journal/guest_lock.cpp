@@ -99,7 +99,8 @@ Result<std::optional<Error>> FlockGuestLocks::holder(std::string_view guest) {
   if (!fd) return std::unexpected(fd.error());
   while (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
-    if (errno == EWOULDBLOCK) return std::optional<Error>(locked_error(guest, describe_holder(fd->get()), path.string()));
+    if (errno == EWOULDBLOCK)
+      return std::optional<Error>(locked_error(guest, describe_holder(fd->get()), path.string()));
     return std::unexpected(system_error("cannot lock", path, errno));
   }
   ::flock(fd->get(), LOCK_UN);  // free: let go at once, the file as it was

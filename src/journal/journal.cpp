@@ -8,8 +8,8 @@
 
 namespace pw::journal {
 
-Result<Journal> Journal::start(JournalStore& store, const Clock& clock, std::string_view run_id, std::string_view plan_id,
-                               boost::json::object info) {
+Result<Journal> Journal::start(JournalStore& store, const Clock& clock, std::string_view run_id,
+                               std::string_view plan_id, boost::json::object info) {
   if (plan_id.empty()) return fail("a run needs a plan id", "journal " + std::string(run_id));
   auto storage = store.create(run_id);
   if (!storage) return std::unexpected(storage.error());
@@ -58,11 +58,17 @@ Status Journal::step_failed(StepPhase phase, std::size_t step, std::string_view 
   return append(JournalRecord::step_failed(phase, step, error));
 }
 
-Status Journal::rollback_begin(std::string_view reason) { return append(JournalRecord::rollback_begin(reason)); }
+Status Journal::rollback_begin(std::string_view reason) {
+  return append(JournalRecord::rollback_begin(reason));
+}
 
-Status Journal::rollback_done(bool ok, std::string_view detail) { return append(JournalRecord::rollback_done(ok, detail)); }
+Status Journal::rollback_done(bool ok, std::string_view detail) {
+  return append(JournalRecord::rollback_done(ok, detail));
+}
 
-Status Journal::run_finished(boost::json::object verdicts) { return append(JournalRecord::run_finished(std::move(verdicts))); }
+Status Journal::run_finished(boost::json::object verdicts) {
+  return append(JournalRecord::run_finished(std::move(verdicts)));
+}
 
 std::string make_run_id(const Clock& clock) {
   std::string t = format_utc(clock.now());  // 2024-05-05T02:00:00.123Z

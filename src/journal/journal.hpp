@@ -2,12 +2,11 @@
 // The write side of a run's journal: every record is stamped (sequence, time), checksummed and
 // on stable storage before the call returns, so the executor writes step-begin, acts, then
 // writes step-done, and a crash anywhere leaves a journal that tells what may have happened.
+#include <boost/json.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <boost/json.hpp>
 
 #include "diagnostics/error.hpp"
 #include "journal/clock.hpp"
@@ -20,9 +19,9 @@ namespace pw::journal {
 struct StepStart {
   StepPhase phase = StepPhase::apply;
   std::size_t step = 0;
-  std::string kind;           // the planner's step kind: "set-nic-queues", "ensure-fstab-entry", ...
-  std::string guest;          // the guest it acts on (its lock's name); may be empty
-  boost::json::object data;   // everything its inverse needs: previous values, digests, backups
+  std::string kind;          // the planner's step kind: "set-nic-queues", "ensure-fstab-entry", ...
+  std::string guest;         // the guest it acts on (its lock's name); may be empty
+  boost::json::object data;  // everything its inverse needs: previous values, digests, backups
 };
 
 class Journal {

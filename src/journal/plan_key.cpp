@@ -35,7 +35,8 @@ Result<std::string> plan_key(const StateDir& state) {
   auto key = read_all(fd->get(), path);
   if (!key) return std::unexpected(key.error());
   if (key->size() != kKeyBytes) {
-    return fail("the plan key is " + std::to_string(key->size()) + " bytes, not " + std::to_string(kKeyBytes), path.string(),
+    return fail("the plan key is " + std::to_string(key->size()) + " bytes, not " + std::to_string(kKeyBytes),
+                path.string(),
                 "a run was interrupted while making it? remove it: plans sealed with it must be made again");
   }
   return key;

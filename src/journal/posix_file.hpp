@@ -22,7 +22,11 @@ class UniqueFd {
 
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
-  int release() { int f = fd_; fd_ = -1; return f; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
   void reset();
 
  private:
@@ -42,6 +46,5 @@ Result<std::string> read_from(int fd, std::uint64_t offset, const std::filesyste
 
 // Makes a directory entry change (create, rename, unlink) durable.
 Status fsync_directory(const std::filesystem::path& dir);
-
 
 }  // namespace pw::journal

@@ -1,9 +1,8 @@
 #include "journal/record.hpp"
 
 #include <array>
-#include <cstdio>
-
 #include <boost/crc.hpp>
+#include <cstdio>
 
 namespace pw::journal {
 namespace json = boost::json;
@@ -64,7 +63,8 @@ struct FieldCheck {
   Status require_string(std::string_view key, bool non_empty) const {
     const auto* v = o.if_contains(key);
     if (!v || !v->is_string()) return fail("record has no text field '" + std::string(key) + "'", std::string(where));
-    if (non_empty && v->as_string().empty()) return fail("record's '" + std::string(key) + "' is empty", std::string(where));
+    if (non_empty && v->as_string().empty())
+      return fail("record's '" + std::string(key) + "' is empty", std::string(where));
     return {};
   }
   Status optional_string(std::string_view key) const {
@@ -100,7 +100,9 @@ std::optional<RecordType> record_type_from(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view to_string(StepPhase p) { return p == StepPhase::apply ? "apply" : "rollback"; }
+std::string_view to_string(StepPhase p) {
+  return p == StepPhase::apply ? "apply" : "rollback";
+}
 
 JournalRecord JournalRecord::run_started(std::string_view plan_id, json::object info) {
   json::object o = base(RecordType::run_started);
@@ -116,8 +118,8 @@ JournalRecord JournalRecord::run_resumed(json::object info) {
   return {RecordType::run_resumed, std::move(o)};
 }
 
-JournalRecord JournalRecord::step_begin(StepPhase phase, std::size_t step, std::string_view kind, std::string_view guest,
-                                        json::object data) {
+JournalRecord JournalRecord::step_begin(StepPhase phase, std::size_t step, std::string_view kind,
+                                        std::string_view guest, json::object data) {
   json::object o = step_base(RecordType::step_begin, phase, step);
   o["kind"] = kind;
   if (!guest.empty()) o["guest"] = guest;
@@ -164,20 +166,25 @@ Result<JournalRecord> JournalRecord::from_json(json::object o, std::string_view 
   const auto* t = o.if_contains("type");
   if (!t || !t->is_string()) return fail("record has no type", std::string(where));
   const auto type = record_type_from(t->as_string());
-  if (!type) return fail("unknown record type '" + std::string(t->as_string()) + "'", std::string(where),
-                         "the journal may come from a newer pathwarden");
+  if (!type)
+    return fail("unknown record type '" + std::string(t->as_string()) + "'", std::string(where),
+                "the journal may come from a newer pathwarden");
   Status s;
   switch (*type) {
     case RecordType::run_started: {
       if (s = check.require_string("plan", true); !s) break;
       const auto format = as_unsigned(o.if_contains("format"));
       if (!format || static_cast<std::int64_t>(*format) > kFormat)
-        s = fail("journal format " + (format ? std::to_string(*format) : std::string("?")) + " is not one this pathwarden reads",
+        s = fail("journal format " + (format ? std::to_string(*format) : std::string("?")) +
+                     " is not one this pathwarden reads",
                  std::string(where), "recover with the pathwarden version that wrote it");
-      else s = check.optional_object("info");
+      else
+        s = check.optional_object("info");
       break;
     }
-    case RecordType::run_resumed: s = check.optional_object("info"); break;
+    case RecordType::run_resumed:
+      s = check.optional_object("info");
+      break;
     case RecordType::step_begin:
       if (s = check.require_step(); !s) break;
       if (s = check.require_string("kind", true); !s) break;
@@ -192,22 +199,32 @@ Result<JournalRecord> JournalRecord::from_json(json::object o, std::string_view 
       if (s = check.require_step(); !s) break;
       s = check.require_string("error", false);
       break;
-    case RecordType::rollback_begin: s = check.optional_string("reason"); break;
+    case RecordType::rollback_begin:
+      s = check.optional_string("reason");
+      break;
     case RecordType::rollback_done: {
       const auto* ok = o.if_contains("ok");
-      if (!ok || !ok->is_bool()) s = fail("rollback-done record has no 'ok'", std::string(where));
-      else s = check.optional_string("reason");
+      if (!ok || !ok->is_bool())
+        s = fail("rollback-done record has no 'ok'", std::string(where));
+      else
+        s = check.optional_string("reason");
       break;
     }
-    case RecordType::run_finished: s = check.optional_object("verdicts"); break;
+    case RecordType::run_finished:
+      s = check.optional_object("verdicts");
+      break;
   }
   if (!s) return std::unexpected(s.error());
   return JournalRecord(*type, std::move(o));
 }
 
-std::uint64_t JournalRecord::seq() const { return as_unsigned(json_.if_contains("seq")).value_or(0); }
+std::uint64_t JournalRecord::seq() const {
+  return as_unsigned(json_.if_contains("seq")).value_or(0);
+}
 
-std::string JournalRecord::time() const { return string_field("time").value_or(""); }
+std::string JournalRecord::time() const {
+  return string_field("time").value_or("");
+}
 
 std::optional<std::string> JournalRecord::string_field(std::string_view key) const {
   if (const auto* v = json_.if_contains(key); v && v->is_string()) return std::string(v->as_string());
@@ -219,7 +236,9 @@ const json::object& JournalRecord::object_field(std::string_view key) const {
   return empty_object();
 }
 
-std::optional<std::string> JournalRecord::plan_id() const { return string_field("plan"); }
+std::optional<std::string> JournalRecord::plan_id() const {
+  return string_field("plan");
+}
 
 std::optional<StepPhase> JournalRecord::phase() const {
   if (auto p = string_field("phase")) return phase_from(*p);
@@ -231,7 +250,9 @@ std::optional<std::size_t> JournalRecord::step() const {
   return std::nullopt;
 }
 
-std::optional<std::string> JournalRecord::kind() const { return string_field("kind"); }
+std::optional<std::string> JournalRecord::kind() const {
+  return string_field("kind");
+}
 
 std::optional<std::string> JournalRecord::guest() const {
   auto g = string_field("guest");
@@ -239,18 +260,30 @@ std::optional<std::string> JournalRecord::guest() const {
   return g;
 }
 
-std::optional<std::string> JournalRecord::error() const { return string_field("error"); }
-std::optional<std::string> JournalRecord::reason() const { return string_field("reason"); }
+std::optional<std::string> JournalRecord::error() const {
+  return string_field("error");
+}
+std::optional<std::string> JournalRecord::reason() const {
+  return string_field("reason");
+}
 
 std::optional<bool> JournalRecord::ok() const {
   if (const auto* v = json_.if_contains("ok"); v && v->is_bool()) return v->as_bool();
   return std::nullopt;
 }
 
-const json::object& JournalRecord::data() const { return object_field("data"); }
-const json::object& JournalRecord::result() const { return object_field("result"); }
-const json::object& JournalRecord::verdicts() const { return object_field("verdicts"); }
-const json::object& JournalRecord::info() const { return object_field("info"); }
+const json::object& JournalRecord::data() const {
+  return object_field("data");
+}
+const json::object& JournalRecord::result() const {
+  return object_field("result");
+}
+const json::object& JournalRecord::verdicts() const {
+  return object_field("verdicts");
+}
+const json::object& JournalRecord::info() const {
+  return object_field("info");
+}
 
 void JournalRecord::stamp(std::uint64_t seq, std::string_view time) {
   json_["seq"] = seq;

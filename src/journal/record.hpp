@@ -4,12 +4,11 @@
 // verdicts) that the planner and executor define. On disk one record is one line:
 //   <crc32 of the JSON, 8 hex digits> <JSON>\n
 // so a record cut short by power loss, or damaged later, is recognised.
+#include <boost/json.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <boost/json.hpp>
 
 #include "diagnostics/error.hpp"
 
@@ -56,7 +55,7 @@ class JournalRecord {
   std::optional<StepPhase> phase() const;
   std::optional<std::size_t> step() const;
   std::optional<std::string> kind() const;
-  std::optional<std::string> guest() const;   // empty guest is absent
+  std::optional<std::string> guest() const;  // empty guest is absent
   std::optional<std::string> error() const;
   std::optional<std::string> reason() const;  // rollback-begin's reason, rollback-done's detail
   std::optional<bool> ok() const;

@@ -5,7 +5,9 @@
 namespace pw::journal {
 namespace {
 
-std::string at_line(std::string_view where, std::size_t line) { return std::string(where) + ":" + std::to_string(line); }
+std::string at_line(std::string_view where, std::size_t line) {
+  return std::string(where) + ":" + std::to_string(line);
+}
 
 const char* const kDamagedHint =
     "the journal was damaged after it was written (not torn by a crash), so what the run did cannot be "
@@ -37,19 +39,26 @@ bool ends_finished(std::string_view tail, bool whole, std::string_view where) {
 
 std::string_view to_string(StepState s) {
   switch (s) {
-    case StepState::in_flight: return "in-flight";
-    case StepState::done: return "done";
-    case StepState::failed: return "failed";
+    case StepState::in_flight:
+      return "in-flight";
+    case StepState::done:
+      return "done";
+    case StepState::failed:
+      return "failed";
   }
   return "?";
 }
 
 std::string_view to_string(RollbackState s) {
   switch (s) {
-    case RollbackState::none: return "none";
-    case RollbackState::in_progress: return "in-progress";
-    case RollbackState::done: return "done";
-    case RollbackState::failed: return "failed";
+    case RollbackState::none:
+      return "none";
+    case RollbackState::in_progress:
+      return "in-progress";
+    case RollbackState::done:
+      return "done";
+    case RollbackState::failed:
+      return "failed";
   }
   return "?";
 }
@@ -117,7 +126,8 @@ Result<RunReplay> replay(std::string_view run_id, const JournalReadout& readout,
   if (!readout.corrupt.empty()) {
     const auto& first = readout.corrupt.front();
     std::string what = first.reason + " in the middle of the journal";
-    if (readout.corrupt.size() > 1) what += " (and " + std::to_string(readout.corrupt.size() - 1) + " more damaged record(s))";
+    if (readout.corrupt.size() > 1)
+      what += " (and " + std::to_string(readout.corrupt.size() - 1) + " more damaged record(s))";
     return fail(what, at_line(where, first.line), kDamagedHint);
   }
   RunReplay run;
@@ -132,7 +142,8 @@ Result<RunReplay> replay(std::string_view run_id, const JournalReadout& readout,
     const std::string here = at_line(where, readout.record_lines[i]);
     auto bad = [&](std::string what) { return fail(std::move(what), here, kDamagedHint); };
     if (r.seq() != run.last_seq + 1)
-      return bad("record has sequence number " + std::to_string(r.seq()) + ", expected " + std::to_string(run.last_seq + 1));
+      return bad("record has sequence number " + std::to_string(r.seq()) + ", expected " +
+                 std::to_string(run.last_seq + 1));
     run.last_seq = r.seq();
     if (i == 0 && r.type() != RecordType::run_started) return bad("the journal does not begin with run-started");
     if (i > 0 && r.type() == RecordType::run_started) return bad("a second run-started record");
@@ -144,9 +155,7 @@ Result<RunReplay> replay(std::string_view run_id, const JournalReadout& readout,
         if (s.replay.step == step) return &s;
       return nullptr;
     };
-    const auto describe = [&] {
-      return std::string(to_string(*r.phase())) + " step " + std::to_string(*r.step());
-    };
+    const auto describe = [&] { return std::string(to_string(*r.phase())) + " step " + std::to_string(*r.step()); };
     switch (r.type()) {
       case RecordType::run_started:
         run.plan_id = *r.plan_id();
@@ -169,7 +178,8 @@ Result<RunReplay> replay(std::string_view run_id, const JournalReadout& readout,
           s = &list.back();
         }
         s->generation = generation;
-        s->replay = StepReplay{*r.phase(), *r.step(), *r.kind(), r.guest(), r.data(), {}, StepState::in_flight, {}, r.time(), {}};
+        s->replay = StepReplay{*r.phase(),           *r.step(), *r.kind(), r.guest(), r.data(), {},
+                               StepState::in_flight, {},        r.time(),  {}};
         break;
       }
       case RecordType::step_done:
@@ -236,9 +246,12 @@ JournalScan scan_journals(JournalStore& store, ScanScope scope) {
       continue;
     }
     auto run = replay(id, *text, (*storage)->describe());
-    if (!run) scan.unreadable.push_back(run.error());
-    else if (run->finished) ++scan.finished;
-    else scan.interrupted.push_back(std::move(*run));
+    if (!run)
+      scan.unreadable.push_back(run.error());
+    else if (run->finished)
+      ++scan.finished;
+    else
+      scan.interrupted.push_back(std::move(*run));
   }
   return scan;
 }

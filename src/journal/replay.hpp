@@ -1,13 +1,12 @@
 #pragma once
 // Reading a journal back: which records are intact, which were torn by a crash, and what an
 // interrupted run had done — the input of `pathwarden recover`.
+#include <boost/json.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "diagnostics/error.hpp"
 #include "journal/record.hpp"
@@ -46,7 +45,7 @@ struct StepReplay {
   boost::json::object data;    // what step-begin recorded for the inverse
   boost::json::object result;  // what step-done recorded
   StepState state = StepState::in_flight;
-  std::string error;           // step-failed's message
+  std::string error;  // step-failed's message
   std::string began_at, ended_at;
 };
 
@@ -64,7 +63,7 @@ struct RunReplay {
   std::string rollback_reason;
   bool finished = false;
   boost::json::object verdicts;
-  std::size_t resumed = 0;          // how often recover took the run over
+  std::size_t resumed = 0;  // how often recover took the run over
   std::uint64_t last_seq = 0;
   std::optional<BadRecord> torn_tail;
 

@@ -1,7 +1,5 @@
 #include "journal/result_store.hpp"
 
-#include "files/atomic_write.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 

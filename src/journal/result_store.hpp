@@ -2,14 +2,13 @@
 // The last result of every policy, for `pathwarden status` and the Prometheus file. One file
 // per policy, replaced atomically, so concurrent runs on different guests never lose each
 // other's updates and a crash leaves the old result or the new one.
+#include <boost/json.hpp>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json.hpp>
 
 #include "diagnostics/error.hpp"
 #include "journal/clock.hpp"
@@ -23,7 +22,7 @@ struct PolicyResult {
   std::string finished_at;  // RFC 3339 UTC
   std::string run_id;
   std::optional<std::string> last_verified_at;  // carried over by record_result
-  boost::json::object details;  // bytes per interface, throughput, what changed: the report's choice
+  boost::json::object details;                  // bytes per interface, throughput, what changed: the report's choice
   // The policy's last runs, oldest first, this one last (at most kHistoryRuns): the report's
   // choice too (src/report/history.hpp), kept by record_result.
   boost::json::array history;

@@ -30,9 +30,9 @@ Status check_private(int fd, const std::filesystem::path& path, bool directory, 
   if (!directory && !S_ISREG(st.st_mode))
     return fail("is not a regular file", path.string(), "move it away; pathwarden recreates its state files");
   if (st.st_uid != ::geteuid())
-    return fail("is owned by uid " + std::to_string(st.st_uid) + ", but pathwarden runs as uid " +
-                    std::to_string(::geteuid()),
-                path.string(), "chown it to the user pathwarden runs as, or run pathwarden as its owner");
+    return fail(
+        "is owned by uid " + std::to_string(st.st_uid) + ", but pathwarden runs as uid " + std::to_string(::geteuid()),
+        path.string(), "chown it to the user pathwarden runs as, or run pathwarden as its owner");
   const mode_t want = directory ? 0700 : 0600;
   const mode_t mode = st.st_mode & 0777;
   const mode_t extra = mode & 077;
@@ -46,7 +46,8 @@ Status check_private(int fd, const std::filesystem::path& path, bool directory, 
   if (extra || (mode & want) != want) {
     const mode_t fixed = (mode & ~static_cast<mode_t>(077)) | want;
     if (::fchmod(fd, fixed) != 0) return std::unexpected(system_error("cannot chmod", path, errno, chmod));
-    if (warnings) warnings->push_back(path.string() + ": permissions tightened from " + octal(mode) + " to " + octal(fixed));
+    if (warnings)
+      warnings->push_back(path.string() + ": permissions tightened from " + octal(mode) + " to " + octal(fixed));
   }
   return {};
 }
@@ -58,7 +59,8 @@ Result<UniqueFd> open_private_directory(const std::filesystem::path& path, Loose
     const auto parent = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
     if (auto s = fsync_directory(parent); !s) return std::unexpected(s.error());
   } else if (errno != EEXIST) {
-    return std::unexpected(system_error("cannot create directory", path, errno, "check the parent directory's permissions"));
+    return std::unexpected(
+        system_error("cannot create directory", path, errno, "check the parent directory's permissions"));
   }
   const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow_symlink ? 0 : O_NOFOLLOW);
   UniqueFd fd(::open(path.c_str(), flags));

@@ -6,7 +6,9 @@ namespace pw::net {
 
 namespace {
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+char lower(char c) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
 
 bool canonical(std::string_view mac, std::string& out) {
   if (mac.size() != 17) return false;

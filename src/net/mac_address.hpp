@@ -17,8 +17,8 @@ class MacAddress {
   // From any text that should be a MAC (implicit: facts, configs and fixtures are text). Six hex
   // pairs separated by ':' or '-' become the canonical form; anything else is kept lower-cased
   // with '-' as ':', so a malformed value still prints as written and never equals a real MAC.
-  MacAddress(std::string_view text);  // NOLINT(google-explicit-constructor)
-  MacAddress(const char* text) : MacAddress(std::string_view(text)) {}  // NOLINT(google-explicit-constructor)
+  MacAddress(std::string_view text);                                           // NOLINT(google-explicit-constructor)
+  MacAddress(const char* text) : MacAddress(std::string_view(text)) {}         // NOLINT(google-explicit-constructor)
   MacAddress(const std::string& text) : MacAddress(std::string_view(text)) {}  // NOLINT(google-explicit-constructor)
 
   // Strict: six hex pairs, or nullopt.

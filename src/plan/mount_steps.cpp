@@ -56,9 +56,9 @@ MountCheck check_mount(const guest::MountInfo* m, const policy::StoragePath& p) 
     // Mounted by the right address but riding another's transport: NFSv4.1 trunking. Re-making
     // the mount (with the sharing client down) is the fix, so it is planned like any difference.
     const bool trunked = m->device_host() == p.mount.server;
-    diffs.push_back("uses server address " + m->server_address() + " instead of " + p.mount.server +
-                    (trunked ? " (trunked: mounted as " + p.mount.server + ", its addr= is another address's transport)"
-                             : ""));
+    diffs.push_back(
+        "uses server address " + m->server_address() + " instead of " + p.mount.server +
+        (trunked ? " (trunked: mounted as " + p.mount.server + ", its addr= is another address's transport)" : ""));
   }
   if (m->export_path() != p.mount.export_path) diffs.push_back("mounts " + m->export_path());
   if (auto v = p.mount.nfs_version(); v && !nfs_version_matches(*v, m->nfs_version())) {

@@ -44,16 +44,18 @@ Status check_seal(const json::object& plan, std::string_view key, const std::str
   const auto* o = s->if_object();
   const auto* alg = o ? o->if_contains("alg") : nullptr;
   const auto* value = o ? o->if_contains("value") : nullptr;
-  if (alg == nullptr || !alg->is_string() || alg->get_string() != kAlgorithm || value == nullptr || !value->is_string()) {
+  if (alg == nullptr || !alg->is_string() || alg->get_string() != kAlgorithm || value == nullptr ||
+      !value->is_string()) {
     return fail("the plan's 'seal' is not {\"alg\": \"HMAC-SHA-256\", \"value\": HEX}", where,
                 "make the plan again with 'pathwarden plan --out FILE'");
   }
   const std::string want = hmac_hex(plan, key);
   const auto& got = value->get_string();
   if (got.size() != want.size() || CRYPTO_memcmp(got.data(), want.data(), want.size()) != 0) {
-    return fail("the plan's 'seal' does not match its content: the file was changed after pathwarden wrote it, or "
-                "another controller (another state directory's plan key) made it; nothing was applied",
-                where, "review and make the plan again with 'pathwarden plan --out FILE' on this controller");
+    return fail(
+        "the plan's 'seal' does not match its content: the file was changed after pathwarden wrote it, or "
+        "another controller (another state directory's plan key) made it; nothing was applied",
+        where, "review and make the plan again with 'pathwarden plan --out FILE' on this controller");
   }
   return {};
 }

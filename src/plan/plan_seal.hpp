@@ -4,10 +4,9 @@
 // match before it touches anything: a plan is reviewed as written, and an edit of any value (a
 // backup path, a line added to the new fstab content with its hash left as it was, a netN string)
 // is refused as a whole, naming the seal, rather than re-validated field by field. Plan format 1.4.
+#include <boost/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <boost/json.hpp>
 
 #include "diagnostics/error.hpp"
 

@@ -29,7 +29,7 @@ struct Observation {
   std::optional<Error> vm_error;   // the VM is not what the policy says (missing, other node, LXC)
   std::optional<Error> api_error;  // the API did not answer (down, TLS, login, privilege): unobserved
   std::optional<guest::GuestFacts> guest;
-  std::optional<Error> guest_error;  // the guest did not answer or report: unobserved
+  std::optional<Error> guest_error;   // the guest did not answer or report: unobserved
   std::vector<std::string> warnings;  // what the observation had to work around (a migrated VM)
 
   // "Could not observe" is never "drift": nothing is known about this policy's world.

@@ -17,9 +17,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 // What planning the NIC found, for the mount and the verify step after it.
 struct PlannedNic {
-  net::MacAddress mac;                           // the Proxmox NIC's
+  net::MacAddress mac;                          // the Proxmox NIC's
   const guest::InterfaceInfo* iface = nullptr;  // the guest interface with that MAC
-  bool changes = false;                          // SetNic or RestartVm planned: the mount is re-made after them
+  bool changes = false;                         // SetNic or RestartVm planned: the mount is re-made after them
 };
 
 // The Proxmox NIC's queues and the guest's channels: SetNic, RestartVm and SetChannels, and what

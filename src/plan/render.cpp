@@ -59,20 +59,31 @@ std::string render_plan(const Plan& plan, const RenderOptions& options) {
   std::ostringstream out;
   out << c.bold() << "Plan " << plan.id << c.reset();
   if (!plan.policies_revision.empty()) {
-    out << " (policies at " << plan.policies_revision.substr(0, 12) << (plan.policies_dirty ? ", uncommitted changes" : "")
-        << ")";
+    out << " (policies at " << plan.policies_revision.substr(0, 12)
+        << (plan.policies_dirty ? ", uncommitted changes" : "") << ")";
   }
   out << "\n";
   std::size_t changing = 0, blocked = 0, converged = 0, drifted = 0;
   for (const auto& p : plan.policies) {
-    out << "\n" << c.bold() << "policy " << p.policy << c.reset() << c.dim() << "  VM " << p.vm.vmid << " on "
-        << p.vm.node << ", host " << p.host << ", " << p.source << c.reset() << "\n";
+    out << "\n"
+        << c.bold() << "policy " << p.policy << c.reset() << c.dim() << "  VM " << p.vm.vmid << " on " << p.vm.node
+        << ", host " << p.host << ", " << p.source << c.reset() << "\n";
     switch (p.state) {
-      case PolicyState::converged: ++converged; out << "  " << c.green() << "= converged, nothing to do" << c.reset() << "\n"; break;
+      case PolicyState::converged:
+        ++converged;
+        out << "  " << c.green() << "= converged, nothing to do" << c.reset() << "\n";
+        break;
       case PolicyState::precondition_failed:
-      case PolicyState::unobserved: ++blocked; break;
-      case PolicyState::changes: ++changing; break;
-      case PolicyState::drift: ++drifted; out << "  " << c.yellow() << "≠ drift: not pathwarden's mount to change" << c.reset() << "\n"; break;
+      case PolicyState::unobserved:
+        ++blocked;
+        break;
+      case PolicyState::changes:
+        ++changing;
+        break;
+      case PolicyState::drift:
+        ++drifted;
+        out << "  " << c.yellow() << "≠ drift: not pathwarden's mount to change" << c.reset() << "\n";
+        break;
     }
     for (const auto& b : p.blockers) out << "  " << c.red() << "✗ cannot apply: " << b << c.reset() << "\n";
     for (const auto& w : p.warnings) out << "  " << c.yellow() << "! warning: " << w << c.reset() << "\n";
@@ -84,11 +95,13 @@ std::string render_plan(const Plan& plan, const RenderOptions& options) {
         out << "       " << c.red() << "- " << nic->device << ": " << nic->from << c.reset() << "\n";
         out << "       " << c.green() << "+ " << nic->device << ": " << nic->to << c.reset() << "\n";
       } else if (const auto* fs = std::get_if<ChangeFstab>(&s.action); fs != nullptr && fs->writes_file()) {
-        out << "       " << c.dim() << "/etc/fstab on " << fs->host << " (backup " << fs->backup_path << ")" << c.reset()
-            << "\n";
+        out << "       " << c.dim() << "/etc/fstab on " << fs->host << " (backup " << fs->backup_path << ")"
+            << c.reset() << "\n";
         for (const auto& line : line_diff(fs->old_content, fs->new_content)) {
-          if (line.starts_with("+")) out << "       " << c.green() << line << c.reset() << "\n";
-          else if (line.starts_with("-")) out << "       " << c.red() << line << c.reset() << "\n";
+          if (line.starts_with("+"))
+            out << "       " << c.green() << line << c.reset() << "\n";
+          else if (line.starts_with("-"))
+            out << "       " << c.red() << line << c.reset() << "\n";
         }
       }
     }

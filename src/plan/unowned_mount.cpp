@@ -16,7 +16,9 @@ bool fstab_only(std::string_view name) {
          name == "users" || name == "defaults" || name.starts_with("x-systemd.") || name.starts_with("comment=");
 }
 
-std::string canonical_option(std::string_view name) { return name == "nfsvers" ? "vers" : std::string(name); }
+std::string canonical_option(std::string_view name) {
+  return name == "nfsvers" ? "vers" : std::string(name);
+}
 
 const guest::MountOption* find_option(const std::vector<guest::MountOption>& opts, std::string_view name) {
   const auto want = canonical_option(name);
@@ -74,7 +76,8 @@ std::vector<std::string> compose_differences(const guest::DockerVolume& v, const
     if (have == nullptr) {
       diffs.push_back("has no " + want.to_string());
     } else if (have->value != want.value) {
-      diffs.push_back("has " + have->name + (have->value ? "=" + *have->value : "") + " instead of " + want.to_string());
+      diffs.push_back("has " + have->name + (have->value ? "=" + *have->value : "") + " instead of " +
+                      want.to_string());
     }
   }
   if (find_option(opts, "ro") != nullptr && written.mount.option("ro") == nullptr) diffs.push_back("is read-only (ro)");
@@ -143,11 +146,13 @@ Result<UnownedMount> locate_unowned_mount(const policy::StoragePath& written, co
   const auto where = written.position_of("spec.mount.owner").to_string();
   UnownedMount out;
   switch (written.mount.owner) {
-    case policy::MountOwner::fstab: return fail("an fstab mount is pathwarden's own", where);
+    case policy::MountOwner::fstab:
+      return fail("an fstab mount is pathwarden's own", where);
     case policy::MountOwner::compose: {
       if (!written.mount.compose) return fail("owner: compose without spec.mount.compose", where);
       const auto& ref = *written.mount.compose;
-      if (!facts.docker) return fail("Docker's volumes were not read in " + written.guest.host, where, "gather the facts again");
+      if (!facts.docker)
+        return fail("Docker's volumes were not read in " + written.guest.host, where, "gather the facts again");
       if (!*facts.docker) return std::unexpected(facts.docker->error());
       const auto* v = guest::find_compose_volume(**facts.docker, ref.project, ref.volume);
       if (v == nullptr) {
@@ -168,8 +173,9 @@ Result<UnownedMount> locate_unowned_mount(const policy::StoragePath& written, co
     }
     case policy::MountOwner::systemd:
       if (auto entry = facts.fstab.entry_for(written.mount.path)) {
-        return fail(written.mount.path + " has an fstab entry: its .mount unit is made from fstab by "
-                                         "systemd-fstab-generator, so the entry is what to manage",
+        return fail(written.mount.path +
+                        " has an fstab entry: its .mount unit is made from fstab by "
+                        "systemd-fstab-generator, so the entry is what to manage",
                     where, "use owner: fstab (the default) for this mount");
       }
       out.path = written.mount.path;
@@ -185,7 +191,8 @@ std::vector<std::string> unowned_remedy(const policy::StoragePath& written, cons
   std::vector<std::string> out;
   const auto options = join(policy_options(written), ",");
   switch (written.mount.owner) {
-    case policy::MountOwner::fstab: break;
+    case policy::MountOwner::fstab:
+      break;
     case policy::MountOwner::compose: {
       const auto& ref = *written.mount.compose;
       out.push_back("in project " + ref.project + "'s Compose file, under volumes: " + ref.volume +
@@ -206,8 +213,8 @@ std::vector<std::string> unowned_remedy(const policy::StoragePath& written, cons
     }
     case policy::MountOwner::systemd: {
       const auto unit = systemd_mount_unit(mount.path);
-      out.push_back("in the unit " + unit + " ('systemctl cat " + unit + "' shows its file) set What=" +
-                    nfs_source(written) + ", Type=nfs and Options=" + options);
+      out.push_back("in the unit " + unit + " ('systemctl cat " + unit +
+                    "' shows its file) set What=" + nfs_source(written) + ", Type=nfs and Options=" + options);
       out.push_back("systemctl daemon-reload && systemctl restart " + unit +
                     " (a restart unmounts and mounts anew: remount cannot change the NFS version or nconnect)");
       break;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -270,10 +269,10 @@ Diagnostics check_policy_set(std::span<const StoragePath> paths) {
     // A Compose volume is claimed by its name (its path is Docker's, known only at observation).
     const char* mount_field = p.mount.compose ? "spec.mount.compose" : "spec.mount.path";
     if (auto [it, fresh] = by_mount.emplace(std::pair{p.guest.vmid, p.mount.display()}, &p); !fresh) {
-      out.push_back({p.position_of(mount_field), (p.mount.compose ? "" : "mount path ") + p.mount.display() + " of VM " +
-                                                     std::to_string(p.guest.vmid) + " is already claimed by policy '" +
-                                                     it->second->name + "' at " + at(*it->second, mount_field) +
-                                                     "; one policy per guest mount"});
+      out.push_back({p.position_of(mount_field), (p.mount.compose ? "" : "mount path ") + p.mount.display() +
+                                                     " of VM " + std::to_string(p.guest.vmid) +
+                                                     " is already claimed by policy '" + it->second->name + "' at " +
+                                                     at(*it->second, mount_field) + "; one policy per guest mount"});
     }
     if (p.nic.queues) {
       auto [it, fresh] = by_nic.emplace(std::pair{p.guest.vmid, p.nic.device}, &p);

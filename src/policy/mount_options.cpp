@@ -15,71 +15,116 @@ enum class ValueKind { flag, integer, version, choice, text };
 struct OptionRule {
   std::string_view name;
   ValueKind kind;
-  long lo = 0, hi = 0;             // integer range
-  std::string_view choices = {};   // choice: space-separated
+  long lo = 0, hi = 0;            // integer range
+  std::string_view choices = {};  // choice: space-separated
 };
 
 // nfs(5) (nfs-utils 2.6) plus the generic mount(8) options that make sense on an NFS mount.
 constexpr OptionRule kRules[] = {
-    {"vers", ValueKind::version},       {"nfsvers", ValueKind::version},
+    {"vers", ValueKind::version},
+    {"nfsvers", ValueKind::version},
     {"minorversion", ValueKind::integer, 0, 2},
     {"nconnect", ValueKind::integer, 1, 16},  // NFS_MAX_CONNECTIONS
     {"max_connect", ValueKind::integer, 1, 16},
-    {"soft", ValueKind::flag},          {"hard", ValueKind::flag},
-    {"softreval", ValueKind::flag},     {"nosoftreval", ValueKind::flag},
-    {"timeo", ValueKind::integer, 1, 6000000}, {"retrans", ValueKind::integer, 0, 1000},
-    {"rsize", ValueKind::integer, 1024, 1048576}, {"wsize", ValueKind::integer, 1024, 1048576},
-    {"ac", ValueKind::flag},            {"noac", ValueKind::flag},
-    {"acregmin", ValueKind::integer, 0, 1000000}, {"acregmax", ValueKind::integer, 0, 1000000},
-    {"acdirmin", ValueKind::integer, 0, 1000000}, {"acdirmax", ValueKind::integer, 0, 1000000},
+    {"soft", ValueKind::flag},
+    {"hard", ValueKind::flag},
+    {"softreval", ValueKind::flag},
+    {"nosoftreval", ValueKind::flag},
+    {"timeo", ValueKind::integer, 1, 6000000},
+    {"retrans", ValueKind::integer, 0, 1000},
+    {"rsize", ValueKind::integer, 1024, 1048576},
+    {"wsize", ValueKind::integer, 1024, 1048576},
+    {"ac", ValueKind::flag},
+    {"noac", ValueKind::flag},
+    {"acregmin", ValueKind::integer, 0, 1000000},
+    {"acregmax", ValueKind::integer, 0, 1000000},
+    {"acdirmin", ValueKind::integer, 0, 1000000},
+    {"acdirmax", ValueKind::integer, 0, 1000000},
     {"actimeo", ValueKind::integer, 0, 1000000},
-    {"bg", ValueKind::flag},            {"fg", ValueKind::flag},
-    {"rdirplus", ValueKind::flag},      {"nordirplus", ValueKind::flag},
+    {"bg", ValueKind::flag},
+    {"fg", ValueKind::flag},
+    {"rdirplus", ValueKind::flag},
+    {"nordirplus", ValueKind::flag},
     {"retry", ValueKind::integer, 0, 100000},
     {"sec", ValueKind::choice, 0, 0, "sys krb5 krb5i krb5p none"},
-    {"sharecache", ValueKind::flag},    {"nosharecache", ValueKind::flag},
-    {"resvport", ValueKind::flag},      {"noresvport", ValueKind::flag},
+    {"sharecache", ValueKind::flag},
+    {"nosharecache", ValueKind::flag},
+    {"resvport", ValueKind::flag},
+    {"noresvport", ValueKind::flag},
     {"lookupcache", ValueKind::choice, 0, 0, "all none pos positive"},
-    {"fsc", ValueKind::flag},           {"nofsc", ValueKind::flag},
+    {"fsc", ValueKind::flag},
+    {"nofsc", ValueKind::flag},
     {"sloppy", ValueKind::flag},
     {"proto", ValueKind::choice, 0, 0, "tcp tcp6 rdma rdma6 udp udp6"},
-    {"tcp", ValueKind::flag},           {"udp", ValueKind::flag},   {"rdma", ValueKind::flag},
+    {"tcp", ValueKind::flag},
+    {"udp", ValueKind::flag},
+    {"rdma", ValueKind::flag},
     {"port", ValueKind::integer, 0, 65535},
     {"mountport", ValueKind::integer, 0, 65535},
     {"mountproto", ValueKind::choice, 0, 0, "tcp tcp6 udp udp6"},
-    {"mounthost", ValueKind::text},     {"mountvers", ValueKind::integer, 1, 3},
+    {"mounthost", ValueKind::text},
+    {"mountvers", ValueKind::integer, 1, 3},
     {"namlen", ValueKind::integer, 1, 255},
-    {"lock", ValueKind::flag},          {"nolock", ValueKind::flag},
-    {"cto", ValueKind::flag},           {"nocto", ValueKind::flag},
-    {"acl", ValueKind::flag},           {"noacl", ValueKind::flag},
+    {"lock", ValueKind::flag},
+    {"nolock", ValueKind::flag},
+    {"cto", ValueKind::flag},
+    {"nocto", ValueKind::flag},
+    {"acl", ValueKind::flag},
+    {"noacl", ValueKind::flag},
     {"local_lock", ValueKind::choice, 0, 0, "all flock posix none"},
-    {"clientaddr", ValueKind::text},    {"addr", ValueKind::text},
-    {"migration", ValueKind::flag},     {"nomigration", ValueKind::flag},
-    {"trunkdiscovery", ValueKind::flag}, {"notrunkdiscovery", ValueKind::flag},
+    {"clientaddr", ValueKind::text},
+    {"addr", ValueKind::text},
+    {"migration", ValueKind::flag},
+    {"nomigration", ValueKind::flag},
+    {"trunkdiscovery", ValueKind::flag},
+    {"notrunkdiscovery", ValueKind::flag},
     {"write", ValueKind::choice, 0, 0, "lazy eager wait"},
     {"xprtsec", ValueKind::choice, 0, 0, "none tls mtls"},
-    {"intr", ValueKind::flag},          {"nointr", ValueKind::flag},
+    {"intr", ValueKind::flag},
+    {"nointr", ValueKind::flag},
     // Generic mount(8) options.
-    {"defaults", ValueKind::flag},      {"rw", ValueKind::flag},    {"ro", ValueKind::flag},
-    {"sync", ValueKind::flag},          {"async", ValueKind::flag},
-    {"auto", ValueKind::flag},          {"noauto", ValueKind::flag},
-    {"_netdev", ValueKind::flag},       {"nofail", ValueKind::flag},
-    {"user", ValueKind::flag},          {"nouser", ValueKind::flag}, {"users", ValueKind::flag},
-    {"exec", ValueKind::flag},          {"noexec", ValueKind::flag},
-    {"suid", ValueKind::flag},          {"nosuid", ValueKind::flag},
-    {"dev", ValueKind::flag},           {"nodev", ValueKind::flag},
-    {"atime", ValueKind::flag},         {"noatime", ValueKind::flag},
-    {"relatime", ValueKind::flag},      {"norelatime", ValueKind::flag},
-    {"nodiratime", ValueKind::flag},    {"strictatime", ValueKind::flag},
+    {"defaults", ValueKind::flag},
+    {"rw", ValueKind::flag},
+    {"ro", ValueKind::flag},
+    {"sync", ValueKind::flag},
+    {"async", ValueKind::flag},
+    {"auto", ValueKind::flag},
+    {"noauto", ValueKind::flag},
+    {"_netdev", ValueKind::flag},
+    {"nofail", ValueKind::flag},
+    {"user", ValueKind::flag},
+    {"nouser", ValueKind::flag},
+    {"users", ValueKind::flag},
+    {"exec", ValueKind::flag},
+    {"noexec", ValueKind::flag},
+    {"suid", ValueKind::flag},
+    {"nosuid", ValueKind::flag},
+    {"dev", ValueKind::flag},
+    {"nodev", ValueKind::flag},
+    {"atime", ValueKind::flag},
+    {"noatime", ValueKind::flag},
+    {"relatime", ValueKind::flag},
+    {"norelatime", ValueKind::flag},
+    {"nodiratime", ValueKind::flag},
+    {"strictatime", ValueKind::flag},
     {"lazytime", ValueKind::flag},
 };
 
 // Pairs of which only one may be given.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 13> kExclusive{{
-    {"ro", "rw"},       {"sync", "async"},   {"soft", "hard"},     {"ac", "noac"},
-    {"bg", "fg"},       {"lock", "nolock"},  {"cto", "nocto"},     {"acl", "noacl"},
-    {"auto", "noauto"}, {"tcp", "udp"},      {"resvport", "noresvport"},
-    {"sharecache", "nosharecache"}, {"rdirplus", "nordirplus"},
+    {"ro", "rw"},
+    {"sync", "async"},
+    {"soft", "hard"},
+    {"ac", "noac"},
+    {"bg", "fg"},
+    {"lock", "nolock"},
+    {"cto", "nocto"},
+    {"acl", "noacl"},
+    {"auto", "noauto"},
+    {"tcp", "udp"},
+    {"resvport", "noresvport"},
+    {"sharecache", "nosharecache"},
+    {"rdirplus", "nordirplus"},
 }};
 
 const OptionRule* rule_for(std::string_view name) {
@@ -118,7 +163,9 @@ std::optional<std::pair<int, int>> parse_version(std::string_view v) {
 }
 
 // Options of one policy share a file, so "12:15" says enough.
-std::string line_col(const SourcePos& p) { return std::to_string(p.line) + ":" + std::to_string(p.column); }
+std::string line_col(const SourcePos& p) {
+  return std::to_string(p.line) + ":" + std::to_string(p.column);
+}
 
 }  // namespace
 
@@ -144,8 +191,9 @@ CheckedOptions check_mount_options(const std::vector<WrittenOption>& written, co
     }
     if (opt.name.find_first_of(" \t\"'\\") != std::string::npos ||
         (opt.value && opt.value->find_first_of(" \t,\"'\\") != std::string::npos)) {
-      diags.push_back({w.pos, "option '" + text + "' contains spaces, quotes, commas or backslashes, which fstab "
-                              "cannot carry in an option"});
+      diags.push_back({w.pos, "option '" + text +
+                                  "' contains spaces, quotes, commas or backslashes, which fstab "
+                                  "cannot carry in an option"});
       continue;
     }
     const bool extension = opt.name.starts_with("x-") || opt.name.starts_with("comment=");
@@ -200,8 +248,8 @@ CheckedOptions check_mount_options(const std::vector<WrittenOption>& written, co
       if (!ok) continue;
     }
     if (auto prev = seen.find(opt.name); prev != seen.end()) {
-      diags.push_back({w.pos, "option '" + opt.name + "' is given twice (first at " +
-                                  line_col(prev->second.second) + ")"});
+      diags.push_back(
+          {w.pos, "option '" + opt.name + "' is given twice (first at " + line_col(prev->second.second) + ")"});
       continue;
     }
     seen.emplace(opt.name, std::pair{opt, w.pos});
@@ -216,8 +264,8 @@ CheckedOptions check_mount_options(const std::vector<WrittenOption>& written, co
     const auto* first = find(a);
     const auto* second = find(b);
     if (first && second) {
-      const auto& later = first->second.line > second->second.line ||
-                                  (first->second.line == second->second.line && first->second.column > second->second.column)
+      const auto& later = first->second.line > second->second.line || (first->second.line == second->second.line &&
+                                                                       first->second.column > second->second.column)
                               ? *first
                               : *second;
       const auto& earlier = &later == first ? *second : *first;
@@ -241,8 +289,8 @@ CheckedOptions check_mount_options(const std::vector<WrittenOption>& written, co
   }
   if (const auto* mc = find("max_connect")) {
     if (parsed_version && (parsed_version->first == 3 || parsed_version->second == 0)) {
-      diags.push_back({mc->second, "'max_connect' only applies to NFSv4.1 and later, not '" +
-                                       version->first.to_string() + "'"});
+      diags.push_back(
+          {mc->second, "'max_connect' only applies to NFSv4.1 and later, not '" + version->first.to_string() + "'"});
     }
   }
   if (const auto* nc = find("nconnect")) {

@@ -54,10 +54,10 @@ Section::Section(Decoder& d, const YAML::Node& node, std::string path, Keys allo
     } else {
       // The whole document not a mapping: a file that is no policy at all (a token file, a key),
       // whose content must not end up in a diagnostic, a CI log or the journal.
-      d_.error(pos_, "'" + path_ + "' must be a mapping, got " +
-                         (path_ == "document" && node.IsScalar() ? std::string("a plain text (not shown)")
-                                                                 : kind_of(node)) +
-                         (path_ == "document" ? "; is this file a policy?" : ""));
+      d_.error(pos_,
+               "'" + path_ + "' must be a mapping, got " +
+                   (path_ == "document" && node.IsScalar() ? std::string("a plain text (not shown)") : kind_of(node)) +
+                   (path_ == "document" ? "; is this file a policy?" : ""));
     }
     valid_ = false;
     return;

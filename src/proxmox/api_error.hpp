@@ -45,8 +45,8 @@ struct ApiError {
   std::string expected_fingerprint;                 // tls: the pinned one
   std::string seen_fingerprint;                     // tls: the server's certificate
   std::string task_exitstatus;                      // task_failed: Proxmox's exit status text
-  bool may_have_applied = false;  // a write whose answer was lost: re-read before deciding anything
-  int attempts = 1;               // how many times the request was sent
+  bool may_have_applied = false;                    // a write whose answer was lost: re-read before deciding anything
+  int attempts = 1;                                 // how many times the request was sent
 
   // Every user-facing message takes this form: "where: what (hint)".
   Error to_error() const;
@@ -57,7 +57,9 @@ template <class T>
 using ApiResult = std::expected<T, ApiError>;
 using ApiStatus = std::expected<void, ApiError>;
 
-inline std::unexpected<ApiError> api_fail(ApiError e) { return std::unexpected<ApiError>(std::move(e)); }
+inline std::unexpected<ApiError> api_fail(ApiError e) {
+  return std::unexpected<ApiError>(std::move(e));
+}
 
 // Maps an HTTP error answer (status >= 400) of the Proxmox API to a typed error. `body` is the raw
 // response body (JSON with data/errors/message, or empty for auth failures).

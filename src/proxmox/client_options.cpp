@@ -65,7 +65,8 @@ Result<ApiEndpoint> parse_api_url(std::string_view url) {
   const std::string example = "e.g. https://pve1.example.com:8006";
   constexpr std::string_view scheme = "https://";
   if (!url.starts_with(scheme)) {
-    if (url.starts_with("http://")) return fail("plain http is not allowed", where, "Proxmox serves https on port 8006");
+    if (url.starts_with("http://"))
+      return fail("plain http is not allowed", where, "Proxmox serves https on port 8006");
     return fail("the URL must start with https://", where, example);
   }
   std::string_view rest = url.substr(scheme.size());

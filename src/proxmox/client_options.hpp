@@ -49,8 +49,8 @@ struct ClientOptions {
   std::string user;
   Secret password;
 
-  std::string ca_file;      // PEM with the CA that signed the server certificate
-  std::string fingerprint;  // pinned SHA-256 of the server certificate (colon-hex); wins over ca_file
+  std::string ca_file;                // PEM with the CA that signed the server certificate
+  std::string fingerprint;            // pinned SHA-256 of the server certificate (colon-hex); wins over ca_file
   bool insecure_skip_verify = false;  // turns TLS verification off; logged as a warning on every connect
 
   int max_in_flight = 16;

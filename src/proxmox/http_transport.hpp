@@ -33,13 +33,13 @@ struct HttpResponse {
 };
 
 enum class TransportErrorKind {
-  resolve,          // host name did not resolve
-  connect,          // TCP connect failed
-  tls,              // handshake failed (certificate, fingerprint, protocol)
-  timeout,          // no complete answer before the deadline
-  closed,           // connection closed or reset before a complete answer
-  protocol,         // not HTTP
-  shutdown,         // the transport is shutting down
+  resolve,   // host name did not resolve
+  connect,   // TCP connect failed
+  tls,       // handshake failed (certificate, fingerprint, protocol)
+  timeout,   // no complete answer before the deadline
+  closed,    // connection closed or reset before a complete answer
+  protocol,  // not HTTP
+  shutdown,  // the transport is shutting down
 };
 
 struct TransportError {
@@ -65,8 +65,8 @@ class HttpTransport {
 struct TransportOptions {
   std::string host;  // name or address; IPv6 without brackets
   std::string port = "8006";
-  std::string ca_file;              // trust these CAs (PEM), with host name verification
-  std::string fingerprint;          // pinned SHA-256 of the server certificate, colon-hex; overrides ca_file
+  std::string ca_file;                // trust these CAs (PEM), with host name verification
+  std::string fingerprint;            // pinned SHA-256 of the server certificate, colon-hex; overrides ca_file
   bool insecure_skip_verify = false;  // no verification at all; the caller logs it loudly
   int max_in_flight = 16;
   std::chrono::milliseconds timeout{30000};  // per request, from the moment it leaves the queue

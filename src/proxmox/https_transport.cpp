@@ -199,8 +199,8 @@ class HttpsTransport final : public HttpTransport {
     resolver_.async_resolve(options_.host, options_.port, tcp::resolver::numeric_service,
                             [this, ex](const boost::system::error_code& ec, tcp::resolver::results_type results) {
                               if (ec) {
-                                return fail(ex, shutting_down_ ? TransportErrorKind::shutdown
-                                                               : TransportErrorKind::resolve,
+                                return fail(ex,
+                                            shutting_down_ ? TransportErrorKind::shutdown : TransportErrorKind::resolve,
                                             "cannot resolve '" + options_.host + "': " + ec.message());
                               }
                               connect(ex, results);
@@ -264,8 +264,8 @@ class HttpsTransport final : public HttpTransport {
       TransportError err{TransportErrorKind::tls, {}, c.seen_fingerprint, {}, false};
       if (c.fingerprint_mismatch) {
         err.expected_fingerprint = options_.fingerprint;
-        err.message = "the server certificate's SHA-256 fingerprint is " + c.seen_fingerprint +
-                      ", not the pinned " + options_.fingerprint;
+        err.message = "the server certificate's SHA-256 fingerprint is " + c.seen_fingerprint + ", not the pinned " +
+                      options_.fingerprint;
       } else if (!c.verify_error.empty()) {
         err.message = "the server certificate is not trusted: " + c.verify_error;
       } else {
@@ -283,7 +283,8 @@ class HttpsTransport final : public HttpTransport {
     msg.method_string(ex->request.method);
     msg.target(ex->request.target);
     msg.version(11);
-    msg.set(http::field::host, options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host);
+    msg.set(http::field::host,
+            options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host);
     msg.set(http::field::user_agent, "pathwarden/" PW_VERSION);
     for (const auto& [name, value] : ex->request.headers) msg.set(name, value);
     msg.body() = ex->request.body;

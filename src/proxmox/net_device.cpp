@@ -12,9 +12,13 @@ namespace {
 
 constexpr std::string_view kExample = "virtio=BC:24:11:2A:3B:4C,bridge=vmbr0,queues=8";
 
-bool is_model(std::string_view s) { return std::ranges::find(kNicModels, s) != kNicModels.end(); }
+bool is_model(std::string_view s) {
+  return std::ranges::find(kNicModels, s) != kNicModels.end();
+}
 
-bool is_boolean_key(std::string_view key) { return key == "firewall" || key == "link_down" || key == "host-tunnel"; }
+bool is_boolean_key(std::string_view key) {
+  return key == "firewall" || key == "link_down" || key == "host-tunnel";
+}
 
 // pve-common JSONSchema.pm is_integer: `^[+-]?\d+$` ("+8" and "08" are integers).
 std::optional<long long> parse_integer(std::string_view s) {
@@ -40,7 +44,9 @@ std::optional<bool> parse_boolean(std::string_view s) {
   return std::nullopt;
 }
 
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_hex(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 // `^[a-f0-9][02468ace](:[a-f0-9]{2}){5}$`, case-insensitive: six octets, unicast.
 bool is_unicast_mac(std::string_view s) {
@@ -190,7 +196,8 @@ Result<NetDeviceSpec> NetDeviceSpec::parse(std::string_view text) {
     if (eq == std::string_view::npos) {
       // The default key: a bare model name.
       if (!is_model(key)) {
-        if (is_known_key(key)) return fail("'" + key + "' needs a value ('" + key + "=...')", {}, std::string(kExample));
+        if (is_known_key(key))
+          return fail("'" + key + "' needs a value ('" + key + "=...')", {}, std::string(kExample));
         st = validate_net_value("model", key);
         if (!st) return std::unexpected(st.error());
       }

@@ -14,8 +14,8 @@
 namespace pw::proxmox {
 
 inline constexpr std::array<std::string_view, 14> kNicModels = {
-    "e1000",   "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e", "i82551", "i82557b",
-    "i82559er", "ne2k_isa",     "ne2k_pci",      "pcnet",         "rtl8139", "virtio", "vmxnet3"};
+    "e1000",    "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e",  "i82551", "i82557b",
+    "i82559er", "ne2k_isa",      "ne2k_pci",      "pcnet",         "rtl8139", "virtio", "vmxnet3"};
 
 // Keys besides model and macaddr, in Proxmox's print order (alphabetical, after `model=MAC`).
 inline constexpr std::array<std::string_view, 9> kNetOptionKeys = {

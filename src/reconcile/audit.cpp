@@ -1,10 +1,10 @@
 #include "reconcile/audit.hpp"
 
 #include "net/mac_address.hpp"
-#include "proxmox/net_device.hpp"
 #include "plan/names.hpp"
 #include "plan/planner.hpp"
 #include "plan/unowned_mount.hpp"
+#include "proxmox/net_device.hpp"
 #include "reconcile/evidence.hpp"
 #include "reconcile/measure.hpp"
 #include "reconcile/observer.hpp"
@@ -52,10 +52,12 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
         continue;
       }
       named->mount.path = located->path;
-      if (!located->configured.empty()) pr.notes.push_back(p.mount.display() + " is configured with " + located->configured);
+      if (!located->configured.empty())
+        pr.notes.push_back(p.mount.display() + " is configured with " + located->configured);
       // The audit proves the path as it is; how the owner's configuration differs is a warning,
       // and the remedy is the one `plan`/`reconcile --check` give for the same drift.
-      for (const auto& d : located->differences) pr.warnings.push_back(p.mount.display() + " " + d + " (its owner's configuration)");
+      for (const auto& d : located->differences)
+        pr.warnings.push_back(p.mount.display() + " " + d + " (its owner's configuration)");
       if (!located->differences.empty()) pr.remedy = plan::unowned_remedy(p, *located);
     }
     const plan::VerifyPath v = plan::verify_path_of(*named, p, net::MacAddress(*spec->mac()), o.vm->config.ref);

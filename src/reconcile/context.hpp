@@ -8,11 +8,11 @@
 #include <string>
 
 #include "guest/port.hpp"
-#include "policy/time_window.hpp"
 #include "journal/clock.hpp"
 #include "journal/guest_lock.hpp"
 #include "journal/result_store.hpp"
 #include "journal/storage.hpp"
+#include "policy/time_window.hpp"
 #include "proxmox/api.hpp"
 #include "timing/sleeper.hpp"
 
@@ -29,12 +29,12 @@ struct ProgressEvent {
 using ProgressSink = std::function<void(const ProgressEvent&)>;
 
 struct EngineOptions {
-  int max_rounds = 3;                                    // re-plans after conflicts
-  std::chrono::milliseconds requeue_backoff{1000};       // doubles per round
+  int max_rounds = 3;                               // re-plans after conflicts
+  std::chrono::milliseconds requeue_backoff{1000};  // doubles per round
   proxmox::WaitOptions task_wait{std::chrono::minutes(10), std::chrono::milliseconds(200), std::chrono::seconds(3)};
-  std::chrono::seconds guest_return_timeout{600};        // after a restart
-  std::chrono::seconds interface_return_timeout{120};    // after a NIC hot-plug
-  int max_measurements = 5;                              // adaptive probe: grow or re-measure
+  std::chrono::seconds guest_return_timeout{600};      // after a restart
+  std::chrono::seconds interface_return_timeout{120};  // after a NIC hot-plug
+  int max_measurements = 5;                            // adaptive probe: grow or re-measure
   // Guests observed and planned at a time (one burst of config reads and one facts run each):
   // memory holds one batch's observations, whatever the size of the fleet. A guest's facts run
   // output is ≈ 27 KiB and its parse a few times that: 64 keep a 10,000-VM check under 64 MiB.

@@ -164,7 +164,8 @@ report::Verification misrouted_since(const plan::VerifyPath& v, const verify::Tr
   const std::string via = t.carrier ? "net" + std::to_string(*t.carrier) : t.carrier_interface;
   if (t.carrier) out.carried_by = via;
   out.remedies.push_back("find what sends " + v.server + " out of " + via + " in guest " + v.host + ": ip route get " +
-                         v.server + "; ip rule; a host route or a policy rule added since the last run (pathwarden "
+                         v.server +
+                         "; ip rule; a host route or a policy rule added since the last run (pathwarden "
                          "leaves routing alone)");
   out.remedies.push_back("once the route is right, make the connections anew (umount " + v.mount_point + " and mount " +
                          "it again): established connections keep the path they were made on");
@@ -182,8 +183,8 @@ void judge_converged(const plan::PolicyPlan& p, report::PolicyReport& pr) {
   if (r.verdict == verify::Verdict::wrong_path) {
     pr.verdict = report::Verdict::wrong_path;
     pr.verification = verification_report(r, *p.proof, 0, 0);
-    pr.errors.push_back(p.proof->mount_point + " is configured as the policy says, but its path no longer holds: " +
-                        r.summary);
+    pr.errors.push_back(p.proof->mount_point +
+                        " is configured as the policy says, but its path no longer holds: " + r.summary);
     pr.rests_on = "the guest's facts (its NFS connections' addresses and the mount's addr=): " + r.summary;
     return;
   }
@@ -199,7 +200,8 @@ void judge_converged(const plan::PolicyPlan& p, report::PolicyReport& pr) {
   if (p.since_last && p.since_last->finding == verify::TrafficFinding::elsewhere) {
     pr.verdict = report::Verdict::wrong_path;
     pr.verification = misrouted_since(*p.proof, *p.since_last);
-    pr.errors.push_back(p.proof->mount_point + " is configured as the policy says, but its traffic since the last run " +
+    pr.errors.push_back(p.proof->mount_point +
+                        " is configured as the policy says, but its traffic since the last run " +
                         "took another path: " + p.since_last->text);
     pr.rests_on = p.since_last->text;
     return;
@@ -207,8 +209,9 @@ void judge_converged(const plan::PolicyPlan& p, report::PolicyReport& pr) {
   if (p.since_last) {
     pr.rests_on = p.since_last->text;
   } else if (p.traffic) {
-    pr.rests_on = "no comparison with the last run: it stored no counters of this path (the first run, or one that "
-                  "changed it): address check only";
+    pr.rests_on =
+        "no comparison with the last run: it stored no counters of this path (the first run, or one that "
+        "changed it): address check only";
   }
 }
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "plan/model.hpp"
-#include "report/run_report.hpp"
 #include "reconcile/context.hpp"
+#include "report/run_report.hpp"
 #include "verify/verifier.hpp"
 
 namespace pw::reconcile {
@@ -25,8 +25,8 @@ struct Measured {
   std::optional<verify::VerificationResult> result;  // absent: never probed
   std::uint64_t bytes = 0;                           // the last probe's size
   int probes = 0;
-  std::vector<std::string> notes;   // "probe grown: ...", "measured again: ..."
-  std::vector<std::string> errors;  // a probe that could not run
+  std::vector<std::string> notes;              // "probe grown: ...", "measured again: ..."
+  std::vector<std::string> errors;             // a probe that could not run
   std::optional<report::CommitFigure> commit;  // the commit-latency figure, when the policy asks
 };
 

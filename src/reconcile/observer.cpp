@@ -223,14 +223,14 @@ void Observer::mark_traffic(std::span<const plan::Observation> observed, std::sp
     if (!p.proof || !observed[i].guest) continue;
     const auto& vm = observed[i].vm;
     std::string missing = p.proof->vm.vmid == 0 || !p.proof->nic ? "the plan names no Proxmox NIC"
-                          : !vm                                   ? "the VM was not observed"
-                                                                  : vm->taps_unavailable;
+                          : !vm                                  ? "the VM was not observed"
+                                                                 : vm->taps_unavailable;
     const proxmox::VmStatus* status = missing.empty() ? &vm->status : nullptr;
     p.traffic = mark_of(*p.proof, *observed[i].guest, vm ? &vm->config : nullptr, status, std::move(missing), now);
     if (auto before = stored_mark(ctx_.d.results, p.policy)) {
       const auto in = audit_input(*p.proof, *observed[i].guest);
-      p.since_last = verify::traffic_since(*before, *p.traffic, in.desired, in.evidence, p.proof->nic.value_or(-1),
-                                           in.settings);
+      p.since_last =
+          verify::traffic_since(*before, *p.traffic, in.desired, in.evidence, p.proof->nic.value_or(-1), in.settings);
     }
   }
 }

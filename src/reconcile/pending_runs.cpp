@@ -79,7 +79,7 @@ PendingRuns PendingRuns::scan(const Context& ctx, Purpose purpose) {
       if (fresh) {
         // Looked at, never written: free means the run's process is gone (flock dies with it).
         auto held = ctx.d.locks.holder(run.host);
-        at->second = !held    ? std::pair{Writer::running, held.error().what}
+        at->second = !held   ? std::pair{Writer::running, held.error().what}
                      : *held ? std::pair{Writer::running, (*held)->what}
                              : std::pair{Writer::gone, std::string()};
       }

@@ -28,7 +28,7 @@ void ProbeLoop::run(const std::vector<PolicyRun*>& batch) {
     const auto verdict = m.result->verdict;
     // The verdict is on record before it decides anything: recover trusts a recorded "verified".
     w.done(boost::json::object{{"verdict", std::string(verify::to_string(verdict))}, {"summary", m.result->summary}});
-    if (!w.journal_ok) continue;   // could not record the verdict: done() sent the run to rollback
+    if (!w.journal_ok) continue;  // could not record the verdict: done() sent the run to rollback
     if (verdict == verify::Verdict::verified) {
       w.state = PolicyRun::State::verified;
     } else if (verdict == verify::Verdict::inconclusive && !v.rollback_on_inconclusive) {

@@ -37,8 +37,8 @@ std::optional<int> net_number(std::string_view key) {
 }  // namespace
 
 verify::TrafficMark mark_of(const plan::VerifyPath& proof, const guest::GuestFacts& facts,
-                            const proxmox::VmConfig* config, const proxmox::VmStatus* status,
-                            std::string taps_missing, std::string taken_at) {
+                            const proxmox::VmConfig* config, const proxmox::VmStatus* status, std::string taps_missing,
+                            std::string taken_at) {
   verify::TrafficMark m;
   m.taken_at = std::move(taken_at);
   verify::DesiredPath nas;
@@ -78,7 +78,8 @@ json::value to_json(const verify::TrafficMark& m) {
                                  {"bytes_acked", counter(c.bytes_acked)}});
   }
   json::object taps;
-  for (const auto& [n, t] : m.taps) taps["net" + std::to_string(n)] = json::object{{"netin", t.guest_rx}, {"netout", t.guest_tx}};
+  for (const auto& [n, t] : m.taps)
+    taps["net" + std::to_string(n)] = json::object{{"netin", t.guest_rx}, {"netout", t.guest_tx}};
   json::object lines;
   for (const auto& [n, l] : m.nic_lines) lines["net" + std::to_string(n)] = l;
   return json::object{{"taken_at", m.taken_at},
@@ -99,7 +100,8 @@ std::optional<verify::TrafficMark> traffic_mark_from(const json::value& v) {
   m.taken_at = *at;
   m.node = text_of(o, "node").value_or("");
   m.taps_unavailable = text_of(o, "taps_unavailable").value_or("");
-  if (const auto* p = o.if_contains("pid"); p != nullptr && p->is_int64()) m.pid = p->as_int64();
+  if (const auto* p = o.if_contains("pid"); p != nullptr && p->is_int64())
+    m.pid = p->as_int64();
   else if (p != nullptr && p->is_uint64() && p->as_uint64() <= std::numeric_limits<std::int64_t>::max())
     m.pid = static_cast<std::int64_t>(p->as_uint64());
   const auto* conns = o.if_contains("connections");

@@ -2,18 +2,17 @@
 // Traffic marks (verify/traffic_since.hpp): made from what a converged run already observed, kept
 // with the policy's stored result ("traffic_mark" in its details), and read back by the next run.
 // A stored mark that does not parse is no mark: the next run says "no comparison", never traffic.
+#include <boost/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
-#include <boost/json.hpp>
-
 #include "guest/facts.hpp"
 #include "journal/result_store.hpp"
 #include "plan/model.hpp"
-#include "proxmox/types.hpp"
 #include "proxmox/api.hpp"
+#include "proxmox/types.hpp"
 #include "verify/traffic_since.hpp"
 
 namespace pw::reconcile {
@@ -24,8 +23,8 @@ inline constexpr std::string_view kTrafficMarkKey = "traffic_mark";
 // The mark of `proof`'s path now: the guest's NFS connections to its NAS with their counters, and
 // the VM's taps from `status` (or why there are none: `taps_missing`).
 verify::TrafficMark mark_of(const plan::VerifyPath& proof, const guest::GuestFacts& facts,
-                            const proxmox::VmConfig* config, const proxmox::VmStatus* status,
-                            std::string taps_missing, std::string taken_at);
+                            const proxmox::VmConfig* config, const proxmox::VmStatus* status, std::string taps_missing,
+                            std::string taken_at);
 
 boost::json::value to_json(const verify::TrafficMark& mark);
 std::optional<verify::TrafficMark> traffic_mark_from(const boost::json::value& v);

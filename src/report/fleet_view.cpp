@@ -54,15 +54,21 @@ void table(std::ostringstream& out, const std::string& heading, const std::vecto
 
 }  // namespace
 
-int VerdictCounts::of(Verdict v) const { return counts[index_of(v)]; }
+int VerdictCounts::of(Verdict v) const {
+  return counts[index_of(v)];
+}
 
-std::string nas_of(const PolicyReport& p) { return p.nas.empty() ? std::string("(unknown)") : p.nas; }
+std::string nas_of(const PolicyReport& p) {
+  return p.nas.empty() ? std::string("(unknown)") : p.nas;
+}
 
 std::vector<VerdictCounts> by_node(const RunReport& r) {
   return group(r, [](const PolicyReport& p) { return p.node.empty() ? std::string("(unknown)") : p.node; });
 }
 
-std::vector<VerdictCounts> by_nas(const RunReport& r) { return group(r, nas_of); }
+std::vector<VerdictCounts> by_nas(const RunReport& r) {
+  return group(r, nas_of);
+}
 
 std::string render_fleet_html(const RunReport& r) {
   std::ostringstream out;

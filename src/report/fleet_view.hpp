@@ -11,7 +11,7 @@
 namespace pw::report {
 
 struct VerdictCounts {
-  std::string name;  // the node, or the NAS as the policy names it
+  std::string name;                                // the node, or the NAS as the policy names it
   std::array<int, std::size(kVerdicts)> counts{};  // indexed as kVerdicts
   int total = 0;
 

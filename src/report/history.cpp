@@ -26,13 +26,15 @@ json::value to_json(const HistoryPoint& h) {
 
 Result<std::vector<HistoryPoint>> history_from_json(const json::value& list, std::string_view where) {
   const auto* a = list.if_array();
-  if (a == nullptr) return fail("history: expected a list", std::string(where), "remove the file; the next run writes it again");
+  if (a == nullptr)
+    return fail("history: expected a list", std::string(where), "remove the file; the next run writes it again");
   std::vector<HistoryPoint> out;
   out.reserve(a->size());
   for (std::size_t i = 0; i < a->size(); ++i) {
     const std::string at = "history[" + std::to_string(i) + "]";
     const auto* o = (*a)[i].if_object();
-    if (o == nullptr) return fail(at + ": expected an object", std::string(where), "remove the file; the next run writes it again");
+    if (o == nullptr)
+      return fail(at + ": expected an object", std::string(where), "remove the file; the next run writes it again");
     HistoryPoint h;
     const auto* finished = o->if_contains("finished_at");
     const auto* verdict = o->if_contains("verdict");
@@ -41,14 +43,17 @@ Result<std::vector<HistoryPoint>> history_from_json(const json::value& list, std
                   "remove the file; the next run writes it again");
     }
     h.finished_at = std::string(finished->get_string());
-    if (const auto* id = o->if_contains("run_id"); id != nullptr && id->is_string()) h.run_id = std::string(id->get_string());
+    if (const auto* id = o->if_contains("run_id"); id != nullptr && id->is_string())
+      h.run_id = std::string(id->get_string());
     const auto v = verdict_from(verdict->get_string());
     if (!v) {
-      return fail(at + ": unknown verdict '" + std::string(verdict->get_string()) + "'", std::string(where),
-                  "a newer pathwarden wrote it, or the file was edited; remove the file and the next run writes it again");
+      return fail(
+          at + ": unknown verdict '" + std::string(verdict->get_string()) + "'", std::string(where),
+          "a newer pathwarden wrote it, or the file was edited; remove the file and the next run writes it again");
     }
     h.verdict = *v;
-    for (auto [key, into] : {std::pair{"intended_share", &h.intended_share}, std::pair{"throughput_bytes_per_second", &h.throughput}}) {
+    for (auto [key, into] :
+         {std::pair{"intended_share", &h.intended_share}, std::pair{"throughput_bytes_per_second", &h.throughput}}) {
       if (const auto* n = o->if_contains(key); n != nullptr && n->is_number()) *into = n->to_number<double>();
     }
     out.push_back(std::move(h));

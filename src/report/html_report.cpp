@@ -18,14 +18,22 @@ constexpr std::string_view kAmber = "#9a6700";
 
 std::string_view exit_meaning(int code) {
   switch (code) {
-    case 0: return "nothing to do, or everything verified without changes";
-    case 2: return "changes applied and verified";
-    case 3: return "drift found, or drift that could not be acted on";
-    case 4: return "a change failed verification and was rolled back";
-    case 5: return "a rollback failed, or a journal needs 'pathwarden recover'";
-    case 6: return "could not observe: the Proxmox API or a guest did not answer";
-    case 1: return "bad usage or bad policy";
-    default: return code > 128 ? "stopped by a signal; what it had begun was rolled back" : "an unknown exit code";
+    case 0:
+      return "nothing to do, or everything verified without changes";
+    case 2:
+      return "changes applied and verified";
+    case 3:
+      return "drift found, or drift that could not be acted on";
+    case 4:
+      return "a change failed verification and was rolled back";
+    case 5:
+      return "a rollback failed, or a journal needs 'pathwarden recover'";
+    case 6:
+      return "could not observe: the Proxmox API or a guest did not answer";
+    case 1:
+      return "bad usage or bad policy";
+    default:
+      return code > 128 ? "stopped by a signal; what it had begun was rolled back" : "an unknown exit code";
   }
 }
 
@@ -67,7 +75,8 @@ class Page {
     if (!r_.run_id.empty()) out_ << " <code>" << html_escape(r_.run_id) << "</code>";
     out_ << "</h1>\n<p class=\"meta\">";
     std::vector<std::string> meta;
-    meta.push_back(r_.mode == RunMode::last_results ? std::string("last result per policy") : html_escape(to_string(r_.mode)));
+    meta.push_back(r_.mode == RunMode::last_results ? std::string("last result per policy")
+                                                    : html_escape(to_string(r_.mode)));
     if (!r_.started_at.empty()) meta.push_back("started " + html_escape(r_.started_at));
     if (!r_.finished_at.empty()) meta.push_back("finished " + html_escape(r_.finished_at));
     if (!r_.policies_revision.empty()) {
@@ -87,8 +96,10 @@ class Page {
     std::vector<std::pair<Verdict, int>> tally;
     for (const auto& p : r_.policies) {
       auto it = std::find_if(tally.begin(), tally.end(), [&](const auto& t) { return t.first == p.verdict; });
-      if (it == tally.end()) tally.emplace_back(p.verdict, 1);
-      else ++it->second;
+      if (it == tally.end())
+        tally.emplace_back(p.verdict, 1);
+      else
+        ++it->second;
     }
     out_ << "<ul class=\"tally\">";
     for (const auto& [verdict, n] : tally) {
@@ -100,14 +111,18 @@ class Page {
 
   // One row per policy, so a page of many policies still shows every verdict on its first screen.
   void overview() {
-    out_ << "<table class=\"overview\">\n<thead><tr><th>policy</th><th>verdict</th><th>where the probe's bytes went</th>"
-            "<th>throughput</th>" << (o_.history.empty() ? "" : "<th>last runs</th>") << "<th>changes</th></tr></thead>\n<tbody>\n";
+    out_
+        << "<table class=\"overview\">\n<thead><tr><th>policy</th><th>verdict</th><th>where the probe's bytes went</th>"
+           "<th>throughput</th>"
+        << (o_.history.empty() ? "" : "<th>last runs</th>") << "<th>changes</th></tr></thead>\n<tbody>\n";
     for (const auto& p : r_.policies) {
-      out_ << "<tr><th>" << html_escape(p.policy) << "</th><td><span class=\"verdict\" style=\"background:"
-           << verdict_colour(p.verdict) << "\">" << html_escape(to_string(p.verdict))
-           << "</span></td><td class=\"split\">";
-      if (p.verification && !p.verification->interfaces.empty()) split(*p.verification);
-      else out_ << "<small>no probe</small>";
+      out_ << "<tr><th>" << html_escape(p.policy)
+           << "</th><td><span class=\"verdict\" style=\"background:" << verdict_colour(p.verdict) << "\">"
+           << html_escape(to_string(p.verdict)) << "</span></td><td class=\"split\">";
+      if (p.verification && !p.verification->interfaces.empty())
+        split(*p.verification);
+      else
+        out_ << "<small>no probe</small>";
       out_ << "</td><td>";
       if (p.verification && p.verification->throughput) out_ << html_escape(human_rate(*p.verification->throughput));
       out_ << "</td>";
@@ -123,7 +138,8 @@ class Page {
       if (!p.rolled_back.empty()) counts.push_back(steps(p.rolled_back.size()) + "rolled back");
       if (p.changes.empty() && p.rolled_back.empty() && !p.planned.empty() && p.verdict != Verdict::converged)
         counts.push_back(steps(p.planned.size()) + "planned");
-      if (!p.errors.empty()) counts.push_back(std::to_string(p.errors.size()) + (p.errors.size() == 1 ? " error" : " errors"));
+      if (!p.errors.empty())
+        counts.push_back(std::to_string(p.errors.size()) + (p.errors.size() == 1 ? " error" : " errors"));
       for (std::size_t i = 0; i < counts.size(); ++i) out_ << (i ? ", " : "") << counts[i];
       if (p.verdict == Verdict::precondition_failed) {
         if (const auto why = failed_reason(p); !why.empty()) out_ << "<br><small>" << html_escape(why) << "</small>";
@@ -143,9 +159,11 @@ class Page {
       if (total == 0) break;
       const double share = 100.0 * static_cast<double>(v.probe_bytes_of(i)) / static_cast<double>(total);
       if (share > 0) {
-        out_ << "<span" << (i.intended ? " class=\"intended\"" : "") << " style=\"width:" << percent_text(share) << "\"></span>";
+        out_ << "<span" << (i.intended ? " class=\"intended\"" : "") << " style=\"width:" << percent_text(share)
+             << "\"></span>";
       }
-      if (share >= 1.0 || i.intended) parts.push_back(percent_text(share) + " " + html_escape(i.name) + (i.intended ? " (intended)" : ""));
+      if (share >= 1.0 || i.intended)
+        parts.push_back(percent_text(share) + " " + html_escape(i.name) + (i.intended ? " (intended)" : ""));
     }
     out_ << "</div><small>";
     if (total == 0) out_ << "no bytes moved";
@@ -167,7 +185,8 @@ class Page {
       out_ << "<p class=\"context\">" << html_escape(it->second) << "</p>\n";
     }
     if (p.verdict == Verdict::precondition_failed) {
-      if (const auto why = failed_reason(p); !why.empty()) out_ << "<p class=\"why\"><b>Why:</b> " << html_escape(why) << "</p>\n";
+      if (const auto why = failed_reason(p); !why.empty())
+        out_ << "<p class=\"why\"><b>Why:</b> " << html_escape(why) << "</p>\n";
     }
     if (const auto* runs = history_of(p.policy)) history(*runs);
     if (p.verification) verification(*p.verification);
@@ -190,8 +209,8 @@ class Page {
       const auto widths = bar_percentages(v);
       std::uint64_t total = 0;
       for (const auto& i : v.interfaces) total += v.probe_bytes_of(i);
-      out_ << "<table class=\"bars\" aria-label=\"bytes per interface during the probe ("
-           << v.counter_name() << ")\">\n";
+      out_ << "<table class=\"bars\" aria-label=\"bytes per interface during the probe (" << v.counter_name()
+           << ")\">\n";
       for (std::size_t k = 0; k < v.interfaces.size(); ++k) {
         const auto& i = v.interfaces[k];
         const auto bytes = v.probe_bytes_of(i);
@@ -215,7 +234,9 @@ class Page {
            << (v.commit->error ? "" : "commit latency ") << "<b>" << html_escape(v.commit->describe()) << "</b></li>";
     }
     if (v.intended_share) out_ << "<li>intended share <b>" << percent_text(*v.intended_share * 100) << "</b></li>";
-    if (v.probe_bytes > 0) out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << verify::to_string(v.direction) << "</li>";
+    if (v.probe_bytes > 0)
+      out_ << "<li>probe <b>" << html_escape(human_bytes(v.probe_bytes)) << "</b> " << verify::to_string(v.direction)
+           << "</li>";
     if (v.probes > 0) out_ << "<li>measurements <b>" << v.probes << "</b></li>";
     out_ << "</ul>\n";
     if (v.exactly_old_number) out_ << "<p class=\"old\">" << html_escape(*v.exactly_old_number) << "</p>\n";
@@ -224,8 +245,8 @@ class Page {
       for (const auto& sig : v.signals) {
         const bool decided = v.decided_by && *v.decided_by == sig.signal;
         out_ << "<li" << (sig.state == verify::SignalState::contradicted ? " class=\"error\"" : "") << "><b>"
-             << verify::to_string(sig.signal) << "</b> " << verify::to_string(sig.state) << (decided ? " (decided)" : "")
-             << ": " << html_escape(sig.detail) << "</li>";
+             << verify::to_string(sig.signal) << "</b> " << verify::to_string(sig.state)
+             << (decided ? " (decided)" : "") << ": " << html_escape(sig.detail) << "</li>";
       }
       out_ << "</ul>\n";
       if (v.carried_by) out_ << "<p>The host saw <b>" << html_escape(*v.carried_by) << "</b> carry the probe.</p>\n";
@@ -298,23 +319,38 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       case '\t':
-      case '\n': out += c; break;
+      case '\n':
+        out += c;
+        break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += "\xEF\xBF\xBD";
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          out += "\xEF\xBF\xBD";
+        else
+          out += c;
     }
   }
   return out;
 }
 
 std::string failed_reason(const PolicyReport& p) {
-  if (p.verification && !p.verification->failed_preconditions.empty()) return p.verification->failed_preconditions.front();
+  if (p.verification && !p.verification->failed_preconditions.empty())
+    return p.verification->failed_preconditions.front();
   if (!p.errors.empty()) return p.errors.front();
   return {};
 }
@@ -330,21 +366,25 @@ std::vector<double> bar_percentages(const Verification& v) {
   for (const auto& i : v.interfaces) longest = std::max(longest, v.probe_bytes_of(i));
   std::vector<double> out;
   for (const auto& i : v.interfaces) {
-    out.push_back(longest == 0 ? 0.0
-                               : 100.0 * static_cast<double>(v.probe_bytes_of(i)) / static_cast<double>(longest));
+    out.push_back(longest == 0 ? 0.0 : 100.0 * static_cast<double>(v.probe_bytes_of(i)) / static_cast<double>(longest));
   }
   return out;
 }
 
 std::string_view verdict_colour(Verdict v) {
   switch (tone_of(v)) {
-    case Tone::good: return kGreen;
-    case Tone::bad: return kRed;
-    case Tone::attention: return kAmber;
+    case Tone::good:
+      return kGreen;
+    case Tone::bad:
+      return kRed;
+    case Tone::attention:
+      return kAmber;
   }
   return kAmber;
 }
 
-std::string render_html(const RunReport& report, const HtmlOptions& options) { return Page(report, options).render(); }
+std::string render_html(const RunReport& report, const HtmlOptions& options) {
+  return Page(report, options).render();
+}
 
 }  // namespace pw::report

@@ -32,8 +32,10 @@ class FieldReader {
 
   void text(const json::object& o, std::string_view key, const std::string& path, std::string& into) {
     if (const auto* v = present(o, key)) {
-      if (const auto* s = v->if_string()) into = std::string(*s);
-      else bad(path + "." + std::string(key), "expected a string");
+      if (const auto* s = v->if_string())
+        into = std::string(*s);
+      else
+        bad(path + "." + std::string(key), "expected a string");
     }
   }
 
@@ -43,8 +45,7 @@ class FieldReader {
 
   // A string naming one of an enum's values (`all`, spelt by its to_string), with a did-you-mean.
   template <class Enum, std::size_t N>
-  void choice(const json::object& o, std::string_view key, const std::string& path, Enum& into,
-              const Enum (&all)[N]) {
+  void choice(const json::object& o, std::string_view key, const std::string& path, Enum& into, const Enum (&all)[N]) {
     if (present(o, key) == nullptr) return;
     std::string text;
     this->text(o, key, path, text);
@@ -68,8 +69,10 @@ class FieldReader {
 
   void flag(const json::object& o, std::string_view key, const std::string& path, bool& into) {
     if (const auto* v = present(o, key)) {
-      if (const auto* b = v->if_bool()) into = *b;
-      else bad(path + "." + std::string(key), "expected true or false");
+      if (const auto* b = v->if_bool())
+        into = *b;
+      else
+        bad(path + "." + std::string(key), "expected true or false");
     }
   }
 
@@ -94,8 +97,10 @@ class FieldReader {
   void number(const json::object& o, std::string_view key, const std::string& path, std::optional<double>& into) {
     const auto* v = present(o, key);
     if (v == nullptr) return;
-    if (v->is_number()) into = v->to_number<double>();
-    else bad(path + "." + std::string(key), "expected a number");
+    if (v->is_number())
+      into = v->to_number<double>();
+    else
+      bad(path + "." + std::string(key), "expected a number");
   }
 
   void texts(const json::object& o, std::string_view key, const std::string& path, std::vector<std::string>& into) {
@@ -104,8 +109,10 @@ class FieldReader {
     const auto* a = v->if_array();
     if (a == nullptr) return bad(path + "." + std::string(key), "expected a list of strings");
     for (std::size_t i = 0; i < a->size(); ++i) {
-      if (const auto* s = (*a)[i].if_string()) into.emplace_back(*s);
-      else bad(path + "." + std::string(key) + "[" + std::to_string(i) + "]", "expected a string");
+      if (const auto* s = (*a)[i].if_string())
+        into.emplace_back(*s);
+      else
+        bad(path + "." + std::string(key) + "[" + std::to_string(i) + "]", "expected a string");
     }
   }
 
@@ -118,7 +125,8 @@ class FieldReader {
   }
 
   void bad(const std::string& path, const std::string& what) {
-    if (!error_) error_ = Error{path + ": " + what, where_, "is this a report written by 'pathwarden ... --report-file'?"};
+    if (!error_)
+      error_ = Error{path + ": " + what, where_, "is this a report written by 'pathwarden ... --report-file'?"};
   }
 
   const std::optional<Error>& error() const { return error_; }
@@ -233,7 +241,8 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   read_changes(r, o, "changes", path, p.changes);
   r.texts(o, "rolled_back", path, p.rolled_back);
   if (const auto* v = o.if_contains("verification"); v && !v->is_null()) {
-    if (const auto* vo = r.object(*v, path + ".verification")) read_verification(r, *vo, path + ".verification", p.verification.emplace());
+    if (const auto* vo = r.object(*v, path + ".verification"))
+      read_verification(r, *vo, path + ".verification", p.verification.emplace());
   }
   r.texts(o, "restored_checks", path, p.restored_checks);
   r.texts(o, "warnings", path, p.warnings);

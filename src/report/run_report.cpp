@@ -1,7 +1,7 @@
 #include "report/run_report.hpp"
 
-#include <charconv>
 #include <boost/json.hpp>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -11,15 +11,24 @@ namespace pw::report {
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::converged: return "converged";  // nothing to do
-    case Verdict::drift: return "drift";          // check mode: changes would be made
-    case Verdict::verified: return "verified";
-    case Verdict::wrong_path: return "wrong-path";
-    case Verdict::inconclusive: return "inconclusive";
-    case Verdict::precondition_failed: return "precondition-failed";
-    case Verdict::rolled_back: return "rolled-back";
-    case Verdict::rollback_failed: return "rollback-failed";
-    case Verdict::unobserved: return "unobserved";  // the API or the guest did not answer
+    case Verdict::converged:
+      return "converged";  // nothing to do
+    case Verdict::drift:
+      return "drift";  // check mode: changes would be made
+    case Verdict::verified:
+      return "verified";
+    case Verdict::wrong_path:
+      return "wrong-path";
+    case Verdict::inconclusive:
+      return "inconclusive";
+    case Verdict::precondition_failed:
+      return "precondition-failed";
+    case Verdict::rolled_back:
+      return "rolled-back";
+    case Verdict::rollback_failed:
+      return "rollback-failed";
+    case Verdict::unobserved:
+      return "unobserved";  // the API or the guest did not answer
   }
   return "?";
 }
@@ -33,51 +42,73 @@ std::optional<Verdict> verdict_from(std::string_view text) {
 
 std::string_view to_string(RollbackCause c) {
   switch (c) {
-    case RollbackCause::wrong_path: return "wrong-path";
-    case RollbackCause::inconclusive: return "inconclusive";
-    case RollbackCause::precondition_failed: return "precondition-failed";
-    case RollbackCause::interrupted: return "interrupted";
-    case RollbackCause::conflict: return "conflict";
+    case RollbackCause::wrong_path:
+      return "wrong-path";
+    case RollbackCause::inconclusive:
+      return "inconclusive";
+    case RollbackCause::precondition_failed:
+      return "precondition-failed";
+    case RollbackCause::interrupted:
+      return "interrupted";
+    case RollbackCause::conflict:
+      return "conflict";
   }
   return "?";
 }
 
 std::optional<RollbackCause> rollback_cause_of(Verdict v) {
   switch (v) {
-    case Verdict::wrong_path: return RollbackCause::wrong_path;
-    case Verdict::inconclusive: return RollbackCause::inconclusive;
-    case Verdict::precondition_failed: return RollbackCause::precondition_failed;
-    default: return std::nullopt;
+    case Verdict::wrong_path:
+      return RollbackCause::wrong_path;
+    case Verdict::inconclusive:
+      return RollbackCause::inconclusive;
+    case Verdict::precondition_failed:
+      return RollbackCause::precondition_failed;
+    default:
+      return std::nullopt;
   }
 }
 
-std::ostream& operator<<(std::ostream& out, RollbackCause c) { return out << to_string(c); }
+std::ostream& operator<<(std::ostream& out, RollbackCause c) {
+  return out << to_string(c);
+}
 
 Tone tone_of(Verdict v) {
   switch (v) {
     case Verdict::verified:
-    case Verdict::converged: return Tone::good;
+    case Verdict::converged:
+      return Tone::good;
     case Verdict::rolled_back:
     case Verdict::wrong_path:
     case Verdict::rollback_failed:
-    case Verdict::unobserved: return Tone::bad;
+    case Verdict::unobserved:
+      return Tone::bad;
     case Verdict::drift:
     case Verdict::inconclusive:
-    case Verdict::precondition_failed: return Tone::attention;
+    case Verdict::precondition_failed:
+      return Tone::attention;
   }
   return Tone::attention;
 }
 
-std::ostream& operator<<(std::ostream& out, Verdict v) { return out << to_string(v); }
+std::ostream& operator<<(std::ostream& out, Verdict v) {
+  return out << to_string(v);
+}
 
 std::string_view to_string(RunMode m) {
   switch (m) {
-    case RunMode::reconcile: return "reconcile";
-    case RunMode::check: return "check";
-    case RunMode::apply: return "apply";
-    case RunMode::verify: return "verify";
-    case RunMode::recover: return "recover";
-    case RunMode::last_results: return "last-results";
+    case RunMode::reconcile:
+      return "reconcile";
+    case RunMode::check:
+      return "check";
+    case RunMode::apply:
+      return "apply";
+    case RunMode::verify:
+      return "verify";
+    case RunMode::recover:
+      return "recover";
+    case RunMode::last_results:
+      return "last-results";
   }
   return "?";
 }
@@ -88,15 +119,29 @@ int exit_code(const RunReport& r) {
   bool applied = false, drift = false, failed = false, unobserved = false, rollback_failed = r.journal_left;
   for (const auto& p : r.policies) {
     switch (p.verdict) {
-      case Verdict::rollback_failed: rollback_failed = true; break;
+      case Verdict::rollback_failed:
+        rollback_failed = true;
+        break;
       case Verdict::rolled_back:
-      case Verdict::wrong_path: failed = true; break;
-      case Verdict::inconclusive: (p.changes.empty() ? drift : failed) = true; break;
+      case Verdict::wrong_path:
+        failed = true;
+        break;
+      case Verdict::inconclusive:
+        (p.changes.empty() ? drift : failed) = true;
+        break;
       case Verdict::drift:
-      case Verdict::precondition_failed: drift = true; break;
-      case Verdict::verified: applied |= !p.changes.empty(); break;
-      case Verdict::unobserved: unobserved = true; break;
-      case Verdict::converged: applied |= !p.changes.empty(); break;  // a comment written, the mount left alone
+      case Verdict::precondition_failed:
+        drift = true;
+        break;
+      case Verdict::verified:
+        applied |= !p.changes.empty();
+        break;
+      case Verdict::unobserved:
+        unobserved = true;
+        break;
+      case Verdict::converged:
+        applied |= !p.changes.empty();
+        break;  // a comment written, the mount left alone
     }
   }
   if (rollback_failed) return 5;
@@ -110,10 +155,14 @@ int exit_code(const RunReport& r) {
 
 std::string signal_name(int signal) {
   switch (signal) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 15: return "SIGTERM";
-    default: return "signal " + std::to_string(signal);
+    case 1:
+      return "SIGHUP";
+    case 2:
+      return "SIGINT";
+    case 15:
+      return "SIGTERM";
+    default:
+      return "signal " + std::to_string(signal);
   }
 }
 
@@ -133,10 +182,14 @@ int signal_number(std::string_view name) {
 std::string human_bytes(std::uint64_t bytes) {
   char buf[32];
   const double b = static_cast<double>(bytes);
-  if (bytes >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1ull << 30));
-  else if (bytes >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1ull << 20));
-  else if (bytes >= (1ull << 10)) std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1ull << 10));
-  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  if (bytes >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1ull << 30));
+  else if (bytes >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1ull << 20));
+  else if (bytes >= (1ull << 10))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1ull << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
   return buf;
 }
 
@@ -188,19 +241,15 @@ json::value opt(const std::optional<T>& v) {
 json::array signals_json(const std::vector<verify::SignalReading>& signals) {
   json::array out;
   for (const auto& sig : signals)
-    out.push_back(json::object{{"signal", verify::to_string(sig.signal)},
-                               {"state", verify::to_string(sig.state)},
-                               {"detail", sig.detail}});
+    out.push_back(json::object{
+        {"signal", verify::to_string(sig.signal)}, {"state", verify::to_string(sig.state)}, {"detail", sig.detail}});
   return out;
 }
 
 json::value commit_json(const CommitFigure& c) {
-  return json::object{{"cycles", c.cycles},
-                      {"block_bytes", c.block_bytes},
-                      {"seconds", c.seconds},
-                      {"commits_per_second", opt(c.per_second())},
-                      {"minimum", opt(c.minimum)},
-                      {"below_minimum", c.below_minimum()},
+  return json::object{{"cycles", c.cycles},        {"block_bytes", c.block_bytes},
+                      {"seconds", c.seconds},      {"commits_per_second", opt(c.per_second())},
+                      {"minimum", opt(c.minimum)}, {"below_minimum", c.below_minimum()},
                       {"error", opt(c.error)}};
 }
 
@@ -215,24 +264,25 @@ json::value verification_json(const Verification& v) {
                                {"net_bytes", i.net_bytes},
                                {"speed_mbps", opt(i.speed_mbps)}});
   }
-  return json::object{{"verdict", to_string(v.verdict)},
-                      {"summary", v.summary},
-                      {"direction", verify::to_string(v.direction)},
-                      {"probe_bytes", v.probe_bytes},
-                      {"probes", v.probes},
-                      {"interfaces", std::move(ifs)},
-                      {"intended_share", opt(v.intended_share)},
-                      {"throughput_bytes_per_second", opt(v.throughput)},
-                      {"exactly_old_number", opt(v.exactly_old_number)},
-                      {"diagnosis", opt(v.diagnosis)},
-                      {"remedies", strings(v.remedies)},
-                      {"failed_preconditions", strings(v.failed_preconditions)},
-                      {"signals", signals_json(v.signals)},
-                      {"decided_by", v.decided_by ? json::value(verify::to_string(*v.decided_by)) : json::value(nullptr)},
-                      {"carried_by", opt(v.carried_by)},
-                      {"server_address", v.server_address},
-                      {"server_name", opt(v.server_name)},
-                      {"commit", v.commit ? commit_json(*v.commit) : json::value(nullptr)}};
+  return json::object{
+      {"verdict", to_string(v.verdict)},
+      {"summary", v.summary},
+      {"direction", verify::to_string(v.direction)},
+      {"probe_bytes", v.probe_bytes},
+      {"probes", v.probes},
+      {"interfaces", std::move(ifs)},
+      {"intended_share", opt(v.intended_share)},
+      {"throughput_bytes_per_second", opt(v.throughput)},
+      {"exactly_old_number", opt(v.exactly_old_number)},
+      {"diagnosis", opt(v.diagnosis)},
+      {"remedies", strings(v.remedies)},
+      {"failed_preconditions", strings(v.failed_preconditions)},
+      {"signals", signals_json(v.signals)},
+      {"decided_by", v.decided_by ? json::value(verify::to_string(*v.decided_by)) : json::value(nullptr)},
+      {"carried_by", opt(v.carried_by)},
+      {"server_address", v.server_address},
+      {"server_name", opt(v.server_name)},
+      {"commit", v.commit ? commit_json(*v.commit) : json::value(nullptr)}};
 }
 
 json::array changes_json(const std::vector<Change>& changes) {

@@ -3,8 +3,8 @@
 // (schema in docs: README "JSON report"), the Prometheus textfile and the HTML page.
 #include <boost/json/value.hpp>
 #include <cstdint>
-#include <map>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,11 +32,9 @@ enum class Verdict {
 std::string_view to_string(Verdict v);
 std::optional<Verdict> verdict_from(std::string_view text);
 std::ostream& operator<<(std::ostream& out, Verdict v);
-inline constexpr Verdict kVerdicts[] = {Verdict::converged,    Verdict::drift,
-                                        Verdict::verified,     Verdict::wrong_path,
-                                        Verdict::inconclusive, Verdict::precondition_failed,
-                                        Verdict::rolled_back,  Verdict::rollback_failed,
-                                        Verdict::unobserved};
+inline constexpr Verdict kVerdicts[] = {Verdict::converged,   Verdict::drift,           Verdict::verified,
+                                        Verdict::wrong_path,  Verdict::inconclusive,    Verdict::precondition_failed,
+                                        Verdict::rolled_back, Verdict::rollback_failed, Verdict::unobserved};
 
 // Why a change was rolled back: the verification's verdict that sent it there (wrong-path,
 // inconclusive, precondition-failed), or an event: the run was interrupted and `recover` undid
@@ -61,7 +59,6 @@ enum class RunMode { reconcile, check, apply, verify, recover, last_results };
 std::string_view to_string(RunMode m);
 inline constexpr RunMode kRunModes[] = {RunMode::reconcile, RunMode::check,   RunMode::apply,
                                         RunMode::verify,    RunMode::recover, RunMode::last_results};
-
 
 struct InterfaceBytes {
   std::string name;

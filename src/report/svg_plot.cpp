@@ -10,7 +10,7 @@ namespace pw::report {
 
 namespace {
 
-constexpr int kPad = 6;         // room for a dot at either end
+constexpr int kPad = 6;          // room for a dot at either end
 constexpr int kLabelWidth = 84;  // the y labels, left of the plot ("1100.0 MB/s" fits)
 
 std::string fixed(double v) {
@@ -40,17 +40,18 @@ std::string svg_line_plot(const std::vector<PlotPoint>& points, const PlotFrame&
     return bottom - clamped * (bottom - top);
   };
   std::ostringstream out;
-  out << "<svg class=\"plot\" width=\"" << total << "\" height=\"" << h
-      << "\" viewBox=\"0 0 " << total << " " << h << "\" role=\"img\" aria-label=\"" << html_escape(f.aria_label) << "\">";
-  out << "<text x=\"" << kLabelWidth - 6 << "\" y=\"" << fixed(top + 4) << "\" text-anchor=\"end\" font-size=\"10\" fill=\"#59636e\">"
-      << html_escape(f.top_label) << "</text>";
-  out << "<text x=\"" << kLabelWidth - 6 << "\" y=\"" << fixed(bottom + 3) << "\" text-anchor=\"end\" font-size=\"10\" fill=\"#59636e\">"
-      << html_escape(f.bottom_label) << "</text>";
+  out << "<svg class=\"plot\" width=\"" << total << "\" height=\"" << h << "\" viewBox=\"0 0 " << total << " " << h
+      << "\" role=\"img\" aria-label=\"" << html_escape(f.aria_label) << "\">";
+  out << "<text x=\"" << kLabelWidth - 6 << "\" y=\"" << fixed(top + 4)
+      << "\" text-anchor=\"end\" font-size=\"10\" fill=\"#59636e\">" << html_escape(f.top_label) << "</text>";
+  out << "<text x=\"" << kLabelWidth - 6 << "\" y=\"" << fixed(bottom + 3)
+      << "\" text-anchor=\"end\" font-size=\"10\" fill=\"#59636e\">" << html_escape(f.bottom_label) << "</text>";
   out << "<g transform=\"translate(" << kLabelWidth << ",0)\">";
   out << "<rect x=\"0\" y=\"0\" width=\"" << w << "\" height=\"" << h << "\" fill=\"#f1f8ff\" rx=\"4\"/>";
   out << "<line x1=\"0\" y1=\"" << fixed(top) << "\" x2=\"" << w << "\" y2=\"" << fixed(top)
       << "\" stroke=\"#d0d7de\" stroke-dasharray=\"3 3\"/>";
-  out << "<line x1=\"0\" y1=\"" << fixed(bottom) << "\" x2=\"" << w << "\" y2=\"" << fixed(bottom) << "\" stroke=\"#d0d7de\"/>";
+  out << "<line x1=\"0\" y1=\"" << fixed(bottom) << "\" x2=\"" << w << "\" y2=\"" << fixed(bottom)
+      << "\" stroke=\"#d0d7de\"/>";
   // The line breaks where a run has no figure: a gap, not a zero.
   std::string path;
   bool pen_down = false;
@@ -77,9 +78,9 @@ std::string svg_line_plot(const std::vector<PlotPoint>& points, const PlotFrame&
 std::string svg_verdict_strip(const std::vector<HistoryPoint>& runs, int cell) {
   const int gap = 2, w = static_cast<int>(runs.size()) * (cell + gap);
   std::ostringstream out;
-  out << "<svg class=\"strip\" width=\"" << std::max(w, 1) << "\" height=\"" << cell
-      << "\" viewBox=\"0 0 " << std::max(w, 1) << " " << cell << "\" role=\"img\" aria-label=\"verdicts of the last "
-      << runs.size() << (runs.size() == 1 ? " run" : " runs") << ", oldest first\">";
+  out << "<svg class=\"strip\" width=\"" << std::max(w, 1) << "\" height=\"" << cell << "\" viewBox=\"0 0 "
+      << std::max(w, 1) << " " << cell << "\" role=\"img\" aria-label=\"verdicts of the last " << runs.size()
+      << (runs.size() == 1 ? " run" : " runs") << ", oldest first\">";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     out << "<rect x=\"" << static_cast<int>(i) * (cell + gap) << "\" y=\"0\" width=\"" << cell << "\" height=\"" << cell
         << "\" rx=\"2\" fill=\"" << verdict_colour(runs[i].verdict) << "\"><title>" << html_escape(tooltip(runs[i], ""))
@@ -92,10 +93,13 @@ std::string svg_verdict_strip(const std::vector<HistoryPoint>& runs, int cell) {
 std::string svg_share_plot(const std::vector<HistoryPoint>& runs) {
   std::vector<PlotPoint> points;
   for (const auto& h : runs) {
-    points.push_back({h.intended_share, std::string(verdict_colour(h.verdict)),
-                      tooltip(h, h.intended_share ? percent_text(*h.intended_share * 100) + " on the intended NIC" : "no probe")});
+    points.push_back(
+        {h.intended_share, std::string(verdict_colour(h.verdict)),
+         tooltip(h, h.intended_share ? percent_text(*h.intended_share * 100) + " on the intended NIC" : "no probe")});
   }
-  return svg_line_plot(points, {.y_max = 1.0, .top_label = "100%", .bottom_label = "0%",
+  return svg_line_plot(points, {.y_max = 1.0,
+                                .top_label = "100%",
+                                .bottom_label = "0%",
                                 .aria_label = "the intended NIC's share of the probe's bytes, per run"});
 }
 
@@ -107,7 +111,9 @@ std::string svg_throughput_plot(const std::vector<HistoryPoint>& runs) {
     points.push_back({h.throughput, std::string(verdict_colour(h.verdict)),
                       tooltip(h, h.throughput ? human_rate(*h.throughput) : "no probe")});
   }
-  return svg_line_plot(points, {.y_max = most, .top_label = most > 0 ? human_rate(most) : "", .bottom_label = "0",
+  return svg_line_plot(points, {.y_max = most,
+                                .top_label = most > 0 ? human_rate(most) : "",
+                                .bottom_label = "0",
                                 .aria_label = "the probe's throughput, per run"});
 }
 

@@ -25,7 +25,7 @@ struct PlotPoint {
 struct PlotFrame {
   int width = 280;
   int height = 60;
-  double y_max = 1.0;  // the top of the plot; values above it are drawn at the top
+  double y_max = 1.0;        // the top of the plot; values above it are drawn at the top
   std::string top_label;     // "100%", "1.2 GB/s"
   std::string bottom_label;  // "0"
   std::string aria_label;    // what the plot shows, for screen readers

@@ -67,9 +67,12 @@ std::string render_text(const RunReport& report, bool colour) {
   };
   auto verdict_colour = [](Verdict v) {
     switch (tone_of(v)) {
-      case Tone::good: return "32";
-      case Tone::bad: return "31";
-      case Tone::attention: return "33";
+      case Tone::good:
+        return "32";
+      case Tone::bad:
+        return "31";
+      case Tone::attention:
+        return "33";
     }
     return "33";
   };
@@ -92,17 +95,18 @@ std::string render_text(const RunReport& report, bool colour) {
       out << "  verification: " << v.summary << "\n";
       for (const auto& i : v.interfaces) {
         const auto bytes = v.probe_bytes_of(i);
-        out << "    " << (i.intended ? "→ " : "  ") << i.name << " (" << i.mac << ")" << std::string(i.name.size() < 10 ? 10 - i.name.size() : 1, ' ')
-            << v.counter_name() << " " << human_bytes(bytes)
-            << (i.intended ? "   intended" : "") << "\n";
+        out << "    " << (i.intended ? "→ " : "  ") << i.name << " (" << i.mac << ")"
+            << std::string(i.name.size() < 10 ? 10 - i.name.size() : 1, ' ') << v.counter_name() << " "
+            << human_bytes(bytes) << (i.intended ? "   intended" : "") << "\n";
       }
       if (v.throughput) out << "    throughput " << human_rate(*v.throughput) << "\n";
-      if (v.commit) out << "    " << (v.commit->below_minimum() ? paint(v.commit->describe(), "33") : v.commit->describe()) << "\n";
+      if (v.commit)
+        out << "    " << (v.commit->below_minimum() ? paint(v.commit->describe(), "33") : v.commit->describe()) << "\n";
       if (v.exactly_old_number) out << "    " << paint("! " + *v.exactly_old_number, "33") << "\n";
       for (const auto& sig : v.signals) {
         const bool decided = v.decided_by && *v.decided_by == sig.signal;
-        out << "    " << (decided ? "▸ " : "  ") << sig.signal << ": " << sig.state << (decided ? " (decided)" : "") << " — "
-            << sig.detail << "\n";
+        out << "    " << (decided ? "▸ " : "  ") << sig.signal << ": " << sig.state << (decided ? " (decided)" : "")
+            << " — " << sig.detail << "\n";
       }
       if (v.carried_by) out << "    the host saw " << *v.carried_by << " carry the probe\n";
       if (v.server_name) out << "    NAS " << *v.server_name << " = " << v.server_address << " in the guest\n";
@@ -120,8 +124,10 @@ std::string render_text(const RunReport& report, bool colour) {
     }
   }
   out << "\nexit code " << exit_code(r);
-  if (r.journal_left) out << " (a journal needs 'pathwarden recover')";
-  else if (r.stopped_by_signal > 0) out << " (stopped by " << signal_name(r.stopped_by_signal) << " at a safe point; what it had begun was undone)";
+  if (r.journal_left)
+    out << " (a journal needs 'pathwarden recover')";
+  else if (r.stopped_by_signal > 0)
+    out << " (stopped by " << signal_name(r.stopped_by_signal) << " at a safe point; what it had begun was undone)";
   out << "\n";
   return out.str();
 }

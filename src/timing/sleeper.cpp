@@ -4,7 +4,9 @@
 
 namespace pw::timing {
 
-void RealSleeper::sleep(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
+void RealSleeper::sleep(std::chrono::milliseconds d) {
+  std::this_thread::sleep_for(d);
+}
 
 Sleeper& real_sleeper() {
   static RealSleeper s;

@@ -13,8 +13,8 @@ std::optional<std::uint64_t> counter(const ConnectionCounters& c, ProbeDirection
 }  // namespace
 
 bool same_connection(const NfsConnection& a, const NfsConnection& b) {
-  return a.local_port == b.local_port && a.remote_port == b.remote_port && same_address(a.local_address, b.local_address) &&
-         same_address(a.remote_address, b.remote_address);
+  return a.local_port == b.local_port && a.remote_port == b.remote_port &&
+         same_address(a.local_address, b.local_address) && same_address(a.remote_address, b.remote_address);
 }
 
 bool to_nas(const DesiredPath& d, const NfsConnection& c) {
@@ -40,8 +40,9 @@ ConnectionAnalysis analyze_connections(const ConnectionSamples& samples, const D
       // A connection made during the probe (a reconnect): every byte it counts is from the window.
       f.opened_during_probe = true;
       f.bytes = *after;
-      out.notes.push_back("the connection " + now.connection.local_address + ":" + std::to_string(now.connection.local_port) +
-                          " → " + now.connection.remote_address + " opened during the probe");
+      out.notes.push_back("the connection " + now.connection.local_address + ":" +
+                          std::to_string(now.connection.local_port) + " → " + now.connection.remote_address +
+                          " opened during the probe");
     } else if (const auto before = counter(*was, direction); before && *after >= *before) {
       f.bytes = *after - *before;
     } else {
@@ -54,23 +55,30 @@ ConnectionAnalysis analyze_connections(const ConnectionSamples& samples, const D
       f.nic = l.mac;
     }
     f.intended = f.nic.valid() && f.nic == desired.intended_mac;
-    if (f.intended) out.intended_bytes += f.bytes;
+    if (f.intended)
+      out.intended_bytes += f.bytes;
     else if (f.nic.valid()) {
       out.other_bytes += f.bytes;
       other_by_interface[f.interface_name] += f.bytes;
-    } else out.unattributed_bytes += f.bytes;
+    } else
+      out.unattributed_bytes += f.bytes;
     out.flows.push_back(std::move(f));
   }
   std::uint64_t most = 0;
   for (const auto& [name, bytes] : other_by_interface)
-    if (bytes > most) { most = bytes; out.busiest_other = name; }
+    if (bytes > most) {
+      most = bytes;
+      out.busiest_other = name;
+    }
   for (const auto& before : samples.before) {
     if (!to_nas(desired, before.connection)) continue;
-    const bool still = std::any_of(samples.after.begin(), samples.after.end(),
-                                   [&](const ConnectionCounters& a) { return same_connection(a.connection, before.connection); });
+    const bool still = std::any_of(samples.after.begin(), samples.after.end(), [&](const ConnectionCounters& a) {
+      return same_connection(a.connection, before.connection);
+    });
     if (!still)
-      out.notes.push_back("the connection " + before.connection.local_address + ":" + std::to_string(before.connection.local_port) +
-                          " → " + before.connection.remote_address + " closed during the probe: its last bytes are not counted");
+      out.notes.push_back("the connection " + before.connection.local_address + ":" +
+                          std::to_string(before.connection.local_port) + " → " + before.connection.remote_address +
+                          " closed during the probe: its last bytes are not counted");
   }
   return out;
 }

@@ -1,12 +1,12 @@
 #include "verify/counters.hpp"
 
-#include "net/mac_address.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
+
+#include "net/mac_address.hpp"
 
 namespace pw::verify {
 namespace {
@@ -14,7 +14,9 @@ namespace {
 constexpr std::size_t kSnapshots = 4;  // baseline_start, baseline_end, before_probe, after_probe
 constexpr std::size_t kBaseStart = 0, kBaseEnd = 1, kBefore = 2, kAfter = 3;
 
-bool meaningless_mac(const net::MacAddress& mac) { return mac.empty() || mac == net::MacAddress("00:00:00:00:00:00"); }
+bool meaningless_mac(const net::MacAddress& mac) {
+  return mac.empty() || mac == net::MacAddress("00:00:00:00:00:00");
+}
 
 // One interface followed through the snapshots; empty slots where it was absent.
 struct Track {
@@ -54,7 +56,10 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
       Track* only = nullptr;
       int count = 0;
       for (auto& t : tracks)
-        if (claimable(t) && t.mac == mac) { only = &t; ++count; }
+        if (claimable(t) && t.mac == mac) {
+          only = &t;
+          ++count;
+        }
       if (count == 1) {
         only->at[k] = &ifaces[i];
         matched[i] = true;
@@ -74,7 +79,8 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
 // Byte figures stay within int64 so that net = raw - background can always be represented.
 std::uint64_t round_bytes(double v) {
   if (!(v > 0)) return 0;
-  if (v >= static_cast<double>(std::numeric_limits<std::int64_t>::max())) return std::numeric_limits<std::int64_t>::max();
+  if (v >= static_cast<double>(std::numeric_limits<std::int64_t>::max()))
+    return std::numeric_limits<std::int64_t>::max();
   return static_cast<std::uint64_t>(std::llround(v));
 }
 
@@ -92,10 +98,14 @@ std::int64_t signed_difference(std::uint64_t a, std::uint64_t b) {
 
 std::string_view to_string(CounterIssue issue) {
   switch (issue) {
-    case CounterIssue::none: return "none";
-    case CounterIssue::reset: return "counter reset";
-    case CounterIssue::no_baseline: return "no baseline";
-    case CounterIssue::not_in_probe: return "absent during the probe";
+    case CounterIssue::none:
+      return "none";
+    case CounterIssue::reset:
+      return "counter reset";
+    case CounterIssue::no_baseline:
+      return "no baseline";
+    case CounterIssue::not_in_probe:
+      return "absent during the probe";
   }
   return "?";
 }
@@ -122,7 +132,7 @@ const CounterDelta* CounterAnalysis::intended() const {
 CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& probe,
                                  const net::MacAddress& intended_mac, const NoiseModel& noise) {
   const std::array<const CounterSnapshot*, kSnapshots> snaps{&samples.baseline_start, &samples.baseline_end,
-                                                            &samples.before_probe, &samples.after_probe};
+                                                             &samples.before_probe, &samples.after_probe};
   CounterAnalysis out;
   out.baseline_window = samples.baseline_end.taken_at - samples.baseline_start.taken_at;
   out.probe_window = samples.after_probe.taken_at > samples.before_probe.taken_at
@@ -142,8 +152,8 @@ CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& 
     d.mac = t.mac;
     d.upper_device = last->upper_device;
     d.speed_mbps = last->speed_mbps;
-    d.intended = intended.found && t.at[kAfter] && t.at[kAfter]->name == intended.found->name &&
-                 t.mac == intended.found->mac;
+    d.intended =
+        intended.found && t.at[kAfter] && t.at[kAfter]->name == intended.found->name && t.mac == intended.found->mac;
     for (const auto* seen : t.at) {
       if (seen && seen->name != d.name) {
         d.previous_name = seen->name;
@@ -172,7 +182,8 @@ CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& 
       prev = seen;
     }
     if (d.issue == CounterIssue::reset) {
-      out.notes.push_back(d.name + " (MAC " + d.mac + "): counters restarted between snapshots (NIC re-plugged or reset)");
+      out.notes.push_back(d.name + " (MAC " + d.mac +
+                          "): counters restarted between snapshots (NIC re-plugged or reset)");
       out.deltas.push_back(std::move(d));
       continue;
     }

@@ -5,6 +5,8 @@ namespace pw::verify {
 
 enum class ProbeDirection { read, write };
 
-constexpr const char* to_string(ProbeDirection d) { return d == ProbeDirection::read ? "read" : "write"; }
+constexpr const char* to_string(ProbeDirection d) {
+  return d == ProbeDirection::read ? "read" : "write";
+}
 
 }  // namespace pw::verify

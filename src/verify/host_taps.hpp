@@ -16,10 +16,10 @@ struct TapBytes {
 };
 
 struct HostTapSamples {
-  int intended_net = -1;               // N of the intended netN
-  std::map<int, TapBytes> before;      // by N
+  int intended_net = -1;           // N of the intended netN
+  std::map<int, TapBytes> before;  // by N
   std::map<int, TapBytes> after;
-  std::string unavailable;             // why there are none (empty when read)
+  std::string unavailable;  // why there are none (empty when read)
 };
 
 }  // namespace pw::verify

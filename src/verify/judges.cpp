@@ -5,7 +5,9 @@
 namespace pw::verify {
 namespace {
 
-std::uint64_t directed(const TapBytes& b, ProbeDirection d) { return d == ProbeDirection::read ? b.guest_rx : b.guest_tx; }
+std::uint64_t directed(const TapBytes& b, ProbeDirection d) {
+  return d == ProbeDirection::read ? b.guest_rx : b.guest_tx;
+}
 
 }  // namespace
 
@@ -18,7 +20,8 @@ HostTapJudgement judge_host_taps(const HostTapSamples& taps, const ProbeRun& pro
   }
   const auto b = taps.before.find(taps.intended_net), a = taps.after.find(taps.intended_net);
   if (taps.intended_net < 0 || b == taps.before.end() || a == taps.after.end()) {
-    r.detail = "Proxmox reported no tap counters for " + (taps.intended_net < 0 ? std::string("the NIC") : text::net_name(taps.intended_net)) +
+    r.detail = "Proxmox reported no tap counters for " +
+               (taps.intended_net < 0 ? std::string("the NIC") : text::net_name(taps.intended_net)) +
                " around the probe";
     return out;
   }
@@ -38,8 +41,8 @@ HostTapJudgement judge_host_taps(const HostTapSamples& taps, const ProbeRun& pro
     return out;
   }
   const double need = s.min_share * p - static_cast<double>(s.noise.floor_bytes);
-  const std::string mine = text::net_name(taps.intended_net) + " (intended) carried " + text::bytes(static_cast<double>(*intended)) +
-                           " " + dir + " the guest";
+  const std::string mine = text::net_name(taps.intended_net) + " (intended) carried " +
+                           text::bytes(static_cast<double>(*intended)) + " " + dir + " the guest";
   if (static_cast<double>(*intended) >= need) {
     r.state = SignalState::agreed;
     r.detail = mine + " during the probe run, at least " + text::percent(s.min_share) + " of the probe's " +
@@ -50,7 +53,10 @@ HostTapJudgement judge_host_taps(const HostTapSamples& taps, const ProbeRun& pro
   std::uint64_t best_bytes = 0;
   for (const auto& [n, _] : taps.after) {
     if (n == taps.intended_net) continue;
-    if (auto d = delta(n); d && *d > best_bytes) { best = n; best_bytes = *d; }
+    if (auto d = delta(n); d && *d > best_bytes) {
+      best = n;
+      best_bytes = *d;
+    }
   }
   if (best && static_cast<double>(best_bytes) >= s.min_seen_share * p) {
     r.state = SignalState::contradicted;
@@ -67,17 +73,19 @@ HostTapJudgement judge_host_taps(const HostTapSamples& taps, const ProbeRun& pro
 SignalReading judge_connections(const ConnectionAnalysis& a, const ProbeRun& probe, const VerifySettings& s) {
   SignalReading r{Signal::connection_bytes, SignalState::unavailable, {}};
   if (!a.counters_available) {
-    r.detail = "connection bytes unavailable: ss showed no tcp_info byte counters for the NFS connections "
-               "(the guest kernel needs inet_diag and tcp_diag)";
+    r.detail =
+        "connection bytes unavailable: ss showed no tcp_info byte counters for the NFS connections "
+        "(the guest kernel needs inet_diag and tcp_diag)";
     return r;
   }
   const double p = static_cast<double>(probe.bytes);
   const double intended = static_cast<double>(a.intended_bytes), other = static_cast<double>(a.other_bytes);
   const double unknown = static_cast<double>(a.unattributed_bytes);
-  const std::string line = "NFS connections moved " + text::bytes(intended) + " on the intended interface, " +
-                           text::bytes(other) + " on others" +
-                           (a.unattributed_bytes ? ", " + text::bytes(unknown) + " on connections of no known interface" : "") +
-                           " (probe " + text::binary_bytes(p) + ")";
+  const std::string line =
+      "NFS connections moved " + text::bytes(intended) + " on the intended interface, " + text::bytes(other) +
+      " on others" +
+      (a.unattributed_bytes ? ", " + text::bytes(unknown) + " on connections of no known interface" : "") + " (probe " +
+      text::binary_bytes(p) + ")";
   r.detail = line;
   if (intended + other + unknown < s.min_seen_share * p) {
     r.state = SignalState::undecided;

@@ -1,11 +1,10 @@
 #include "verify/nfs_evidence.hpp"
 
-#include "net/mac_address.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
+#include "net/mac_address.hpp"
 #include "verify/text.hpp"
 
 namespace pw::verify {
@@ -101,22 +100,32 @@ bool version_satisfies(std::string_view effective, std::string_view wanted) {
 
 std::string_view to_string(RemedyKind kind) {
   switch (kind) {
-    case RemedyKind::pin_nfs_v3: return "pin-nfs-v3";
-    case RemedyKind::remount_all_of_server: return "remount-all-of-server";
-    case RemedyKind::drop_max_connect: return "drop-max-connect";
-    case RemedyKind::fix_route: return "fix-route";
-    case RemedyKind::fix_return_route: return "fix-return-route";
-    case RemedyKind::remount: return "remount";
-    case RemedyKind::set_guest_channels: return "set-guest-channels";
+    case RemedyKind::pin_nfs_v3:
+      return "pin-nfs-v3";
+    case RemedyKind::remount_all_of_server:
+      return "remount-all-of-server";
+    case RemedyKind::drop_max_connect:
+      return "drop-max-connect";
+    case RemedyKind::fix_route:
+      return "fix-route";
+    case RemedyKind::fix_return_route:
+      return "fix-return-route";
+    case RemedyKind::remount:
+      return "remount";
+    case RemedyKind::set_guest_channels:
+      return "set-guest-channels";
   }
   return "?";
 }
 
 std::string_view to_string(DiagnosisKind kind) {
   switch (kind) {
-    case DiagnosisKind::trunked: return "trunked";
-    case DiagnosisKind::misrouted: return "misrouted";
-    case DiagnosisKind::unexplained: return "unexplained";
+    case DiagnosisKind::trunked:
+      return "trunked";
+    case DiagnosisKind::misrouted:
+      return "misrouted";
+    case DiagnosisKind::unexplained:
+      return "unexplained";
   }
   return "?";
 }
@@ -152,7 +161,9 @@ std::optional<int> nfs4_minor(std::string_view vers) {
   return std::nullopt;
 }
 
-bool same_address(std::string_view a, std::string_view b) { return bare_address(a) == bare_address(b); }
+bool same_address(std::string_view a, std::string_view b) {
+  return bare_address(a) == bare_address(b);
+}
 
 const EffectiveMount* find_mount(const NfsEvidence& evidence, std::string_view mount_point) {
   const EffectiveMount* found = nullptr;
@@ -182,8 +193,8 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
       out.push_back(Error{"the combined channel count of " + name + " is unknown", "guest interface " + name,
                           "check that ethtool is installed in the guest"});
     } else if (*e.guest_channels < *d.queues) {
-      out.push_back(Error{name + " uses " + std::to_string(*e.guest_channels) + " combined channel(s), the policy wants " +
-                              std::to_string(*d.queues),
+      out.push_back(Error{name + " uses " + std::to_string(*e.guest_channels) +
+                              " combined channel(s), the policy wants " + std::to_string(*d.queues),
                           "guest interface " + name,
                           "run `ethtool -L " + name + " combined " + std::to_string(*d.queues) +
                               "` and check the NIC's queues in Proxmox"});
@@ -192,17 +203,20 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
 
   const EffectiveMount* m = find_mount(e, d.mount_point);
   if (!m) {
-    out.push_back(Error{d.mount_point + " is not mounted", where, "mount it (pathwarden apply) and check the guest's fstab"});
+    out.push_back(
+        Error{d.mount_point + " is not mounted", where, "mount it (pathwarden apply) and check the guest's fstab"});
     return out;
   }
   if (!m->fstype.starts_with("nfs")) {
-    out.push_back(Error{d.mount_point + " is a " + m->fstype + " mount, not NFS", where, "check the policy's mount path"});
+    out.push_back(
+        Error{d.mount_point + " is a " + m->fstype + " mount, not NFS", where, "check the policy's mount path"});
     return out;
   }
   const std::string addr = m->effective_address();
   if (!is_nas_address(d, addr)) {
-    out.push_back(Error{d.mount_point + " talks to " + addr + ", which is not " + d.server + " nor another address of its NAS",
-                        where, "unmount it and mount " + d.server + " (or list " + addr + " in nas_addresses)"});
+    out.push_back(
+        Error{d.mount_point + " talks to " + addr + ", which is not " + d.server + " nor another address of its NAS",
+              where, "unmount it and mount " + d.server + " (or list " + addr + " in nas_addresses)"});
   }
   if (d.vers && !version_satisfies(m->version(), *d.vers)) {
     out.push_back(Error{d.mount_point + " uses vers=" + (m->version().empty() ? "?" : m->version()) +
@@ -210,14 +224,15 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
                         where, "unmount and mount it again: `mount -o remount` cannot change the NFS version"});
   }
   if (d.nconnect && m->nconnect() != *d.nconnect) {
-    out.push_back(Error{d.mount_point + " has nconnect=" + std::to_string(m->nconnect()) + ", the policy wants nconnect=" +
-                            std::to_string(*d.nconnect),
+    out.push_back(Error{d.mount_point + " has nconnect=" + std::to_string(m->nconnect()) +
+                            ", the policy wants nconnect=" + std::to_string(*d.nconnect),
                         where,
                         "nconnect only takes effect on the first mount of a server: unmount every mount of " +
                             d.server + " and mount again"});
   } else if (d.nconnect && e.transport_count && *e.transport_count < *d.nconnect) {
-    out.push_back(Error{"mountstats lists " + std::to_string(*e.transport_count) + " transport(s) for " + d.mount_point +
-                            ", nconnect=" + std::to_string(*d.nconnect) + " wants " + std::to_string(*d.nconnect),
+    out.push_back(Error{"mountstats lists " + std::to_string(*e.transport_count) + " transport(s) for " +
+                            d.mount_point + ", nconnect=" + std::to_string(*d.nconnect) + " wants " +
+                            std::to_string(*d.nconnect),
                         where, "unmount every mount of " + d.server + " and mount again"});
   }
   return out;
@@ -226,8 +241,8 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
 namespace {
 
 struct PathSignals {
-  std::string address;              // effective addr=
-  bool other_nas_address = false;   // addr= is another address of the same NAS
+  std::string address;             // effective addr=
+  bool other_nas_address = false;  // addr= is another address of the same NAS
   std::vector<TransportRefusal> refusals;
   std::vector<const NfsConnection*> to_server, to_other_nas;
   std::vector<const NfsConnection*> off_intended;  // connections to the NAS leaving from another interface
@@ -246,9 +261,12 @@ PathSignals read_signals(const DesiredPath& d, const NfsEvidence& e, const net::
   }
   s.refusals = transport_refusals(e, d);
   for (const auto& c : e.connections) {
-    if (same_address(c.remote_address, d.server)) s.to_server.push_back(&c);
-    else if (contains_address(d.nas_addresses, c.remote_address)) s.to_other_nas.push_back(&c);
-    else continue;
+    if (same_address(c.remote_address, d.server))
+      s.to_server.push_back(&c);
+    else if (contains_address(d.nas_addresses, c.remote_address))
+      s.to_other_nas.push_back(&c);
+    else
+      continue;
     const bool carries_mount = s.address.empty() || same_address(c.remote_address, s.address);
     if (const auto* o = owner_of(e, c.local_address); carries_mount && o && o->mac.valid() && o->mac != intended_mac)
       s.off_intended.push_back(&c);
@@ -274,20 +292,22 @@ void add_counter_evidence(PathDiagnosis& out, const CounterAnalysis& counters, c
     if (!d.intended && share < 0.05) continue;
     out.evidence.push_back(d.name + (d.intended ? " (intended)" : "") + " " + dir + " " +
                            text::bytes(static_cast<double>(d.net(probe.direction))) + " beyond its background, " +
-                           text::percent(share) + " of the probe's " + text::binary_bytes(static_cast<double>(probe.bytes)));
+                           text::percent(share) + " of the probe's " +
+                           text::binary_bytes(static_cast<double>(probe.bytes)));
   }
 }
 
 }  // namespace
 
-PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const CounterAnalysis* counters, const ProbeRun* probe) {
+PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const CounterAnalysis* counters,
+                       const ProbeRun* probe) {
   PathDiagnosis out;
   const PathSignals s = read_signals(d, e, d.intended_mac);
   if (counters && probe) add_counter_evidence(out, *counters, *probe);
 
   if (s.mount && s.other_nas_address)
-    out.evidence.push_back("/proc/mounts: " + d.mount_point + " has addr=" + s.address + ", another address of the NAS, not " +
-                           d.server);
+    out.evidence.push_back("/proc/mounts: " + d.mount_point + " has addr=" + s.address +
+                           ", another address of the NAS, not " + d.server);
   for (const auto& r : s.refusals) out.evidence.push_back("kernel: " + r.line);
   {
     const std::size_t n = s.to_server.size() + s.to_other_nas.size();
@@ -298,7 +318,8 @@ PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const Counter
     if (!parts.empty()) line += ": " + join(parts, ", ");
     out.evidence.push_back(line);
   }
-  if (e.transport_count) out.evidence.push_back("mountstats: " + std::to_string(*e.transport_count) + " transport(s) for " + d.mount_point);
+  if (e.transport_count)
+    out.evidence.push_back("mountstats: " + std::to_string(*e.transport_count) + " transport(s) for " + d.mount_point);
 
   if (looks_trunked(s)) {
     out.kind = DiagnosisKind::trunked;
@@ -330,12 +351,14 @@ PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const Counter
   if (!s.off_intended.empty()) {
     out.kind = DiagnosisKind::misrouted;
     const auto* o = owner_of(e, s.off_intended.front()->local_address);
-    out.evidence.push_back("the connection to " + d.server + ":2049 leaves from " + s.off_intended.front()->local_address +
-                           ", an address of " + (o ? o->interface_name : std::string("another interface")));
+    out.evidence.push_back("the connection to " + d.server + ":2049 leaves from " +
+                           s.off_intended.front()->local_address + ", an address of " +
+                           (o ? o->interface_name : std::string("another interface")));
     out.remedies.push_back({RemedyKind::fix_route,
                             "make `ip route get " + d.server + "` answer `dev " +
                                 (intended_name.empty() ? std::string("<intended interface>") : intended_name) +
-                                "`: put " + d.server + " in that link's subnet or add a host route through it, "
+                                "`: put " + d.server +
+                                " in that link's subnet or add a host route through it, "
                                 "then re-make the mount so its connection is re-established",
                             {d.mount_point}});
     return out;
@@ -349,17 +372,20 @@ PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const Counter
   const std::string via = intended_name.empty() ? std::string("the intended interface") : intended_name;
   if (from_intended && probe->direction == ProbeDirection::read) {
     // Requests leave from the intended link's address, replies come back another way.
-    out.evidence.push_back("the connection leaves from " + via + " but the replies arrive on another link: an asymmetric route");
+    out.evidence.push_back("the connection leaves from " + via +
+                           " but the replies arrive on another link: an asymmetric route");
     out.remedies.push_back({RemedyKind::fix_return_route,
                             "fix the NAS's route back to the guest's address on " + via +
                                 " (and check rp_filter), so replies return the way requests left",
                             {d.mount_point}});
     return out;
   }
-  out.evidence.push_back("addr=" + s.address + " is the desired server, so the route decides which link the bytes take");
+  out.evidence.push_back("addr=" + s.address +
+                         " is the desired server, so the route decides which link the bytes take");
   out.remedies.push_back({RemedyKind::fix_route,
-                          "make `ip route get " + d.server + "` answer `dev " + via + "` (a host route or the link's subnet), "
-                          "then re-make the mount so its connection is re-established",
+                          "make `ip route get " + d.server + "` answer `dev " + via +
+                              "` (a host route or the link's subnet), "
+                              "then re-make the mount so its connection is re-established",
                           {d.mount_point}});
   return out;
 }
@@ -369,8 +395,9 @@ SignalReading judge_connection_interface(const DesiredPath& d, const NfsEvidence
   const PathSignals s = read_signals(d, e, d.intended_mac);
   if (looks_trunked(s)) {
     r.state = SignalState::contradicted;
-    r.detail = d.mount_point + " uses " + (s.address.empty() ? std::string("another address of the NAS") : "addr=" + s.address) +
-               ", not " + d.server + ": its RPCs ride that address's connection (NFSv4.1 trunking)";
+    r.detail = d.mount_point + " uses " +
+               (s.address.empty() ? std::string("another address of the NAS") : "addr=" + s.address) + ", not " +
+               d.server + ": its RPCs ride that address's connection (NFSv4.1 trunking)";
     return r;
   }
   if (!s.off_intended.empty()) {
@@ -384,7 +411,8 @@ SignalReading judge_connection_interface(const DesiredPath& d, const NfsEvidence
   }
   if (!s.on_intended.empty()) {
     r.state = SignalState::agreed;
-    r.detail = "the connection " + describe_connection(e, *s.on_intended.front()) + " leaves from the intended interface";
+    r.detail =
+        "the connection " + describe_connection(e, *s.on_intended.front()) + " leaves from the intended interface";
     return r;
   }
   r.state = SignalState::undecided;

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "diagnostics/error.hpp"
+#include "net/mac_address.hpp"
 #include "verify/counters.hpp"
 #include "verify/signals.hpp"
-#include "net/mac_address.hpp"
 
 namespace pw::verify {
 
@@ -20,14 +20,14 @@ using MountOptionMap = std::map<std::string, std::string, std::less<>>;
 
 // One NFS line of /proc/mounts.
 struct EffectiveMount {
-  std::string device;       // "198.51.100.2:/export2": may name the address asked for, not the one used
+  std::string device;  // "198.51.100.2:/export2": may name the address asked for, not the one used
   std::string mount_point;
-  std::string fstype;       // nfs | nfs4
-  MountOptionMap options;   // "vers" → "4.2"; flags such as "hard" map to ""
+  std::string fstype;      // nfs | nfs4
+  MountOptionMap options;  // "vers" → "4.2"; flags such as "hard" map to ""
 
   std::optional<std::string> option(std::string_view key) const;
-  std::string version() const;    // vers= or nfsvers=; "" when absent
-  unsigned nconnect() const;      // 1 when absent (the kernel hides nconnect=1)
+  std::string version() const;  // vers= or nfsvers=; "" when absent
+  unsigned nconnect() const;    // 1 when absent (the kernel hides nconnect=1)
   // The address the kernel really talks to: addr=, else the device's server part.
   std::string effective_address() const;
 };
@@ -49,7 +49,7 @@ struct LocalAddress {
 
 // The path a policy wants. Addresses are IP addresses (names resolved by the caller).
 struct DesiredPath {
-  net::MacAddress intended_mac;            // the Proxmox NIC's MAC
+  net::MacAddress intended_mac;  // the Proxmox NIC's MAC
   std::string mount_point;
   std::string probe_file;                  // absolute path in the guest
   std::uint64_t probe_bytes = 0;           // the policy's first probe: the file must hold at least this
@@ -57,12 +57,12 @@ struct DesiredPath {
   std::vector<std::string> nas_addresses;  // the same NAS's other addresses
   std::optional<std::string> vers;         // "3", "4", "4.1", "4.2"; absent: not pinned
   std::optional<unsigned> nconnect;
-  std::optional<unsigned> queues;          // combined channels wanted on the intended NIC
+  std::optional<unsigned> queues;  // combined channels wanted on the intended NIC
 };
 
 struct NfsEvidence {
-  std::vector<EffectiveMount> mounts;        // every NFS mount of the guest
-  std::vector<NfsConnection> connections;    // every established connection to port 2049
+  std::vector<EffectiveMount> mounts;      // every NFS mount of the guest
+  std::vector<NfsConnection> connections;  // every established connection to port 2049
   std::vector<LocalAddress> local_addresses;
   std::optional<unsigned> transport_count;   // `xprt:` lines of the policy's mount in mountstats
   std::vector<std::string> kernel_messages;  // dmesg lines; unrelated lines are ignored
@@ -73,10 +73,10 @@ enum class RemedyKind {
   pin_nfs_v3,             // NFSv3 has no trunking detection
   remount_all_of_server,  // every v4.1+ mount of that NAS down, the desired address first
   drop_max_connect,
-  fix_route,              // the guest's route to the server
-  fix_return_route,       // the NAS's route back (asymmetric path)
-  remount,                // options that only a fresh mount applies
-  set_guest_channels,     // ethtool -L
+  fix_route,           // the guest's route to the server
+  fix_return_route,    // the NAS's route back (asymmetric path)
+  remount,             // options that only a fresh mount applies
+  set_guest_channels,  // ethtool -L
 };
 
 std::string_view to_string(RemedyKind kind);

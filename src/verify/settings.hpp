@@ -7,7 +7,7 @@
 namespace pw::verify {
 
 struct VerifySettings {
-  double min_share = 0.9;       // of the probe's bytes, net of background, on the intended NIC
+  double min_share = 0.9;  // of the probe's bytes, net of background, on the intended NIC
   // Below this share found on all interfaces together, the probe's bytes went unseen (a cached
   // read, a short file): nothing can be concluded.
   double min_seen_share = 0.5;

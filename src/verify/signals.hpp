@@ -16,7 +16,7 @@ namespace pw::verify {
 
 enum class Signal { guest_counters, host_taps, connection_bytes, connection_interface };
 inline constexpr Signal kSignals[] = {Signal::guest_counters, Signal::host_taps, Signal::connection_bytes,
-                                       Signal::connection_interface};
+                                      Signal::connection_interface};
 
 enum class SignalState {
   agreed,        // it says the probe's bytes took the intended NIC
@@ -29,26 +29,38 @@ inline constexpr SignalState kSignalStates[] = {SignalState::agreed, SignalState
 
 constexpr std::string_view to_string(Signal s) {
   switch (s) {
-    case Signal::guest_counters: return "guest-counters";
-    case Signal::host_taps: return "host-taps";
-    case Signal::connection_bytes: return "connection-bytes";
-    case Signal::connection_interface: return "connection-interface";
+    case Signal::guest_counters:
+      return "guest-counters";
+    case Signal::host_taps:
+      return "host-taps";
+    case Signal::connection_bytes:
+      return "connection-bytes";
+    case Signal::connection_interface:
+      return "connection-interface";
   }
   return "?";
 }
 
 constexpr std::string_view to_string(SignalState s) {
   switch (s) {
-    case SignalState::agreed: return "agreed";
-    case SignalState::contradicted: return "contradicted";
-    case SignalState::undecided: return "undecided";
-    case SignalState::unavailable: return "unavailable";
+    case SignalState::agreed:
+      return "agreed";
+    case SignalState::contradicted:
+      return "contradicted";
+    case SignalState::undecided:
+      return "undecided";
+    case SignalState::unavailable:
+      return "unavailable";
   }
   return "?";
 }
 
-inline std::ostream& operator<<(std::ostream& os, Signal s) { return os << to_string(s); }
-inline std::ostream& operator<<(std::ostream& os, SignalState s) { return os << to_string(s); }
+inline std::ostream& operator<<(std::ostream& os, Signal s) {
+  return os << to_string(s);
+}
+inline std::ostream& operator<<(std::ostream& os, SignalState s) {
+  return os << to_string(s);
+}
 
 struct SignalReading {
   Signal signal = Signal::guest_counters;

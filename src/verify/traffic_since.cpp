@@ -22,7 +22,8 @@ std::string taps_differ(const TrafficMark& before, const TrafficMark& now, int i
   if (intended_net < 0) return "the plan names no Proxmox NIC";
   if (!before.taps_unavailable.empty()) return "the last run read none: " + before.taps_unavailable;
   if (!now.taps_unavailable.empty()) return now.taps_unavailable;
-  if (before.node != now.node) return "the VM moved from node " + before.node + " to " + now.node + " since the last run";
+  if (before.node != now.node)
+    return "the VM moved from node " + before.node + " to " + now.node + " since the last run";
   if (before.pid != now.pid) return "the VM was restarted since the last run (another QEMU process, new taps)";
   const auto b = before.nic_lines.find(intended_net), a = now.nic_lines.find(intended_net);
   if (b == before.nic_lines.end() || a == now.nic_lines.end() || b->second != a->second) {
@@ -84,8 +85,9 @@ Flows compare_connections(const TrafficMark& before, const TrafficMark& now, con
       ++f.without_counters;
       continue;
     }
-    const auto was = std::find_if(before.connections.begin(), before.connections.end(),
-                                  [&](const ConnectionCounters& b) { return same_connection(b.connection, c.connection); });
+    const auto was =
+        std::find_if(before.connections.begin(), before.connections.end(),
+                     [&](const ConnectionCounters& b) { return same_connection(b.connection, c.connection); });
     if (was == before.connections.end()) {
       ++f.opened;  // made after the last run: when is not known, so its bytes are not "since the last run"
       continue;
@@ -117,7 +119,8 @@ Flows compare_connections(const TrafficMark& before, const TrafficMark& now, con
 
 std::string why_not_compared(const Flows& f) {
   if (f.to_nas == 0) return "the mount has no NFS connections now";
-  if (f.without_counters == f.to_nas) return "ss showed no tcp_info byte counters (the guest kernel needs inet_diag and tcp_diag)";
+  if (f.without_counters == f.to_nas)
+    return "ss showed no tcp_info byte counters (the guest kernel needs inet_diag and tcp_diag)";
   if (f.reset > 0 && f.opened == 0) return "the NFS connections' counters went down (not the same sockets)";
   return std::to_string(f.opened) + " of the mount's NFS connection" + (f.to_nas == 1 ? " is" : "s are") +
          " new since the last run (a reconnect or a re-mount)";
@@ -143,13 +146,16 @@ TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, co
     return out;
   }
   const double t = static_cast<double>(total);
-  const std::string intended_name = intended_net >= 0              ? text::net_name(intended_net)
+  const std::string intended_name = intended_net >= 0               ? text::net_name(intended_net)
                                     : !f.intended_interface.empty() ? f.intended_interface
                                                                     : std::string("the intended NIC");
   std::string busiest;
   std::uint64_t most = 0;
   for (const auto& [name, bytes] : f.by_interface) {
-    if (bytes > most) { most = bytes; busiest = name; }
+    if (bytes > most) {
+      most = bytes;
+      busiest = name;
+    }
   }
   // The guest's view: the connections' own bytes, by the interface that owns their local address.
   if (static_cast<double>(f.other) >= s.min_seen_share * t && static_cast<double>(f.intended) < s.min_share * t) {
@@ -173,10 +179,13 @@ TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, co
       std::uint64_t best_bytes = 0;
       for (const auto& [n, _] : now.taps) {
         if (n == intended_net) continue;
-        if (auto d = tap_delta(before, now, n); d && *d > best_bytes) { best = n; best_bytes = *d; }
+        if (auto d = tap_delta(before, now, n); d && *d > best_bytes) {
+          best = n;
+          best_bytes = *d;
+        }
       }
-      const std::string line = text::bytes(t) + " of NFS traffic " + since + ", but the host's tap of " + intended_name +
-                               " counted " + text::bytes(static_cast<double>(mine));
+      const std::string line = text::bytes(t) + " of NFS traffic " + since + ", but the host's tap of " +
+                               intended_name + " counted " + text::bytes(static_cast<double>(mine));
       if (best && static_cast<double>(best_bytes) >= s.min_seen_share * t) {
         out.finding = TrafficFinding::elsewhere;
         out.carrier = best;
@@ -198,7 +207,10 @@ TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, co
       std::uint64_t best_bytes = 0;
       for (const auto& [n, _] : now.taps) {
         if (n == intended_net) continue;
-        if (auto d = tap_delta_one_way(before, now, n, rx); d && *d > best_bytes) { best = n; best_bytes = *d; }
+        if (auto d = tap_delta_one_way(before, now, n, rx); d && *d > best_bytes) {
+          best = n;
+          best_bytes = *d;
+        }
       }
       if (!best || static_cast<double>(best_bytes) < s.min_seen_share * way) continue;
       out.finding = TrafficFinding::elsewhere;
@@ -221,9 +233,10 @@ TrafficSince traffic_since(const TrafficMark& before, const TrafficMark& now, co
   }
   out.finding = TrafficFinding::carried;
   const std::uint64_t elsewhere = f.other + f.unattributed;
-  out.text = text::bytes(t) + " of NFS traffic on " + intended_name + " " + since + ", " +
-             (elsewhere == 0 ? std::string("none elsewhere") : text::bytes(static_cast<double>(elsewhere)) + " elsewhere") +
-             host;
+  out.text =
+      text::bytes(t) + " of NFS traffic on " + intended_name + " " + since + ", " +
+      (elsewhere == 0 ? std::string("none elsewhere") : text::bytes(static_cast<double>(elsewhere)) + " elsewhere") +
+      host;
   return out;
 }
 

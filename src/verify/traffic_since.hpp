@@ -24,8 +24,8 @@ struct TrafficMark {
   // The VM's taps, with what makes them the same taps next time. taps_unavailable: why there are
   // none (the API answered no "nics", the plan names no Proxmox NIC, the read failed).
   std::string node;
-  std::optional<std::int64_t> pid;  // the QEMU process; a restart or migration makes another
-  std::map<int, TapBytes> taps;     // by N of netN
+  std::optional<std::int64_t> pid;       // the QEMU process; a restart or migration makes another
+  std::map<int, TapBytes> taps;          // by N of netN
   std::map<int, std::string> nic_lines;  // netN as configured: another line, another (re-plugged) tap
   std::string taps_unavailable;
 };
@@ -39,11 +39,11 @@ enum class TrafficFinding {
 
 struct TrafficSince {
   TrafficFinding finding = TrafficFinding::no_comparison;
-  std::string text;               // what the verdict rests on, one sentence an operator reads
-  std::uint64_t nfs_bytes = 0;    // on connections seen by both runs, both directions
-  std::optional<int> carrier;     // elsewhere, as the host saw it: the netN that carried them
-  std::string carrier_interface;  // elsewhere, as the guest saw it: the interface of the connections
-  bool asymmetric = false;        // elsewhere one way only (replies in on one NIC, requests out on another)
+  std::string text;                   // what the verdict rests on, one sentence an operator reads
+  std::uint64_t nfs_bytes = 0;        // on connections seen by both runs, both directions
+  std::optional<int> carrier;         // elsewhere, as the host saw it: the netN that carried them
+  std::string carrier_interface;      // elsewhere, as the guest saw it: the interface of the connections
+  bool asymmetric = false;            // elsewhere one way only (replies in on one NIC, requests out on another)
   std::vector<std::string> evidence;  // elsewhere: one observed fact per line, for the diagnosis
 };
 

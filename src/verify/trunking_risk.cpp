@@ -13,8 +13,8 @@ std::optional<int> planned_minor(const std::optional<std::string>& vers) {
 }
 
 bool is_nas_address(const PlannedMount& p, const std::string& a) {
-  return same_address(p.server, a) ||
-         std::any_of(p.nas_addresses.begin(), p.nas_addresses.end(), [&](const std::string& x) { return same_address(x, a); });
+  return same_address(p.server, a) || std::any_of(p.nas_addresses.begin(), p.nas_addresses.end(),
+                                                  [&](const std::string& x) { return same_address(x, a); });
 }
 
 }  // namespace
@@ -43,8 +43,9 @@ std::vector<TrunkingRisk> predict_trunking_risk(const PlannedMount& planned, std
     r.existing = *m;
     r.certain = *minor != -1;
     r.message = planned.mount_point + " would mount " + planned.server + " with NFSv" +
-                (*minor == -1 ? std::string("4 (negotiated, likely 4.2)") : planned.vers.value_or("")) + ", but the guest already reaches this NAS through " +
-                m->address + " (" + m->mount_point + ", vers=" + m->vers +
+                (*minor == -1 ? std::string("4 (negotiated, likely 4.2)") : planned.vers.value_or("")) +
+                ", but the guest already reaches this NAS through " + m->address + " (" + m->mount_point +
+                ", vers=" + m->vers +
                 "): NFSv4.1+ trunking would reuse that transport and the bytes would stay on its link";
     r.remedies.push_back({RemedyKind::pin_nfs_v3,
                           "pin vers=3 on " + planned.mount_point + " and write the reason next to it",

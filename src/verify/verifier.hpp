@@ -46,7 +46,7 @@ struct VerificationResult {
   Verdict verdict = Verdict::inconclusive;
   std::string summary;  // one line: what was found and why
   std::vector<Error> failed_preconditions;
-  std::vector<CounterDelta> deltas;  // intended first
+  std::vector<CounterDelta> deltas;      // intended first
   std::optional<double> intended_share;  // net bytes on the intended NIC / probe bytes
   std::optional<double> throughput;      // probe bytes per second of wall time
   std::optional<LineRateMatch> exactly_old_number;

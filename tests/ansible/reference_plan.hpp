@@ -36,8 +36,8 @@ inline plan::Plan movies_plan() {
   nic.queues_to = 8;
   p.steps.push_back({nic, true, "set net1 queues=8 (hot-plug)"});
 
-  p.steps.push_back({plan::SetChannels{"media-vm", "bc:24:11:00:00:02", "ens19", 1, 8}, false,
-                     "ethtool -L ens19 combined 8"});
+  p.steps.push_back(
+      {plan::SetChannels{"media-vm", "bc:24:11:00:00:02", "ens19", 1, 8}, false, "ethtool -L ens19 combined 8"});
 
   plan::ChangeFstab fs;
   fs.host = "media-vm";

@@ -1,12 +1,13 @@
 // Each run's SSH control sockets in a directory of its own: made 0700, a dead run's cleared, a
 // live run's left alone, none when the path would be too long for a socket.
+#include "ansible/ssh_control.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "ansible/ssh_control.hpp"
 #include "temp_dir.hpp"
 
 using pw::ansible::make_run_control_dir;
@@ -44,8 +45,8 @@ TEST_CASE("a run's control directory is its own; a dead run's is cleared, a live
   CHECK(fs::is_directory(*own));
   CHECK(pw::testing::mode_of(*own) == 0700);
   CHECK(pw::testing::mode_of(parent) == 0700);
-  CHECK_FALSE(fs::exists(dead));  // its run is gone
-  CHECK(fs::exists(live / "left-over"));  // its run may still use it
+  CHECK_FALSE(fs::exists(dead));           // its run is gone
+  CHECK(fs::exists(live / "left-over"));   // its run may still use it
   CHECK(fs::exists(other / "left-over"));  // not a run's: not ours to remove
 
   SECTION("the same process asking again starts from an empty directory") {
@@ -86,7 +87,8 @@ TEST_CASE("Ansible's SSH environment: host keys checked, shared connections only
   const auto args = env_value(alone, "ANSIBLE_SSH_ARGS");
   CHECK_THAT(args, Catch::Contains("-o StrictHostKeyChecking=yes -o BatchMode=yes"));
   // shlex-split by Ansible: the space stays inside one argument.
-  CHECK_THAT(args, Catch::Contains("-o 'UserKnownHostsFile=/etc/pathwarden/known hosts' -o GlobalKnownHostsFile=/dev/null"));
+  CHECK_THAT(args,
+             Catch::Contains("-o 'UserKnownHostsFile=/etc/pathwarden/known hosts' -o GlobalKnownHostsFile=/dev/null"));
   CHECK_THAT(args, !Catch::Contains("ControlMaster"));
   CHECK(env_value(alone, "ANSIBLE_SSH_CONTROL_PATH_DIR").empty());
   CHECK(env_value(alone, "ANSIBLE_PIPELINING") == "True");

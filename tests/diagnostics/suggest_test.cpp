@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "diagnostics/suggest.hpp"
 
 #include <array>
+#include <catch2/catch.hpp>
 #include <string_view>
 
 #include "diagnostics/error.hpp"
-#include "diagnostics/suggest.hpp"
 
 TEST_CASE("edit distance counts typos") {
   CHECK(pw::edit_distance("nconnect", "nconnect") == 0);

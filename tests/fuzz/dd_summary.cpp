@@ -1,10 +1,11 @@
 // dd's summary line gives the probe's size and duration; the verifier divides by the seconds.
 // Whatever dd (or a guest) printed, a summary it accepts has a byte count that is the number
 // printed and a duration that is a finite, non-negative number of seconds.
+#include "guest/dd_summary.hpp"
+
 #include <cmath>
 #include <string>
 
-#include "guest/dd_summary.hpp"
 #include "invariant.hpp"
 
 namespace {

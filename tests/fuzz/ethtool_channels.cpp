@@ -26,8 +26,8 @@ void one_input(const std::uint8_t* data, std::size_t size) {
   }
 
   // The same text as the tail of an interface block of the facts report.
-  const std::string block = "ifindex 3\naddress 52:54:00:AB:cd:01\nspeed -1\noperstate up\nrx_queues 4\ntx_queues 4\n" +
-                            std::string(text);
+  const std::string block =
+      "ifindex 3\naddress 52:54:00:AB:cd:01\nspeed -1\noperstate up\nrx_queues 4\ntx_queues 4\n" + std::string(text);
   auto info = guest::parse_interface_report("link1", block, "fuzz");
   if (!fuzz::accepted(info, "fuzz")) return;
   // When the text is all ethtool output, the key lines before it are the only ones read.

@@ -6,11 +6,12 @@
 //  - a refused edit leaves the file as it was.
 // Input: the fstab text, then optionally a NUL byte and a stream of edits (see apply_edits).
 // Without edits, edits are derived from the file's own entries.
+#include "guest/fstab.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "guest/fstab.hpp"
 #include "guest/tokens.hpp"
 #include "invariant.hpp"
 
@@ -171,8 +172,8 @@ void derived_edits(FstabFile& f) {
   const auto entries = f.entries();
   if (!entries.empty() && !entries.front().file.empty()) {
     const auto& e = entries.front();
-    guest::FstabEntrySpec spec{e.spec.empty() ? "x" : e.spec, e.file, e.vfstype.empty() ? "nfs" : e.vfstype,
-                               {"vers=3", "nconnect=8", "_netdev"}, 0, 0};
+    guest::FstabEntrySpec spec{e.spec.empty() ? "x" : e.spec,       e.file, e.vfstype.empty() ? "nfs" : e.vfstype,
+                               {"vers=3", "nconnect=8", "_netdev"}, 0,      0};
     set_entry(f, spec, {"fuzz-policy", "pinned: trunking"});
   }
   set_entry(f, {"198.51.100.2:/srv/nas/movies", "/mnt/fuzz", "nfs", {"vers=4.2"}, 0, 0}, {"fuzz-new", ""});

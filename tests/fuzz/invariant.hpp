@@ -93,8 +93,8 @@ class Pieces {
 
 }  // namespace pw::fuzz
 
-#define PW_FUZZ_CHECK(cond, detail)                                          \
-  do {                                                                       \
+#define PW_FUZZ_CHECK(cond, detail)                                         \
+  do {                                                                      \
     if (!(cond)) ::pw::fuzz::violated(#cond, __FILE__, __LINE__, (detail)); \
   } while (false)
 

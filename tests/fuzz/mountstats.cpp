@@ -1,9 +1,10 @@
 // /proc/self/mountstats: the transports of each NFS mount decide whether the path is trunked.
 // Accepted text gives mounts with their fields filled and transports whose counters are the
 // numbers printed, with a source port that is a port.
+#include "guest/mountstats.hpp"
+
 #include <string>
 
-#include "guest/mountstats.hpp"
 #include "invariant.hpp"
 
 namespace {

@@ -6,33 +6,32 @@
 //  - set(k, v) that succeeds makes get(k) == v and leaves every other key's value alone;
 //    a refused set or erase changes nothing.
 // Input: the netN text, a NUL byte, then edits (op byte, key index, length-prefixed value).
+#include "proxmox/net_device.hpp"
+
 #include <string>
 
 #include "invariant.hpp"
-#include "proxmox/net_device.hpp"
 
 namespace {
 
 using namespace pw;
 using proxmox::NetDeviceSpec;
 
-constexpr std::string_view kKeys[] = {"model",     "macaddr", "bridge", "firewall", "host-tunnel", "link_down",
-                                      "mtu",       "queues",  "rate",   "tag",      "trunks",      "virtio",
-                                      "e1000",     "unknown"};
+constexpr std::string_view kKeys[] = {"model",  "macaddr", "bridge", "firewall", "host-tunnel", "link_down", "mtu",
+                                      "queues", "rate",    "tag",    "trunks",   "virtio",      "e1000",     "unknown"};
 
 void check_well_formed(const NetDeviceSpec& x, const std::string& context) {
   const auto printed = x.to_string();
   auto reparsed = NetDeviceSpec::parse(printed);
-  PW_FUZZ_CHECK(reparsed.has_value(),
-                context + ": to_string gives '" + fuzz::printable(printed) + "' which does not parse: " +
-                    (reparsed ? "" : reparsed.error().to_string()));
+  PW_FUZZ_CHECK(reparsed.has_value(), context + ": to_string gives '" + fuzz::printable(printed) +
+                                          "' which does not parse: " + (reparsed ? "" : reparsed.error().to_string()));
   PW_FUZZ_CHECK(*reparsed == x, context + ": parse(to_string(x)) != x for '" + fuzz::printable(printed) + "'");
 
   const auto canonical = x.canonical();
   auto from_canonical = NetDeviceSpec::parse(canonical);
   PW_FUZZ_CHECK(from_canonical.has_value(),
-                context + ": canonical '" + fuzz::printable(canonical) + "' does not parse: " +
-                    (from_canonical ? "" : from_canonical.error().to_string()));
+                context + ": canonical '" + fuzz::printable(canonical) +
+                    "' does not parse: " + (from_canonical ? "" : from_canonical.error().to_string()));
   PW_FUZZ_CHECK(from_canonical->canonical() == canonical, context + ": canonical is not stable: " + canonical);
   PW_FUZZ_CHECK(reparsed->canonical() == canonical, context);
   PW_FUZZ_CHECK(from_canonical->model() == x.model() && from_canonical->mac() == x.mac() &&

@@ -1,9 +1,10 @@
 // /proc/fs/nfsfs/servers: one line per NFS client. Accepted text gives ports that are ports,
 // use counts that are counts, and a dotted address that is the hex column decoded.
+#include "guest/nfs_servers.hpp"
+
 #include <cstdio>
 #include <string>
 
-#include "guest/nfs_servers.hpp"
 #include "invariant.hpp"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include "invariant.hpp"
 #include "diagnostics/format_version.hpp"
+#include "invariant.hpp"
 #include "plan/model.hpp"
 
 namespace {
@@ -18,10 +18,12 @@ namespace json = boost::json;
 
 bool same_number(const json::value& a, const json::value& b) {
   if (a.is_double() || b.is_double()) {
-    const double x = a.is_double() ? a.get_double() : a.is_int64() ? static_cast<double>(a.get_int64())
-                                                                  : static_cast<double>(a.get_uint64());
-    const double y = b.is_double() ? b.get_double() : b.is_int64() ? static_cast<double>(b.get_int64())
-                                                                  : static_cast<double>(b.get_uint64());
+    const double x = a.is_double()  ? a.get_double()
+                     : a.is_int64() ? static_cast<double>(a.get_int64())
+                                    : static_cast<double>(a.get_uint64());
+    const double y = b.is_double()  ? b.get_double()
+                     : b.is_int64() ? static_cast<double>(b.get_int64())
+                                    : static_cast<double>(b.get_uint64());
     // A double read as a whole number would be a silent truncation; integral input read as a
     // double (min_share: 1) is fine.
     if (a.is_double() != b.is_double() && (a.is_double() ? a : b).get_double() != std::floor(x)) return false;
@@ -58,8 +60,8 @@ void check_faithful(const json::value& written, const json::value* input, const 
                                             std::to_string(w.size()) + " in the plan");
     for (std::size_t n = 0; n < w.size(); ++n) check_faithful(w[n], &i[n], path + "[" + std::to_string(n) + "]");
   } else {
-    PW_FUZZ_CHECK(written == *input, path + ": file says " + json::serialize(*input) + ", plan says " +
-                                         json::serialize(written));
+    PW_FUZZ_CHECK(written == *input,
+                  path + ": file says " + json::serialize(*input) + ", plan says " + json::serialize(written));
   }
 }
 
@@ -82,8 +84,8 @@ void one_input(const std::uint8_t* data, std::size_t size) {
       o->erase("format_version");
       o->erase("pathwarden_version");
     }
-    PW_FUZZ_CHECK(written.at("format_version") == json::value(FormatVersion{plan::Plan::kFormatMajor,
-                                                                             plan::Plan::kFormatMinor}.str()),
+    PW_FUZZ_CHECK(written.at("format_version") ==
+                      json::value(FormatVersion{plan::Plan::kFormatMajor, plan::Plan::kFormatMinor}.str()),
                   "a plan is written in another format than the writer's");
     PW_FUZZ_CHECK(written.at("pathwarden_version") == json::value(PW_VERSION), "a plan names another writer");
     check_faithful(content, &input_content, "plan");

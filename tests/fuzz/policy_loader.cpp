@@ -97,7 +97,8 @@ void check_policy(const policy::StoragePath& p) {
   PW_FUZZ_CHECK(reread.lines().size() == 3, who + " fstab: " + fuzz::printable(printed));
   PW_FUZZ_CHECK(reread.diagnostics().empty(), who + " fstab: " + fuzz::printable(printed));
   const auto entry = reread.entry_for(p.mount.path);
-  PW_FUZZ_CHECK(entry && entry->spec == spec.spec && entry->vfstype == "nfs", who + " fstab: " + fuzz::printable(printed));
+  PW_FUZZ_CHECK(entry && entry->spec == spec.spec && entry->vfstype == "nfs",
+                who + " fstab: " + fuzz::printable(printed));
   PW_FUZZ_CHECK(entry->options == p.mount.options_string() || (p.mount.options.empty() && entry->options == "defaults"),
                 who + " fstab: " + fuzz::printable(printed));
   const auto owner = reread.owner_of(p.mount.path);

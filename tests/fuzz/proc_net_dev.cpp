@@ -17,8 +17,8 @@ std::string print(const std::vector<guest::InterfaceCounters>& counters) {
   for (const auto& c : counters) {
     out += c.name + ": " + std::to_string(c.rx_bytes) + " " + std::to_string(c.rx_packets) + " " +
            std::to_string(c.rx_errors) + " " + std::to_string(c.rx_dropped) + " 0 0 0 0 " + std::to_string(c.tx_bytes) +
-           " " + std::to_string(c.tx_packets) + " " + std::to_string(c.tx_errors) + " " +
-           std::to_string(c.tx_dropped) + " 0 0 0 0\n";
+           " " + std::to_string(c.tx_packets) + " " + std::to_string(c.tx_errors) + " " + std::to_string(c.tx_dropped) +
+           " 0 0 0 0\n";
   }
   return out;
 }

@@ -15,7 +15,9 @@ namespace {
 using namespace pw;
 namespace pj = proxmox::json;
 
-bool one_line(std::string_view s) { return s.find_first_of("\r\n") == std::string_view::npos; }
+bool one_line(std::string_view s) {
+  return s.find_first_of("\r\n") == std::string_view::npos;
+}
 
 // The integer members `key` of the objects in the body's data list that pass `keep`, in order:
 // what a decoder must have read, not a truncated version of it.
@@ -49,12 +51,16 @@ void one_input(const std::uint8_t* data, std::size_t size) {
   if (auto v = pj::parse_version(body); fuzz::accepted(v)) (void)v->size();
 
   if (auto guests = pj::parse_guests(body); fuzz::accepted(guests)) {
-    const auto vmids = integers_in_data(body, "vmid", [](const auto& o) { return has_string(o, "type", {"qemu", "lxc"}); });
+    const auto vmids = integers_in_data(body, "vmid", [](const auto& o) {
+      return has_string(o, "type", {"qemu", "lxc"});
+    });
     for (std::size_t i = 0; i < guests->size(); ++i) {
       const auto& g = (*guests)[i];
-      PW_FUZZ_CHECK(g.ref.vmid >= 1, "guest with vmid " + std::to_string(g.ref.vmid) + " from " + fuzz::printable(body));
+      PW_FUZZ_CHECK(g.ref.vmid >= 1,
+                    "guest with vmid " + std::to_string(g.ref.vmid) + " from " + fuzz::printable(body));
       if (i < vmids.size() && vmids[i]) {
-        PW_FUZZ_CHECK(*vmids[i] == g.ref.vmid, "vmid " + std::to_string(*vmids[i]) + " read as " + std::to_string(g.ref.vmid));
+        PW_FUZZ_CHECK(*vmids[i] == g.ref.vmid,
+                      "vmid " + std::to_string(*vmids[i]) + " read as " + std::to_string(g.ref.vmid));
       }
     }
   }

@@ -1,14 +1,14 @@
-#include <catch2/catch.hpp>
+#include "journal/journal.hpp"
 
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
-#include "journal/journal.hpp"
 #include "temp_dir.hpp"
 
 using namespace pw::journal;
@@ -36,7 +36,10 @@ Journal write_interrupted_run(JournalStore& store, ManualClock& clock) {
   auto j = Journal::start(store, clock, "run-1", "plan-abc", {{"policies", json::array{"movies-10g"}}});
   REQUIRE(j);
   clock.advance(1s);
-  REQUIRE(j->step_begin({StepPhase::apply, 0, "set-nic-queues", "pve1/101",
+  REQUIRE(j->step_begin({StepPhase::apply,
+                         0,
+                         "set-nic-queues",
+                         "pve1/101",
                          {{"previous", "virtio=52:54:00:12:34:02,bridge=vmbr1"}, {"digest", "d1"}}}));
   REQUIRE(j->step_done(StepPhase::apply, 0, {{"digest", "d2"}}));
   REQUIRE(j->step_begin({StepPhase::apply, 1, "ensure-fstab-entry", "pve1/101", {{"fstab_sha256", "aa"}}}));

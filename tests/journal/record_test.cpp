@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "journal/record.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace pw::journal;
 namespace json = boost::json;
@@ -86,13 +86,15 @@ TEST_CASE("intact checksums over wrong fields are refused too") {
   };
   CHECK(decode_line(encode({{"seq", 1}, {"time", "t"}, {"type", "step-done"}, {"phase", "apply"}}), "j").error().what ==
         "record has no step number");
-  CHECK(decode_line(encode({{"seq", 1}, {"time", "t"}, {"type", "step-begin"}, {"phase", "sideways"}, {"step", 1}}), "j")
-            .error()
-            .what == "record's phase is not 'apply' or 'rollback'");
+  CHECK(
+      decode_line(encode({{"seq", 1}, {"time", "t"}, {"type", "step-begin"}, {"phase", "sideways"}, {"step", 1}}), "j")
+          .error()
+          .what == "record's phase is not 'apply' or 'rollback'");
   CHECK(decode_line(encode({{"seq", 1}, {"time", "t"}, {"type", "teleport"}}), "j").error().what ==
         "unknown record type 'teleport'");
   CHECK(decode_line(encode({{"seq", 1}, {"time", "t"}, {"type", "run-started"}, {"plan", "p"}, {"format", 9}}), "j")
             .error()
             .what == "journal format 9 is not one this pathwarden reads");
-  CHECK(decode_line(encode({{"time", "t"}, {"type", "run-finished"}}), "j").error().what == "record has no sequence number");
+  CHECK(decode_line(encode({{"time", "t"}, {"type", "run-finished"}}), "j").error().what ==
+        "record has no sequence number");
 }

@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
+#include "journal/result_store.hpp"
 
+#include <catch2/catch.hpp>
 #include <fstream>
 
-#include "journal/result_store.hpp"
 #include "temp_dir.hpp"
 
 using namespace pw::journal;
@@ -21,7 +21,9 @@ PolicyResult result(std::string policy, std::string verdict, std::string at) {
 }
 
 // What the report layer stores per run (src/report/history.hpp); the store keeps it as given.
-json::value point(const PolicyResult& r) { return json::object{{"finished_at", r.finished_at}, {"verdict", r.verdict}}; }
+json::value point(const PolicyResult& r) {
+  return json::object{{"finished_at", r.finished_at}, {"verdict", r.verdict}};
+}
 
 pw::Status record(PolicyResultStore& store, const PolicyResult& r, std::size_t keep = kHistoryRuns) {
   return record_result(store, r, point(r), keep);

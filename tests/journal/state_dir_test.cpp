@@ -1,13 +1,13 @@
-#include <catch2/catch.hpp>
+#include "journal/state_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 
 #include "journal/journal.hpp"
-#include "journal/state_dir.hpp"
 #include "temp_dir.hpp"
 
 using namespace pw::journal;
@@ -130,5 +130,6 @@ TEST_CASE("keys become file names that cannot escape or hide") {
   CHECK(file_name_for(".hidden") == "%2Ehidden");
   CHECK(file_name_for("movies-10g.v2") == "movies-10g.v2");
   CHECK(file_name_for("a b%") == "a%20b%25");
-  for (std::string key : {"pve1/101", "..", "a b%", "ünï", "movies-10g"}) CHECK(key_from_file_name(file_name_for(key)) == key);
+  for (std::string key : {"pve1/101", "..", "a b%", "ünï", "movies-10g"})
+    CHECK(key_from_file_name(file_name_for(key)) == key);
 }

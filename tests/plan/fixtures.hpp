@@ -18,11 +18,14 @@ inline policy::StoragePath movies_policy(std::string options = "[vers=3, nconnec
   const std::string text = std::string("apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: movies-10g}\n") +
                            "spec:\n  guest: {node: pve1, vmid: 101, host: media-vm}\n  nic: {device: net1, queues: 8}\n"
                            "  mount:\n    server: 198.51.100.2\n    nas_addresses: [192.0.2.2]\n"
-                           "    export: /srv/nas/movies\n    path: /mnt/movies\n    options: " + options +
+                           "    export: /srv/nas/movies\n    path: /mnt/movies\n    options: " +
+                           options +
                            "\n    reason: vers=3 on purpose\n  verify: {probe_file: probe.bin, probe_bytes: 64MiB}\n"
-                           "  restart: {allowed: " + (restart ? "true" : "false") + ", window: '" + window + "'}\n";
+                           "  restart: {allowed: " +
+                           (restart ? "true" : "false") + ", window: '" + window + "'}\n";
   auto r = policy::load_text(text, "movies.yaml");
-  if (!r.ok() || r.paths.size() != 1) throw std::runtime_error("fixture policy invalid: " + r.diagnostics.at(0).to_string());
+  if (!r.ok() || r.paths.size() != 1)
+    throw std::runtime_error("fixture policy invalid: " + r.diagnostics.at(0).to_string());
   return r.paths.front();
 }
 
@@ -87,7 +90,8 @@ inline guest::MountInfo nfs_mount(std::string device, std::string mount_point, s
 
 // The guest of the seed: /mnt/tv through the old 1 GbE address, /mnt/movies not yet mounted,
 // net1 with one queue.
-inline Observation seed_observation(std::string net1 = std::string("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1")) {
+inline Observation seed_observation(
+    std::string net1 = std::string("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1")) {
   Observation o;
   ObservedVm vm;
   vm.config.ref = {"pve1", 101};

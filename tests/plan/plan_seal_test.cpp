@@ -1,8 +1,8 @@
 // A plan file's seal (plan/plan_seal.hpp): any edit of any value, a missing seal, another key's
 // seal and a malformed one are refused, naming the seal; reformatting the JSON is not an edit.
-#include <catch2/catch.hpp>
-
 #include "plan/plan_seal.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace pw;
 namespace json = boost::json;

@@ -126,14 +126,14 @@ TEST_CASE("disruptive steps need permission and the window") {
   }
   SECTION("a window in a named zone is read in that zone") {
     // 03:00 UTC on a November Sunday is 04:00 in Berlin (CET, UTC+1) and 22:00 Saturday in New York.
-    auto berlin = plan_policy(movies_policy("[vers=3]", true, "Sun 04:00-05:00 Europe/Berlin"), seed_observation(),
-                              context());
+    auto berlin =
+        plan_policy(movies_policy("[vers=3]", true, "Sun 04:00-05:00 Europe/Berlin"), seed_observation(), context());
     CHECK(berlin.state == PolicyState::changes);
     const auto* set = find_step<SetNic>(berlin);
     REQUIRE(set != nullptr);
     CHECK(set->restart_window == "Sun 04:00-05:00 Europe/Berlin");  // apply checks it again
-    auto ny = plan_policy(movies_policy("[vers=3]", true, "Sun 04:00-05:00 America/New_York"), seed_observation(),
-                          context());
+    auto ny =
+        plan_policy(movies_policy("[vers=3]", true, "Sun 04:00-05:00 America/New_York"), seed_observation(), context());
     REQUIRE(ny.state == PolicyState::precondition_failed);
     CHECK(ny.blockers[0].find("(it is Sat 22:00 America/New_York)") != std::string::npos);
   }

@@ -1,7 +1,6 @@
 // Input no policy author would write on purpose: it must end in diagnostics, never a crash,
 // a hang or a stack overflow.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -30,7 +29,9 @@ bool has_message(const LoadResult& r, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("the fuzz seed itself is valid") { CHECK(load_text(kGood, "good.yaml").ok()); }
+TEST_CASE("the fuzz seed itself is valid") {
+  CHECK(load_text(kGood, "good.yaml").ok());
+}
 
 TEST_CASE("empty and whitespace-only files") {
   CHECK(has_message(load_text("", "e.yaml"), "holds no document"));
@@ -98,9 +99,15 @@ TEST_CASE("random mutations of a valid policy never crash the loader") {
     for (int e = 0; e < edits; ++e) {
       const auto pos = rng() % text.size();
       switch (rng() % 3) {
-        case 0: text[pos] = alphabet[rng() % alphabet.size()]; break;
-        case 1: text.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
-        default: text.erase(pos, 1 + rng() % 4); break;
+        case 0:
+          text[pos] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          text.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        default:
+          text.erase(pos, 1 + rng() % 4);
+          break;
       }
       if (text.empty()) text = "x";
     }

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "policy/model.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace pw::policy;
 
@@ -96,7 +96,7 @@ TEST_CASE("a window in a named zone holds its wall-clock bounds across DST chang
   auto plain = parse_time_window("Sun 02:00-04:00").value();
   CHECK(plain.contains(at(2026, 10, 25, 2, 0), nullptr));
   const auto* berlin = time_zone_named("Europe/Berlin").value();
-  CHECK(plain.contains(at(2026, 10, 25, 0, 30), berlin));        // 02:30 CEST
-  CHECK_FALSE(plain.contains(at(2026, 10, 25, 3, 0), berlin));   // 04:00 CET
+  CHECK(plain.contains(at(2026, 10, 25, 0, 30), berlin));       // 02:30 CEST
+  CHECK_FALSE(plain.contains(at(2026, 10, 25, 3, 0), berlin));  // 04:00 CET
   CHECK_FALSE(time_zone_named("Mars/Olympus_Mons"));
 }

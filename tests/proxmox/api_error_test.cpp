@@ -1,7 +1,8 @@
 // Pure parts of the client: error mapping, response bodies, URLs, fingerprints, task ids.
+#include "proxmox/api_error.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "proxmox/api_error.hpp"
 #include "proxmox/api_json.hpp"
 #include "proxmox/client_options.hpp"
 
@@ -10,8 +11,9 @@ using namespace pw::proxmox;
 TEST_CASE("HTTP errors map to typed errors") {
   const std::string where = "PUT https://pve1:8006/api2/json/nodes/pve1/qemu/101/config";
 
-  auto digest = error_from_response(500, "checksum mismatch (file change by other user?)",
-                                    R"({"data":null,"message":"checksum mismatch (file change by other user?)\n"})", where);
+  auto digest =
+      error_from_response(500, "checksum mismatch (file change by other user?)",
+                          R"({"data":null,"message":"checksum mismatch (file change by other user?)\n"})", where);
   CHECK(digest.kind == ApiErrorKind::digest_conflict);
   CHECK(digest.where == where);
   CHECK_THAT(digest.hint, Catch::Contains("re-read"));
@@ -21,10 +23,12 @@ TEST_CASE("HTTP errors map to typed errors") {
   CHECK(locked.kind == ApiErrorKind::locked);
   CHECK(locked.lock == "backup");
 
-  auto busy = error_from_response(500, "can't lock file '/var/lock/qemu-server/lock-101.conf' - got timeout", "", where);
+  auto busy =
+      error_from_response(500, "can't lock file '/var/lock/qemu-server/lock-101.conf' - got timeout", "", where);
   CHECK(busy.kind == ApiErrorKind::busy);
 
-  auto perm = error_from_response(403, "Permission check failed (/vms/101, VM.Config.Network)", R"({"data":null})", where);
+  auto perm =
+      error_from_response(403, "Permission check failed (/vms/101, VM.Config.Network)", R"({"data":null})", where);
   CHECK(perm.kind == ApiErrorKind::permission);
   CHECK(perm.permission_path == "/vms/101");
   CHECK(perm.missing_privilege == "VM.Config.Network");
@@ -42,8 +46,8 @@ TEST_CASE("HTTP errors map to typed errors") {
         "invalid format - format error net0.queues: value must have a maximum value of 64");
   CHECK_THAT(param.to_string(), Catch::StartsWith(where + ": HTTP 400: Parameter verification failed.; net0: "));
 
-  auto missing = error_from_response(
-      500, "Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist", R"({"data":null})", where);
+  auto missing = error_from_response(500, "Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist",
+                                     R"({"data":null})", where);
   CHECK(missing.kind == ApiErrorKind::not_found);
 
   auto unavailable = error_from_response(503, "Service Unavailable", "", where);
@@ -159,6 +163,7 @@ TEST_CASE("errors render as where: what (hint) and never carry secrets they were
   e.hint = "pin it";
   e.attempts = 1;
   CHECK(e.to_string() ==
-        "GET https://pve1:8006/api2/json/version: the server certificate is not trusted: self-signed certificate (pin it)");
+        "GET https://pve1:8006/api2/json/version: the server certificate is not trusted: self-signed certificate (pin "
+        "it)");
   CHECK(to_string(ApiErrorKind::digest_conflict) == "digest-conflict");
 }

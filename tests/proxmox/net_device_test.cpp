@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-using pw::proxmox::NetDeviceSpec;
 using pw::proxmox::is_net_key;
+using pw::proxmox::NetDeviceSpec;
 
 namespace {
 
@@ -82,7 +82,8 @@ TEST_CASE("netN: edits of the MAC print text that parses back to the same spec")
 }
 
 TEST_CASE("netN: bad values are refused with the field and the allowed range") {
-  CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,queues=65"), Catch::Contains("queues must be an integer from 0 to 64"));
+  CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,queues=65"),
+             Catch::Contains("queues must be an integer from 0 to 64"));
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,queues=-1"), Catch::Contains("queues=-1"));
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,queues=eight"), Catch::Contains("queues=eight"));
   CHECK_THAT(parse_error("virtio=BC:24:11:2A:3B:4C,tag=0"), Catch::Contains("tag must be an integer from 1 to 4094"));

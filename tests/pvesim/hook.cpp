@@ -23,8 +23,8 @@ HookResult run_hook(const std::string& command, const std::string& event, int vm
                     const std::string& extra, std::chrono::seconds timeout) {
   HookResult result;
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string path = std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/pvesim-hook-" + std::to_string(vmid) +
-                     "-XXXXXX.json";
+  std::string path =
+      std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/pvesim-hook-" + std::to_string(vmid) + "-XXXXXX.json";
   const int fd = mkstemps(path.data(), 5);
   if (fd < 0) {
     result.last_error_line = "pvesim: cannot create the hook's config file: " + std::string(std::strerror(errno));
@@ -115,8 +115,8 @@ HookResult run_hook(const std::string& command, const std::string& event, int vm
     result.last_error_line = line;
   }
   if (timed_out) {
-    result.last_error_line = "hook '" + command + "' " + event + " timed out after " +
-                             std::to_string(timeout.count()) + " s";
+    result.last_error_line =
+        "hook '" + command + "' " + event + " timed out after " + std::to_string(timeout.count()) + " s";
     return result;
   }
   if (WIFEXITED(status)) {
@@ -126,8 +126,8 @@ HookResult run_hook(const std::string& command, const std::string& event, int vm
   }
   result.ok = result.exit_code == 0;
   if (!result.ok && result.last_error_line.empty()) {
-    result.last_error_line = "hook '" + command + "' " + event + " failed with exit code " +
-                             std::to_string(result.exit_code);
+    result.last_error_line =
+        "hook '" + command + "' " + event + " failed with exit code " + std::to_string(result.exit_code);
   }
   return result;
 }

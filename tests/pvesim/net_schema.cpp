@@ -9,8 +9,8 @@ namespace pvesim {
 namespace {
 
 const std::set<std::string, std::less<>> kModels = {
-    "e1000",   "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e", "i82551", "i82557b",
-    "i82559er", "ne2k_isa",     "ne2k_pci",      "pcnet",         "rtl8139", "virtio", "vmxnet3"};
+    "e1000",    "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e",  "i82551", "i82557b",
+    "i82559er", "ne2k_isa",      "ne2k_pci",      "pcnet",         "rtl8139", "virtio", "vmxnet3"};
 
 enum class Type { string_enum_model, mac, bridge, integer, number, boolean, vlan_list };
 
@@ -22,12 +22,10 @@ struct Prop {
 
 const std::map<std::string, Prop, std::less<>>& schema() {
   static const std::map<std::string, Prop, std::less<>> s = {
-      {"model", {Type::string_enum_model}},     {"macaddr", {Type::mac}},
-      {"bridge", {Type::bridge}},               {"queues", {Type::integer, 0, 64}},
-      {"rate", {Type::number, 0, 0}},           {"tag", {Type::integer, 1, 4094}},
-      {"trunks", {Type::vlan_list}},            {"firewall", {Type::boolean}},
-      {"link_down", {Type::boolean}},           {"mtu", {Type::integer, 1, 65520}},
-      {"host-tunnel", {Type::boolean}},
+      {"model", {Type::string_enum_model}}, {"macaddr", {Type::mac}},         {"bridge", {Type::bridge}},
+      {"queues", {Type::integer, 0, 64}},   {"rate", {Type::number, 0, 0}},   {"tag", {Type::integer, 1, 4094}},
+      {"trunks", {Type::vlan_list}},        {"firewall", {Type::boolean}},    {"link_down", {Type::boolean}},
+      {"mtu", {Type::integer, 1, 65520}},   {"host-tunnel", {Type::boolean}},
   };
   return s;
 }
@@ -119,12 +117,15 @@ NetParse parse_net(std::string_view key, std::string_view text) {
       v = part;
     }
     if (kModels.contains(k)) {  // key alias: virtio=MAC
-      if (net.fields.contains("model")) return {std::nullopt, "invalid format - duplicate key in comma-separated list property: model\n"};
+      if (net.fields.contains("model"))
+        return {std::nullopt, "invalid format - duplicate key in comma-separated list property: model\n"};
       net.fields["model"] = k;
       k = "macaddr";
     }
-    if (!schema().contains(k)) return {std::nullopt, "invalid format - invalid key in comma-separated list property: " + k + "\n"};
-    if (net.fields.contains(k)) return {std::nullopt, "invalid format - duplicate key in comma-separated list property: " + k + "\n"};
+    if (!schema().contains(k))
+      return {std::nullopt, "invalid format - invalid key in comma-separated list property: " + k + "\n"};
+    if (net.fields.contains(k))
+      return {std::nullopt, "invalid format - duplicate key in comma-separated list property: " + k + "\n"};
     if (auto msg = check(k, v); !msg.empty()) add_error(k, msg);
     net.fields[k] = v;
     if (end == s.size()) break;

@@ -79,7 +79,8 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::get_lowest_layer(stream_).expires_never();
     asio::post(workers_, [self = shared_from_this(), req = std::move(req)] {
       ApiResponse resp = self->sim_.handle(req);
-      asio::post(self->stream_.get_executor(), [self, resp = std::move(resp)]() mutable { self->respond(std::move(resp)); });
+      asio::post(self->stream_.get_executor(),
+                 [self, resp = std::move(resp)]() mutable { self->respond(std::move(resp)); });
     });
   }
 
@@ -133,8 +134,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
 struct Server::Impl {
   Impl(const ServerOptions& server_options, Simulator& simulator)
-      : options(server_options), ctx(ssl::context::tls_server), acceptor(ioc), signals(ioc, SIGINT, SIGTERM),
-        workers(static_cast<std::size_t>(std::max(1, server_options.workers))), sim(simulator) {}
+      : options(server_options),
+        ctx(ssl::context::tls_server),
+        acceptor(ioc),
+        signals(ioc, SIGINT, SIGTERM),
+        workers(static_cast<std::size_t>(std::max(1, server_options.workers))),
+        sim(simulator) {}
 
   void accept() {
     acceptor.async_accept(asio::make_strand(ioc), [this](const beast::error_code& ec, tcp::socket socket) {
@@ -188,7 +193,9 @@ Server::~Server() {
   impl_->workers.join();
 }
 
-unsigned short Server::port() const { return impl_->acceptor.local_endpoint().port(); }
+unsigned short Server::port() const {
+  return impl_->acceptor.local_endpoint().port();
+}
 
 void Server::run() {
   impl_->accept();

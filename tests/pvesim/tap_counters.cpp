@@ -48,8 +48,7 @@ std::optional<std::string> bridged_net(const Vm& vm, int index) {
 }  // namespace
 
 NetDev parse_proc_net_dev(std::string_view text) {
-  static const std::regex line_re(
-      R"(^\s*(.*):\s*(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+(\d+)\s+)");
+  static const std::regex line_re(R"(^\s*(.*):\s*(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+(\d+)\s+)");
   NetDev out;
   std::istringstream lines{std::string(text)};
   for (std::string line; std::getline(lines, line);) {
@@ -107,7 +106,9 @@ NodeNetDevs::Read NodeNetDevs::read(const std::string& node) {
   return {parse_proc_net_dev(*text.text), {}};
 }
 
-std::string tap_name(int vmid, int index) { return "tap" + std::to_string(vmid) + "i" + std::to_string(index); }
+std::string tap_name(int vmid, int index) {
+  return "tap" + std::to_string(vmid) + "i" + std::to_string(index);
+}
 
 Taps real_taps(const NetDev& devices, int vmid) {
   static const std::regex tap_re(R"(^tap([1-9]\d*)i)");

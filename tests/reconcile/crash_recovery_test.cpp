@@ -76,8 +76,8 @@ void check_restored_reads(const std::vector<std::string>& calls) {
   const auto facts = count_calls(calls, "gather_facts");
   CHECK(facts <= 1);
   if (facts > 0) CHECK(count_calls(calls, "restore_fstab") + count_calls(calls, "set_channels") > 0);
-  const auto last_wait = std::find_if(calls.rbegin(), calls.rend(),
-                                      [](const std::string& c) { return c.starts_with("wait_reachable"); });
+  const auto last_wait =
+      std::find_if(calls.rbegin(), calls.rend(), [](const std::string& c) { return c.starts_with("wait_reachable"); });
   if (last_wait != calls.rend())
     CHECK(std::none_of(calls.rbegin(), last_wait, [](const std::string& c) { return c.starts_with("gather_facts"); }));
 }
@@ -216,8 +216,10 @@ TEST_CASE("a journal that stops taking records at any record of a rolled-back ru
       const auto old_world = [&] {
         return w.guest().fstab == kSeedFstab && w.vm().current == vm_before && w.vm().pending.empty();
       };
-      if (rep.journal_left) CHECK(report::exit_code(rep) == 5);
-      else CHECK(old_world());
+      if (rep.journal_left)
+        CHECK(report::exit_code(rep) == 5);
+      else
+        CHECK(old_world());
       // Once there is room again, recover finishes it and the world is the old one.
       auto recovery = w.engine().recover();
       INFO(report::render_text(recovery));
@@ -274,7 +276,8 @@ TEST_CASE("recover undoes the interrupted runs of several guests together: one p
     CHECK(report::exit_code(recovery) != 5);
     CHECK(count_calls(w.guests.calls, "restore_fstab") <= 1);
     check_restored_reads(w.guests.calls);
-    both += static_cast<int>(std::count(w.guests.calls.begin(), w.guests.calls.end(), "restore_fstab media-vm,media-vm2"));
+    both +=
+        static_cast<int>(std::count(w.guests.calls.begin(), w.guests.calls.end(), "restore_fstab media-vm,media-vm2"));
     CHECK(w.engine().recover().policies.empty());
     for (const auto* host : {"media-vm", "media-vm2"}) CHECK(w.guests.guests.at(host).fstab == kSeedFstab);
   }

@@ -7,7 +7,6 @@
 using namespace pw;
 using namespace pw::testing;
 
-
 TEST_CASE("the trunking trap ends wrong-path and is rolled back to the byte") {
   SeedWorld w;
   const auto vm_before = w.vm().current;

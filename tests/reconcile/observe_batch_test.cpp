@@ -17,8 +17,8 @@ class FactsLog final : public guest::GuestPort {
   std::vector<std::vector<std::string>> runs;
 
   using GuestPort::gather_facts;
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> h,
-                                                                            const guest::FactsRequests& names) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(
+      std::span<const std::string> h, const guest::FactsRequests& names) override {
     runs.emplace_back(h.begin(), h.end());
     return inner_.gather_facts(h, names);
   }
@@ -35,8 +35,8 @@ class FactsLog final : public guest::GuestPort {
       std::span<const guest::ProbeRequest> p) override {
     return inner_.probe(p);
   }
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
-      std::span<const std::string> h, std::chrono::seconds t) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(std::span<const std::string> h,
+                                                                              std::chrono::seconds t) override {
     return inner_.wait_reachable(h, t);
   }
 

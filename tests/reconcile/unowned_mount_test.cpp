@@ -47,7 +47,8 @@ TEST_CASE("a Compose volume configured otherwise: drift with the remedy, exit 3,
   auto audit = engine.verify(compose_policy("[rw, nfsvers=4.2, nconnect=4]"), false);
   INFO(report::render_text(audit));
   REQUIRE(audit.policies.size() == 1);
-  CHECK(audit.policies[0].remedy == engine.reconcile(compose_policy("[rw, nfsvers=4.2, nconnect=4]"), true).policies[0].remedy);
+  CHECK(audit.policies[0].remedy ==
+        engine.reconcile(compose_policy("[rw, nfsvers=4.2, nconnect=4]"), true).policies[0].remedy);
   CHECK_FALSE(audit.policies[0].warnings.empty());
   CHECK(w.pve.writes == 0);
   CHECK(w.vm().current == vm_before);

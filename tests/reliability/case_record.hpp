@@ -6,7 +6,6 @@
 
 namespace pw::reliability {
 
-void record_case(const std::string& file, const std::string& area, const std::string& name,
-                 const std::string& outcome);
+void record_case(const std::string& file, const std::string& area, const std::string& name, const std::string& outcome);
 
 }  // namespace pw::reliability

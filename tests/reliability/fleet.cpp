@@ -149,11 +149,16 @@ std::map<std::string, guest::GuestResult<guest::GuestFacts>> PvesimBoundGuests::
 namespace {
 
 std::vector<std::string> base_args() {
-  return {"--token",          "root@pam!fleet=fleet-token-secret-0123",
-          "--user",           "root@pam=fleet-password-4567",
-          "--auth-failure-delay-ms", "0",
-          "--task-duration-ms", "10",
-          "--boot-delay-ms",  "20"};
+  return {"--token",
+          "root@pam!fleet=fleet-token-secret-0123",
+          "--user",
+          "root@pam=fleet-password-4567",
+          "--auth-failure-delay-ms",
+          "0",
+          "--task-duration-ms",
+          "10",
+          "--boot-delay-ms",
+          "20"};
 }
 
 }  // namespace

@@ -12,18 +12,18 @@
 #include <string>
 #include <vector>
 
+#include "case_record.hpp"
+#include "injecting_guests.hpp"
 #include "journal/clock.hpp"
 #include "journal/guest_lock.hpp"
 #include "journal/result_store.hpp"
 #include "journal/storage.hpp"
 #include "policy/model.hpp"
 #include "proxmox/client.hpp"
-#include "case_record.hpp"
-#include "injecting_guests.hpp"
 #include "pvesim_process.hpp"
 #include "reconcile/engine.hpp"
-#include "timing/sleeper.hpp"
 #include "simulated_cluster.hpp"
+#include "timing/sleeper.hpp"
 
 namespace pw::reliability {
 
@@ -35,7 +35,7 @@ struct FleetVm {
   std::string device;      // net1 where the VM has one, else net0
   std::string nic_before;  // the netN value before any run
   int queues_wanted = 1;
-  bool hotplug = true;     // network hot-plug on: the change re-plugs; off: it needs a restart
+  bool hotplug = true;  // network hot-plug on: the change re-plugs; off: it needs a restart
 };
 
 // The simulated guests, bound to pvesim. Before every call they are brought in line with the
@@ -58,8 +58,8 @@ class PvesimBoundGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> probes) override;
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
-      std::span<const std::string> hosts, std::chrono::seconds timeout) override;
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(std::span<const std::string> hosts,
+                                                                              std::chrono::seconds timeout) override;
 
  private:
   void sync();
@@ -67,7 +67,7 @@ class PvesimBoundGuests final : public guest::GuestPort {
 
   proxmox::testing::PvesimProcess* sim_;
   testing::SimulatedGuests sims_;
-  std::map<std::string, int> vmid_of_;                          // host -> vmid
+  std::map<std::string, int> vmid_of_;                           // host -> vmid
   std::map<int, std::map<std::string, std::string>> seen_nets_;  // vmid -> netN -> value in effect
 };
 

@@ -19,8 +19,8 @@
 #include "journal/state_dir.hpp"
 #include "journal/storage.hpp"
 #include "light_lab.hpp"
-#include "policy/loader.hpp"
 #include "plan/model.hpp"
+#include "policy/loader.hpp"
 #include "proxmox/client.hpp"
 #include "proxmox/net_device.hpp"
 #include "pvesim_process.hpp"
@@ -41,7 +41,9 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-int vmid_of(int guest) { return 200 + guest; }
+int vmid_of(int guest) {
+  return 200 + guest;
+}
 
 // pvesim with one VM per light guest (net0 = the guest's eth0 MAC), the real Ansible guest port,
 // a real state directory; the engine's waits shortened so a lost guest is given up in seconds.
@@ -163,7 +165,9 @@ void record(const std::string& name, const std::string& outcome) {
   record_case("guest_faults", "Guest (light guests: real SSH, Ansible, pvesim)", name, outcome);
 }
 
-std::string first_error(const report::PolicyReport& p) { return p.errors.empty() ? "" : p.errors.front(); }
+std::string first_error(const report::PolicyReport& p) {
+  return p.errors.empty() ? "" : p.errors.front();
+}
 
 }  // namespace
 
@@ -188,7 +192,8 @@ TEST_CASE("an Ansible task fails mid-apply: the mount fails after the fstab was 
   CHECK_FALSE(w.journals_left());
   CHECK(report::exit_code(rep) == 4);
   record("an Ansible task fails mid-apply (the NFS mount, after the fstab was written)",
-         std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical to before; e.g. \"" + first_error(pr) + "\"");
+         std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical to before; e.g. \"" +
+             first_error(pr) + "\"");
 }
 
 TEST_CASE("a read-only /etc: the fstab write fails, nothing changes") {
@@ -204,7 +209,8 @@ TEST_CASE("a read-only /etc: the fstab write fails, nothing changes") {
   CHECK_THAT(joined(pr.errors), Catch::Contains("/etc not writable"));
   CHECK(w.fstab(1) == before);
   CHECK_FALSE(w.journals_left());
-  record("/etc read-only in the guest", std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
+  record("/etc read-only in the guest",
+         std::string(pw::report::to_string(pr.verdict)) + "; fstab byte-identical; e.g. \"" + first_error(pr) + "\"");
 }
 
 TEST_CASE("a full filesystem under /etc: the fstab write fails, the old file stays whole") {
@@ -279,9 +285,11 @@ TEST_CASE("SSH unreachable from the apply phase on: the journal is left, recover
   CHECK(report::exit_code(recovered) != 5);
   CHECK(w.fstab(1) == before);
   CHECK_FALSE(w.journals_left());
-  record("SSH unreachable from the apply phase on (link down for the rest of the run)",
-         std::string(pw::report::to_string(pr.verdict)) + " (exit 5, journal left; e.g. \"" + first_error(pr) + "\"); after the link returns, recover: " +
-             std::string(pw::report::to_string(recovered.policies[0].verdict)) + ", fstab byte-identical, no journal left");
+  record(
+      "SSH unreachable from the apply phase on (link down for the rest of the run)",
+      std::string(pw::report::to_string(pr.verdict)) + " (exit 5, journal left; e.g. \"" + first_error(pr) +
+          "\"); after the link returns, recover: " + std::string(pw::report::to_string(recovered.policies[0].verdict)) +
+          ", fstab byte-identical, no journal left");
 }
 
 TEST_CASE("a guest that does not come back after its restart") {
@@ -308,6 +316,7 @@ TEST_CASE("a guest that does not come back after its restart") {
   CHECK(w.fstab(3) == before);
   CHECK_FALSE(w.journals_left());
   record("the guest does not come back after its restart (VM running, guest link down)",
-         std::string(pw::report::to_string(pr.verdict)) + "; e.g. \"" + first_error(pr) + "\"; after it returns, recover: NIC as before (" +
-             std::to_string(recovered.policies.size()) + " journal(s) finished), fstab byte-identical");
+         std::string(pw::report::to_string(pr.verdict)) + "; e.g. \"" + first_error(pr) +
+             "\"; after it returns, recover: NIC as before (" + std::to_string(recovered.policies.size()) +
+             " journal(s) finished), fstab byte-identical");
 }

@@ -18,7 +18,6 @@ class InjectingGuests final : public guest::GuestPort {
   std::function<void(const std::string& call)> before;
   std::function<void(const std::string& call)> after;
 
-
  private:
   // Defined before its uses: its return type is deduced.
   template <class F>
@@ -31,8 +30,8 @@ class InjectingGuests final : public guest::GuestPort {
 
  public:
   using guest::GuestPort::gather_facts;
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(std::span<const std::string> hosts,
-                                                                            const guest::FactsRequests& names) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> gather_facts(
+      std::span<const std::string> hosts, const guest::FactsRequests& names) override {
     return around("gather_facts", [&] { return inner_.gather_facts(hosts, names); });
   }
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> c) override {
@@ -48,8 +47,8 @@ class InjectingGuests final : public guest::GuestPort {
       std::span<const guest::ProbeRequest> p) override {
     return around("probe", [&] { return inner_.probe(p); });
   }
-  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(
-      std::span<const std::string> hosts, std::chrono::seconds timeout) override {
+  std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(std::span<const std::string> hosts,
+                                                                              std::chrono::seconds timeout) override {
     return around("wait_reachable", [&] { return inner_.wait_reachable(hosts, timeout); });
   }
 

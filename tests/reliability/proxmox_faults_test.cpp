@@ -19,7 +19,9 @@ namespace {
 
 constexpr int kFleetSize = 200;
 
-std::string text_of(const bj::value& v) { return v.is_string() ? std::string(v.as_string()) : bj::serialize(v); }
+std::string text_of(const bj::value& v) {
+  return v.is_string() ? std::string(v.as_string()) : bj::serialize(v);
+}
 
 std::string canonical(const std::string& net) {
   auto spec = proxmox::NetDeviceSpec::parse(net);
@@ -105,7 +107,8 @@ std::string rerun_converges(Fleet& f, proxmox::Api& api) {
   CHECK(report::exit_code(recovered) != 5);
   auto rerun = engine.reconcile(f.policies, false);
   auto t = check_every_vm(f, rerun, {});
-  CHECK(t.verdicts.size() == static_cast<std::size_t>(t.verdicts.contains("verified") + t.verdicts.contains("converged")));
+  CHECK(t.verdicts.size() ==
+        static_cast<std::size_t>(t.verdicts.contains("verified") + t.verdicts.contains("converged")));
   const auto writes = f.stat("config_writes");
   auto again = engine.reconcile(f.policies, false);
   auto t2 = check_every_vm(f, again, {});
@@ -173,8 +176,7 @@ TEST_CASE("20 % of requests answered 503") {
   CHECK(f.stat("injected_errors") > 50);
   auto t = check_every_vm(f, rep, {"503", "injected server error"});
   no_blind_writes(f);
-  record("20 % of requests answered 503", t, rerun_converges(f, *api),
-         "reads retried, writes sent once");
+  record("20 % of requests answered 503", t, rerun_converges(f, *api), "reads retried, writes sent once");
 }
 
 TEST_CASE("dropped connections") {
@@ -293,7 +295,7 @@ TEST_CASE("the node's TLS certificate changes: the pinned fingerprint refuses it
   auto rep = f.engine(*api).reconcile(f.policies, false);
   auto t = check_every_vm(f, rep, {pinned.fingerprint});
   for (const auto& pr : rep.policies) {
-    CHECK(pr.verdict == pw::report::Verdict::unobserved);  // could not observe: never drift
+    CHECK(pr.verdict == pw::report::Verdict::unobserved);             // could not observe: never drift
     CHECK(contains_any(joined(pr.errors), {f.sim().fingerprint()}));  // expected and seen
   }
   CHECK(f.stat("api_requests") == 0);  // nothing reached the API, let alone a write

@@ -1,11 +1,11 @@
-#include <catch2/catch.hpp>
+#include "settings/proxmox_options.hpp"
+
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include "settings/proxmox_options.hpp"
 
 namespace fs = std::filesystem;
 using namespace pw::settings;

@@ -47,8 +47,8 @@ class LightLab {
   // The real guest port: ansible-playbook in the controller namespace over real SSH.
   // `extra_inventories` come after the lab's (host variables there win, e.g. ansible_user).
   std::unique_ptr<guest::GuestPort> ansible_port(const std::filesystem::path& work_dir,
-                                                     std::chrono::seconds task_timeout,
-                                                     std::vector<std::filesystem::path> extra_inventories = {}) const;
+                                                 std::chrono::seconds task_timeout,
+                                                 std::vector<std::filesystem::path> extra_inventories = {}) const;
 };
 
 ansible::ChildProcessResult run_command(std::vector<std::string> argv,

@@ -1,7 +1,7 @@
 #include "pvesim_process.hpp"
 
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -34,8 +34,8 @@ std::string read_file(const std::string& path) {
 }
 
 std::vector<std::string> default_pvesim_args() {
-  return {"--token",         "root@pam!pw=s3cret",  "--user", "root@pam=hunter2", "--auth-failure-delay-ms", "0",
-          "--task-duration-ms", "20", "--boot-delay-ms", "100"};
+  return {"--token", "root@pam!pw=s3cret", "--user", "root@pam=hunter2", "--auth-failure-delay-ms",
+          "0",       "--task-duration-ms", "20",     "--boot-delay-ms",  "100"};
 }
 
 PvesimProcess::PvesimProcess(std::vector<std::string> args) : dir_(pw::testing::make_temp_dir("pvesim-test")) {

@@ -141,7 +141,8 @@ std::vector<ApiResult<std::vector<proxmox::VmStatus>>> SimulatedProxmox::node_vm
       continue;
     }
     if (fail_node_lists) {
-      out.emplace_back(std::unexpected(api_error(ApiErrorKind::http, "500 Internal Server Error", "GET /nodes/" + node + "/qemu")));
+      out.emplace_back(
+          std::unexpected(api_error(ApiErrorKind::http, "500 Internal Server Error", "GET /nodes/" + node + "/qemu")));
       continue;
     }
     std::vector<proxmox::VmStatus> list;

@@ -69,7 +69,7 @@ class SimulatedProxmox final : public proxmox::Api {
   std::vector<proxmox::ApiResult<proxmox::VmStatus>> vm_statuses(std::span<const proxmox::VmRef> v) override;
   std::vector<proxmox::ApiResult<std::vector<proxmox::VmStatus>>> node_vm_statuses(
       std::span<const std::string> nodes) override;
-  int node_reads = 0;  // node_vm_statuses requests (one per node)
+  int node_reads = 0;            // node_vm_statuses requests (one per node)
   bool fail_node_lists = false;  // GET /nodes/{node}/qemu answers 500 (the rest of the API works)
   proxmox::ApiResult<std::optional<proxmox::Upid>> update_config(const proxmox::VmRef& vm,
                                                                  const proxmox::ConfigChange& change,

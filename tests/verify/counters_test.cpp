@@ -1,15 +1,18 @@
+#include "verify/counters.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "lab_fixture.hpp"
 #include "net/mac_address.hpp"
-#include "verify/counters.hpp"
 
 using namespace pw::verify;
 using lab::Lane;
 
 namespace {
 
-const CounterDelta& by_mac(const CounterAnalysis& a, const std::string& mac) { return lab::find_delta(a.deltas, mac); }
+const CounterDelta& by_mac(const CounterAnalysis& a, const std::string& mac) {
+  return lab::find_delta(a.deltas, mac);
+}
 
 }  // namespace
 

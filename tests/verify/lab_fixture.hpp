@@ -81,11 +81,14 @@ inline Measurement measure(const std::vector<Lane>& lanes, std::uint64_t probe_b
     const auto gap_tx = static_cast<std::uint64_t>(static_cast<double>(l.baseline_tx) * t.gap_s / t.baseline_s);
     std::uint64_t rx = l.start_rx, tx = l.start_tx;
     m.samples.baseline_start.interfaces.push_back(counters(l, rx, tx));
-    rx += l.baseline_rx; tx += l.baseline_tx;
+    rx += l.baseline_rx;
+    tx += l.baseline_tx;
     m.samples.baseline_end.interfaces.push_back(counters(l, rx, tx));
-    rx += gap_rx; tx += gap_tx;
+    rx += gap_rx;
+    tx += gap_tx;
     m.samples.before_probe.interfaces.push_back(counters(l, rx, tx));
-    rx += l.probe_rx; tx += l.probe_tx;
+    rx += l.probe_rx;
+    tx += l.probe_tx;
     m.samples.after_probe.interfaces.push_back(counters(l, rx, tx));
   }
   m.probe = ProbeRun{probe_bytes, dir, secs(t.dd_s > 0 ? t.dd_s : t.probe_s)};
@@ -98,8 +101,10 @@ inline MountOptionMap options(const std::string& list) {
   std::string item;
   while (std::getline(in, item, ',')) {
     const auto eq = item.find('=');
-    if (eq == std::string::npos) out[item] = "";
-    else out[item.substr(0, eq)] = item.substr(eq + 1);
+    if (eq == std::string::npos)
+      out[item] = "";
+    else
+      out[item.substr(0, eq)] = item.substr(eq + 1);
   }
   return out;
 }
@@ -122,7 +127,8 @@ inline constexpr const char* kTrunkRefusal =
     "[    5.781092] SUNRPC: reached max allowed number (1) did not add transport to server: 192.0.2.2";
 
 inline std::vector<LocalAddress> local_addresses() {
-  return {{"192.0.2.10", "link1", kLink1Mac}, {"198.51.100.10", "link2", kLink2Mac}, {"203.0.113.10", "mgmt", kMgmtMac}};
+  return {
+      {"192.0.2.10", "link1", kLink1Mac}, {"198.51.100.10", "link2", kLink2Mac}, {"203.0.113.10", "mgmt", kMgmtMac}};
 }
 
 // The policy of the trap: movies over link2's address with NFSv4.2.
@@ -167,7 +173,9 @@ inline Lane link2(std::uint64_t probe_rx, std::uint64_t probe_tx = 0) {
   return Lane{"link2", kLink2Mac, 0, 0, probe_rx, probe_tx, std::nullopt};
 }
 // The SSH session that runs the probe: a few kB each way, in the baseline too.
-inline Lane mgmt() { return Lane{"mgmt", kMgmtMac, 3'000, 4'000, 4'500, 6'000, std::nullopt}; }
+inline Lane mgmt() {
+  return Lane{"mgmt", kMgmtMac, 3'000, 4'000, 4'500, 6'000, std::nullopt};
+}
 
 inline VerificationInput input(DesiredPath d, NfsEvidence e, Measurement m) {
   VerificationInput in;

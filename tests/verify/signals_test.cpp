@@ -85,7 +85,8 @@ TEST_CASE("the host agreeing adds to a verified path; without taps it is guest-s
   }
 }
 
-TEST_CASE("coinciding background: link2 carried a probe's worth of someone else's bytes while the trunked probe rode link1") {
+TEST_CASE(
+    "coinciding background: link2 carried a probe's worth of someone else's bytes while the trunked probe rode link1") {
   // link1's own background stopped as the probe started (its raw bytes equal its baseline's
   // prediction), and a transfer of the probe's size ran on link2: the interface counters alone
   // say "verified".
@@ -138,7 +139,8 @@ TEST_CASE("connection bytes on link2 but link2's counters never saw them: the re
 TEST_CASE("connections of other NFS traffic on link1 and the probe's on link2 are told apart") {
   auto m = measure({link1(30 * kMB), link2(kProbe64MiB + 100'000), mgmt()}, kProbe64MiB);
   m.connections = {{conn("198.51.100.10", 957, "198.51.100.2", 1), conn("192.0.2.10", 977, "192.0.2.2", 1)},
-                   {conn("198.51.100.10", 957, "198.51.100.2", 1 + kProbe64MiB), conn("192.0.2.10", 977, "192.0.2.2", 1 + 30 * kMB)}};
+                   {conn("198.51.100.10", 957, "198.51.100.2", 1 + kProbe64MiB),
+                    conn("192.0.2.10", 977, "192.0.2.2", 1 + 30 * kMB)}};
   auto e = clean_evidence();
   e.connections.push_back({"192.0.2.10", 977, "192.0.2.2", 2049});
   e.mounts.push_back(mount("192.0.2.2:/export", "/mnt/a", "nfs4", kV42OptsViaA));

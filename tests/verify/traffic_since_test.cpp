@@ -1,9 +1,9 @@
 // The traffic of a converged path since the last run (verify/traffic_since.hpp): carried on the
 // intended NIC, taken elsewhere (by the host's taps or the guest's connections), idle, and every
 // way two runs' counters stop being comparable.
-#include <catch2/catch.hpp>
-
 #include "verify/traffic_since.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace pw::verify;
 
@@ -158,7 +158,7 @@ TEST_CASE("an intended tap short of the NFS bytes with no other tap to carry the
 
 TEST_CASE("replies in over the intended NIC and requests out over another is elsewhere, asymmetric") {
   Fixture f;
-  f.move(5 * kGB, 5100 * 1000 * 1000ull, 0);  // the reads' data came back over net1
+  f.move(5 * kGB, 5100 * 1000 * 1000ull, 0);             // the reads' data came back over net1
   *f.now.connections[0].bytes_acked += 6 * 1000 * 1000;  // requests and acknowledgements the guest sent
   f.now.taps[1].guest_tx += 2000;                        // ... not over net1
   f.now.taps[2].guest_tx += 6500 * 1000;                 // but over net2

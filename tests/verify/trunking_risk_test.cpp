@@ -1,7 +1,8 @@
+#include "verify/trunking_risk.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "lab_fixture.hpp"
-#include "verify/trunking_risk.hpp"
 
 using namespace pw::verify;
 
@@ -39,8 +40,11 @@ TEST_CASE("trunking risk table") {
       {"minor versions differ (lab: A v4.1 + B v4.2 → link2)", "4.2", {{"/mnt/a", "192.0.2.2", "4.1"}}, 0, true},
       {"the existing mount is NFSv3", "4.2", {{"/mnt/a", "192.0.2.2", "3"}}, 0, true},
       {"another NAS", "4.2", {{"/mnt/x", "203.0.113.7", "4.2"}}, 0, true},
-      {"a client for the planned address exists already", "4.2",
-       {{"/mnt/a", "192.0.2.2", "4.2"}, {"/mnt/c", "198.51.100.2", "4.2"}}, 0, true},
+      {"a client for the planned address exists already",
+       "4.2",
+       {{"/mnt/a", "192.0.2.2", "4.2"}, {"/mnt/c", "198.51.100.2", "4.2"}},
+       0,
+       true},
       {"the planned mount point itself is re-made", "4.2", {{"/mnt/b", "192.0.2.2", "4.2"}}, 0, true},
       {"v4.1 on both", "4.1", {{"/mnt/a", "192.0.2.2", "4.1"}}, 1, true},
       {"negotiated version may land on 4.2", std::nullopt, {{"/mnt/a", "192.0.2.2", "4.2"}}, 1, false},
@@ -58,9 +62,8 @@ TEST_CASE("trunking risk table") {
 
 TEST_CASE("the guest's mounts are read by their effective address, not the device column") {
   // v42trunk: /mnt/b's device says B in some kernels, addr= says A.
-  const std::vector<EffectiveMount> mounts{
-      lab::mount("198.51.100.2:/export2", "/mnt/b", "nfs4", lab::kV42OptsViaA),
-      lab::mount("198.51.100.2:/export", "/mnt/c", "nfs", "vers=3")};
+  const std::vector<EffectiveMount> mounts{lab::mount("198.51.100.2:/export2", "/mnt/b", "nfs4", lab::kV42OptsViaA),
+                                           lab::mount("198.51.100.2:/export", "/mnt/c", "nfs", "vers=3")};
   const auto g = guest_nfs_mounts(mounts);
   REQUIRE(g.size() == 2);
   CHECK(g[0].address == "192.0.2.2");

@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
+#include "verify/verifier.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "lab_fixture.hpp"
-#include "verify/verifier.hpp"
 
 using namespace pw::verify;
 using lab::Lane;
@@ -22,10 +22,13 @@ const Remedy& remedy(const PathDiagnosis& d, RemedyKind k) {
 }
 
 bool mentions(const std::vector<std::string>& lines, const std::string& needle) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(needle) != std::string::npos; });
 }
 
-const CounterDelta& delta(const VerificationResult& r, const std::string& name) { return lab::find_delta(r.deltas, name); }
+const CounterDelta& delta(const VerificationResult& r, const std::string& name) {
+  return lab::find_delta(r.deltas, name);
+}
 
 }  // namespace
 
@@ -88,7 +91,13 @@ TEST_CASE("lab trap: the mount through link2's address is trunked onto link1") {
 }
 
 TEST_CASE("lab trap variants: second export, v4.1, nconnect=4 all diagnose as trunked") {
-  struct Row { const char* name; std::uint64_t link1_rx; const char* vers; const char* opts_extra; unsigned transports; };
+  struct Row {
+    const char* name;
+    std::uint64_t link1_rx;
+    const char* vers;
+    const char* opts_extra;
+    unsigned transports;
+  };
   const Row rows[] = {
       {"v42trunk_exp2", 67'590'344, "4.2", "", 1},
       {"v41trunk", 67'672'652, "4.1", "", 1},
@@ -99,7 +108,8 @@ TEST_CASE("lab trap variants: second export, v4.1, nconnect=4 all diagnose as tr
     auto e = lab::trunked_evidence();
     std::string opts = std::string(lab::kV42OptsViaA) + row.opts_extra;
     if (std::string(row.vers) == "4.1") opts.replace(opts.find("vers=4.2"), 8, "vers=4.1");
-    e.mounts = {lab::mount("192.0.2.2:/export", "/mnt/a", "nfs4", opts), lab::mount("198.51.100.2:/export2", "/mnt/b", "nfs4", opts)};
+    e.mounts = {lab::mount("192.0.2.2:/export", "/mnt/a", "nfs4", opts),
+                lab::mount("198.51.100.2:/export2", "/mnt/b", "nfs4", opts)};
     e.transport_count = row.transports;
     auto d = lab::movies_via_link2(row.vers);
     if (row.transports > 1) d.nconnect = row.transports;
@@ -115,12 +125,13 @@ TEST_CASE("lab: max_connect=2 splits the bytes across both links: wrong path, tr
   // maxconnect2: link1 33,981,030 B, link2 34,042,048 B.
   auto e = lab::trunked_evidence();
   const std::string opts = std::string(lab::kV42OptsViaA) + ",max_connect=2";
-  e.mounts = {lab::mount("192.0.2.2:/export", "/mnt/a", "nfs4", opts), lab::mount("192.0.2.2:/export", "/mnt/b", "nfs4", opts)};
+  e.mounts = {lab::mount("192.0.2.2:/export", "/mnt/a", "nfs4", opts),
+              lab::mount("192.0.2.2:/export", "/mnt/b", "nfs4", opts)};
   e.connections = {{"198.51.100.10", 808, "198.51.100.2", 2049}, {"192.0.2.10", 767, "192.0.2.2", 2049}};
   e.kernel_messages.clear();
   e.transport_count = 2;
-  const auto m = lab::measure({lab::link1(33'981'030), lab::link2(34'042'048)}, lab::kProbe64MiB,
-                              ProbeDirection::read, {1.0, 0.2, 1.12});
+  const auto m = lab::measure({lab::link1(33'981'030), lab::link2(34'042'048)}, lab::kProbe64MiB, ProbeDirection::read,
+                              {1.0, 0.2, 1.12});
   const auto r = verify_path(lab::input(lab::movies_via_link2(), e, m));
   CHECK(r.verdict == Verdict::wrong_path);
   CHECK(*r.intended_share == Approx(0.507).epsilon(0.01));
@@ -132,10 +143,13 @@ TEST_CASE("lab: max_connect=2 splits the bytes across both links: wrong path, tr
 }
 
 TEST_CASE("traffic split across NICs: the intended share decides") {
-  struct Row { double link2_share; Verdict verdict; };
+  struct Row {
+    double link2_share;
+    Verdict verdict;
+  };
   const Row rows[] = {
-      {1.004, Verdict::verified},    {0.95, Verdict::verified},     {0.92, Verdict::verified},
-      {0.85, Verdict::wrong_path},   {0.50, Verdict::wrong_path},   {0.0, Verdict::wrong_path},
+      {1.004, Verdict::verified},  {0.95, Verdict::verified},   {0.92, Verdict::verified},
+      {0.85, Verdict::wrong_path}, {0.50, Verdict::wrong_path}, {0.0, Verdict::wrong_path},
   };
   const double p = static_cast<double>(lab::kProbe64MiB) * 1.004;  // NFS overhead on the wire
   for (const auto& row : rows) {
@@ -178,14 +192,16 @@ TEST_CASE("misrouted: asymmetric return path, requests out of link2, replies in 
 
 TEST_CASE("write probes are judged on tx") {
   SECTION("bytes out of the intended link") {
-    const auto m = lab::measure({lab::link1(0, 0), lab::link2(1'200'000, 67'500'000)}, lab::kProbe64MiB, ProbeDirection::write);
+    const auto m =
+        lab::measure({lab::link1(0, 0), lab::link2(1'200'000, 67'500'000)}, lab::kProbe64MiB, ProbeDirection::write);
     const auto r = verify_path(lab::input(lab::movies_via_link2(), lab::clean_evidence(), m));
     CHECK(r.verdict == Verdict::verified);
     CHECK(delta(r, "link2").tx_net == 67'500'000);
   }
   SECTION("rx on the intended link does not count for a write") {
     // Replies (acks) arrive on link2 while the data leaves through link1.
-    const auto m = lab::measure({lab::link1(0, 67'500'000), lab::link2(67'200'000, 0)}, lab::kProbe64MiB, ProbeDirection::write);
+    const auto m =
+        lab::measure({lab::link1(0, 67'500'000), lab::link2(67'200'000, 0)}, lab::kProbe64MiB, ProbeDirection::write);
     const auto r = verify_path(lab::input(lab::movies_via_link2(), lab::clean_evidence(), m));
     CHECK(r.verdict == Verdict::wrong_path);
     REQUIRE(r.diagnosis);
@@ -246,7 +262,8 @@ TEST_CASE("too little signal grows the probe, within its bound") {
   CHECK(r.advice.probe_bytes % (1u << 20) == 0);
 
   SECTION("the grown probe decides") {
-    const auto m2 = lab::measure({lab::link1(0), lab::link2(r.advice.probe_bytes + 20'000), lab::mgmt()}, r.advice.probe_bytes);
+    const auto m2 =
+        lab::measure({lab::link1(0), lab::link2(r.advice.probe_bytes + 20'000), lab::mgmt()}, r.advice.probe_bytes);
     const auto r2 = verify_path(lab::input(lab::movies_via_link2(), lab::clean_evidence(), m2));
     CHECK(r2.verdict == Verdict::verified);
   }
@@ -271,8 +288,8 @@ TEST_CASE("background gathered while no probe ran shrinks against a bigger probe
   const std::uint64_t probe = 4ull << 20;
   Lane l1{"link1", lab::kLink1Mac, 5'000'000, 0, 10'000'000, 0, std::nullopt};
   Lane l2{"link2", lab::kLink2Mac, 5'000'000, 0, 10'000'000 + probe, 0, std::nullopt};
-  auto in = lab::input(lab::movies_via_link2(), lab::clean_evidence(), lab::measure({l1, l2, lab::mgmt()}, probe,
-                                                                                    ProbeDirection::read, slow_window));
+  auto in = lab::input(lab::movies_via_link2(), lab::clean_evidence(),
+                       lab::measure({l1, l2, lab::mgmt()}, probe, ProbeDirection::read, slow_window));
   in.settings.max_probe_bytes = 64ull << 20;
   const auto r = verify_path(in);
   CHECK(r.verdict == Verdict::inconclusive);
@@ -331,7 +348,10 @@ TEST_CASE("a counter reset re-bases instead of judging") {
   SECTION("intended NIC re-plugged after the baseline under a new name") {
     for (auto* s : {&m.samples.before_probe, &m.samples.after_probe})
       for (auto& i : s->interfaces)
-        if (i.name == "link2") { i.name = "eth3"; i.rx_bytes -= 900'000; }
+        if (i.name == "link2") {
+          i.name = "eth3";
+          i.rx_bytes -= 900'000;
+        }
     const auto r = verify_path(lab::input(lab::movies_via_link2(), lab::clean_evidence(), m));
     CHECK(r.verdict == Verdict::inconclusive);
     CHECK(r.advice.next == NextStep::remeasure);
@@ -368,14 +388,20 @@ TEST_CASE("throughput at another link's line rate is flagged: exactly the old nu
 
   SECTION("not flagged at the intended link's own speed class") {
     std::vector<CounterDelta> ds(2);
-    ds[0].name = "link2"; ds[0].intended = true; ds[0].speed_mbps = 1000;
-    ds[1].name = "link1"; ds[1].speed_mbps = 1000;
+    ds[0].name = "link2";
+    ds[0].intended = true;
+    ds[0].speed_mbps = 1000;
+    ds[1].name = "link1";
+    ds[1].speed_mbps = 1000;
     CHECK_FALSE(match_line_rate(115e6, ds, VerifySettings{}));
   }
   SECTION("not flagged far from any line rate") {
     std::vector<CounterDelta> ds(2);
-    ds[0].name = "link2"; ds[0].intended = true; ds[0].speed_mbps = 10000;
-    ds[1].name = "link1"; ds[1].speed_mbps = 1000;
+    ds[0].name = "link2";
+    ds[0].intended = true;
+    ds[0].speed_mbps = 10000;
+    ds[1].name = "link1";
+    ds[1].speed_mbps = 1000;
     CHECK_FALSE(match_line_rate(50e6, ds, VerifySettings{}));
     CHECK(match_line_rate(120e6, ds, VerifySettings{}));
   }
