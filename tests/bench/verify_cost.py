@@ -70,8 +70,8 @@ def probe_sequence(p):
 
 
 def reconcile(binary, config, policies):
-    proc = subprocess.run([binary, "--config", config, "reconcile", policies, "--output", "json"], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run([binary, "--config", config, "reconcile", policies, "--output", "json"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=1800)
     try:
         return proc.returncode, json.loads(proc.stdout), proc.stderr
     except json.JSONDecodeError:
@@ -87,7 +87,8 @@ def reset_nic():
 
 def settings():
     out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"),
-                          tempfile.mkdtemp(prefix="pw-bench-lab-")], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
+                          tempfile.mkdtemp(prefix="pw-bench-lab-")],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 
@@ -152,14 +153,14 @@ def record_facts(binary, out_dir):
     if rc != 0:
         raise RuntimeError(f"the second run was not converged (exit {rc}): {json.dumps(report)[:2000]}")
     books = os.path.join(d, "books")
-    subprocess.run([binary, "--config", config, "plan", d, "--emit-playbooks", books], stdin=subprocess.DEVNULL, capture_output=True,
-                   text=True, check=False)
+    subprocess.run([binary, "--config", config, "plan", d, "--emit-playbooks", books], stdin=subprocess.DEVNULL,
+                   capture_output=True, text=True, check=False)
     state = lab.read_state()
     env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.jsonl", ANSIBLE_JSON_INDENT="0",
                ANSIBLE_HOST_KEY_CHECKING="True", ANSIBLE_NOCOLOR="1", LC_ALL="C.UTF-8", LANG="C.UTF-8",
                ANSIBLE_SSH_ARGS=f"-F {state['ssh_config']} -o StrictHostKeyChecking=yes -o BatchMode=yes")
-    proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], os.path.join(books, "facts.yml")], stdin=subprocess.DEVNULL,
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(["ansible-playbook", "-i", state["inventory"], os.path.join(books, "facts.yml")],
+                          stdin=subprocess.DEVNULL, env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"facts run failed ({proc.returncode}): {proc.stderr[-1500:]}{proc.stdout[-1500:]}")
     os.makedirs(out_dir, exist_ok=True)
@@ -167,7 +168,8 @@ def record_facts(binary, out_dir):
         f.write(proc.stdout)
     with open(os.path.join(out_dir, "recording.json"), "w") as f:
         json.dump({"host": topo.GUEST_NAME, "mac": topo.GUEST_MACS["link2"].lower(), "policy": "movies-10g",
-                   "recorded": time.strftime("%Y-%m-%d"), "policy_sha256": hashlib.sha256(SEED_FIX.encode()).hexdigest(),
+                   "recorded": time.strftime("%Y-%m-%d"),
+                   "policy_sha256": hashlib.sha256(SEED_FIX.encode()).hexdigest(),
                    "how": "tests/bench/verify_cost.py --record-facts: the lab guest after the seed fix, converged"},
                   f, indent=1)
         f.write("\n")

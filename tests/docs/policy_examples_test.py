@@ -97,20 +97,20 @@ def validate(pathwarden, where, block, workdir):
     shown = f"{where}: pathwarden validate exited {r.returncode}:\n{out}"
     check(not re.search(r"AddressSanitizer|runtime error|internal error|terminate called", out), f"crash: {shown}")
     expect = expectations(where, block)
-    problems = [l for l in lines if re.match(rf"^{re.escape(fname)}:\d+:\d+: (?!note: )", l)]
-    notes = [l for l in lines if re.match(rf"^{re.escape(fname)}:\d+:\d+: note: ", l)]
+    problems = [out_line for out_line in lines if re.match(rf"^{re.escape(fname)}:\d+:\d+: (?!note: )", out_line)]
+    notes = [out_line for out_line in lines if re.match(rf"^{re.escape(fname)}:\d+:\d+: note: ", out_line)]
     if expect and expect[0][0] == "refused":
         check(r.returncode == 1, f"the example should be refused, but: {shown}")
         for _, line, col, message in expect:
             want = f"{fname}:{line}:{col}: {message}"
-            check(any(l.startswith(want) for l in problems), f"missing '{want}' in {shown}")
+            check(any(out_line.startswith(want) for out_line in problems), f"missing '{want}' in {shown}")
         check(len(problems) == len(expect), f"{len(problems)} problems, the marker lists {len(expect)}: {shown}")
         return "refused"
     check(r.returncode == 0, f"the example should be valid, but: {shown}")
     check("ok: 1 storage path policy" in lines, f"no 'ok: 1 storage path policy': {shown}")
     for _, line, col, message in expect:
         want = f"{fname}:{line}:{col}: note: {message}"
-        check(any(l.startswith(want) for l in notes), f"missing '{want}' in {shown}")
+        check(any(out_line.startswith(want) for out_line in notes), f"missing '{want}' in {shown}")
     check(len(notes) == len(expect), f"{len(notes)} notes, the marker lists {len(expect)}: {shown}")
     return "noted" if expect else "valid"
 

@@ -25,7 +25,8 @@ token with exactly the privileges of the README's `pveum role add` line, and lig
 the inventory's guest, reached as `pwadmin` (the light guests' account with the sudoers entry
 the README gives). Light guests cannot mount NFS, so the last reconcile writes the fstab (as
 root, through sudo), the mount fails and the change is rolled back (exit 4): the test asserts
-that, and that the fstab is then byte for byte what it was. The guest packages' `apt-get install` line is an indented block, not
+that, and that the fstab is then byte for byte what it was. \
+The guest packages' `apt-get install` line is an indented block, not
 run here (the guests are namespaces of this machine).
 
 usage: readme_walkthrough_test.py PVESIM PATHWARDEN

@@ -59,19 +59,21 @@ PLAN = {
         {"policy": "movies-10g", "source": "policies/movies-10g.yaml:4:1", "vm": {"node": "pve1", "vmid": 101},
          "host": "media-vm", "state": "changes", "blockers": [], "warnings": [], "notes": [], "remedy": [],
          "steps": [
-             {"kind": "set-nic", "disruptive": True, "summary": "net1: queues 1 -> 8", "vm": {"node": "pve1", "vmid": 101},
-              "device": "net1", "from": NET1_FROM, "to": NET1_TO, "digest": "5c6d9f3b", "hotplug": True,
-              "queues_from": None, "queues_to": 8, "restart_window": None},
+             {"kind": "set-nic", "disruptive": True, "summary": "net1: queues 1 -> 8",
+              "vm": {"node": "pve1", "vmid": 101}, "device": "net1", "from": NET1_FROM, "to": NET1_TO,
+              "digest": "5c6d9f3b", "hotplug": True, "queues_from": None, "queues_to": 8, "restart_window": None},
              {"kind": "set-channels", "disruptive": False, "summary": "link2: combined 1 -> 8", "host": "media-vm",
               "mac": "bc:24:11:2a:3b:4c", "interface": "ens19", "from": 1, "to": 8},
              {"kind": "change-fstab", "disruptive": True, "summary": "/mnt/movies: vers=4.2 -> vers=3,nconnect=8",
               "host": "media-vm", "mount_point": "/mnt/movies", "old_content": FSTAB_HEAD + OLD_LINE + "\n",
-              "new_content": FSTAB_HEAD + "# Managed by pathwarden (policy movies-10g): vers=3 on purpose\n" + NEW_LINE + "\n",
+              "new_content": (FSTAB_HEAD + "# Managed by pathwarden (policy movies-10g): vers=3 on purpose\n"
+                              + NEW_LINE + "\n"),
               "backup_path": "/etc/fstab.pathwarden-7f3a", "activations": [], "inverse_activations": []},
              {"kind": "verify", "disruptive": False, "summary": "prove /mnt/movies runs over bc:24:11:2a:3b:4c",
               "host": "media-vm", "mount_point": "/mnt/movies"}]},
         {"policy": "postgres-data", "source": "policies/postgres-data.yaml:4:1", "vm": {"node": "pve1", "vmid": 102},
-         "host": "docker-vm", "state": "converged", "steps": [], "blockers": [], "warnings": [], "notes": [], "remedy": []},
+         "host": "docker-vm", "state": "converged", "steps": [], "blockers": [], "warnings": [], "notes": [],
+         "remedy": []},
     ]}
 
 
@@ -80,8 +82,10 @@ def change(action, target, before, after, text):
     return {"action": action, "target": target, "before": before, "after": after, "text": text}
 
 
-SET_NIC = change("set-nic", "VM 101 net1", NET1_FROM, NET1_TO, "set net1 queues 1 → 8 (hot-plug: the NIC is re-plugged)")
-SET_CHANNELS = change("set-channels", "media-vm ens19 combined channels", "1", "8", "set ens19 combined channels to 8 in the guest")
+SET_NIC = change("set-nic", "VM 101 net1", NET1_FROM, NET1_TO,
+                 "set net1 queues 1 → 8 (hot-plug: the NIC is re-plugged)")
+SET_CHANNELS = change("set-channels", "media-vm ens19 combined channels", "1", "8",
+                      "set ens19 combined channels to 8 in the guest")
 CHANGE_FSTAB = change("change-fstab", "media-vm /mnt/movies", OLD_LINE, NEW_LINE,
                       "write the fstab entry of /mnt/movies and re-make the mount")
 VERIFY = change("verify", "media-vm /mnt/movies", None, None, "prove /mnt/movies runs over bc:24:11:2a:3b:4c")
@@ -113,12 +117,13 @@ def report(mode, exit_code, movies, format_version="3.0"):
 
 ROLLED_BACK = policy_report("movies-10g", "rolled-back", True, cause="wrong-path",
                             changes=[SET_NIC], rolled_back=["net1 queues 8 -> 1"], planned=FIX,
-                            verification={"summary": "the probe's bytes crossed link1", "diagnosis": "trunked onto the old link",
-                                          "remedies": ["pin vers=3"]})
+                            verification={"summary": "the probe's bytes crossed link1",
+                                          "diagnosis": "trunked onto the old link", "remedies": ["pin vers=3"]})
 CASES = {
     # name: (exit code, report or None, check mode, diff, extra module args)
     "check_diff": (3, report("check", 3, policy_report("movies-10g", "drift", planned=FIX)), True, True, {}),
-    "check_remount": (3, report("check", 3, policy_report("movies-10g", "drift", planned=RESTART_REMOUNT)), True, True, {}),
+    "check_remount": (3, report("check", 3, policy_report("movies-10g", "drift", planned=RESTART_REMOUNT)),
+                      True, True, {}),
     "check_v2": (3, report("check", 3, policy_report("movies-10g", "drift", planned=[p["text"] for p in FIX]),
                            format_version="2.1"), True, True, {}),
     "check_v9": (3, report("check", 3, policy_report("movies-10g", "drift", planned=FIX), format_version="9.0"),
@@ -127,23 +132,29 @@ CASES = {
     "converged": (0, report("reconcile", 0, policy_report("movies-10g", "converged")), False, True, {}),
     "verified": (2, report("reconcile", 2, policy_report("movies-10g", "verified", True, planned=FIX, changes=FIX)),
                  False, True, {}),
-    "blocked": (3, report("reconcile", 3, policy_report("movies-10g", "precondition-failed", errors=["VM 101 is locked"])),
+    "blocked": (3, report("reconcile", 3, policy_report("movies-10g", "precondition-failed",
+                                                        errors=["VM 101 is locked"])),
                 False, False, {}),
-    "blocked_fail": (3, report("reconcile", 3, policy_report("movies-10g", "precondition-failed", errors=["VM 101 is locked"])),
+    "blocked_fail": (3, report("reconcile", 3, policy_report("movies-10g", "precondition-failed",
+                                                             errors=["VM 101 is locked"])),
                      False, False, {"fail_on_blocked": True}),
-    "blocked_check": (3, report("check", 3, policy_report("movies-10g", "precondition-failed", errors=["VM 101 is locked"])),
+    "blocked_check": (3, report("check", 3, policy_report("movies-10g", "precondition-failed",
+                                                          errors=["VM 101 is locked"])),
                       True, False, {"fail_on_blocked": True}),
     "no_report": (1, None, False, False, {}),
     "rolled_back": (4, report("reconcile", 4, ROLLED_BACK), False, True, {}),
     "rollback_failed": (5, report("reconcile", 5, policy_report("movies-10g", "rollback-failed", True,
-                                                                errors=["net1 could not be restored"])), False, False, {}),
+                                                                errors=["net1 could not be restored"])),
+                        False, False, {}),
     "unobserved": (6, report("reconcile", 6, policy_report("movies-10g", "unobserved",
-                                                           errors=["could not observe guest media-vm: unreachable"])), False, False, {}),
+                                                           errors=["could not observe guest media-vm: unreachable"])),
+                   False, False, {}),
     "selected": (0, report("reconcile", 0, policy_report("movies-10g", "converged")), False, False,
-                 {"policies": ["movies-*", "x' $(id) y"], "selectors": {"tier": "media"}, "nodes": ["pve1"], "hosts": ["media-vm"],
-                  "paths": ["/srv/policies"], "report_file": "/tmp/r.json"}),
-    "apply_stale": (3, report("apply", 3, policy_report("movies-10g", "precondition-failed",
-                                                        errors=["the Proxmox config of VM 101 changed since the plan"])),
+                 {"policies": ["movies-*", "x' $(id) y"], "selectors": {"tier": "media"}, "nodes": ["pve1"],
+                  "hosts": ["media-vm"], "paths": ["/srv/policies"], "report_file": "/tmp/r.json"}),
+    "apply_stale": (3, report("apply", 3, policy_report(
+                        "movies-10g", "precondition-failed",
+                        errors=["the Proxmox config of VM 101 changed since the plan"])),
                     False, False, {"plan_file": "PLAN"}),
     "apply_verified": (2, report("apply", 2, policy_report("movies-10g", "verified", True, planned=FIX, changes=FIX)),
                        False, True, {"plan_file": "PLAN"}),
@@ -181,9 +192,12 @@ def build_and_install(work):
     check(r.returncode == 0 and len(tarballs) == 1, f"collection build: {r.stdout}\n{r.stderr}")
     installed = os.path.join(work, "installed")
     r = run(["ansible-galaxy", "collection", "install", "--offline", "-p", installed, tarballs[0]])
-    module = os.path.join(installed, "ansible_collections", "pathwarden", "pathwarden", "plugins", "modules", "reconcile.py")
-    role = os.path.join(installed, "ansible_collections", "pathwarden", "pathwarden", "roles", "pathwarden_reconcile", "tasks", "main.yml")
-    check(r.returncode == 0 and os.path.exists(module) and os.path.exists(role), f"collection install: {r.stdout}\n{r.stderr}")
+    module = os.path.join(installed, "ansible_collections", "pathwarden",
+                          "pathwarden", "plugins", "modules", "reconcile.py")
+    role = os.path.join(installed, "ansible_collections", "pathwarden", "pathwarden",
+                        "roles", "pathwarden_reconcile", "tasks", "main.yml")
+    check(r.returncode == 0 and os.path.exists(module) and os.path.exists(role),
+          f"collection install: {r.stdout}\n{r.stderr}")
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=installed)
     r = run(["ansible-doc", "--json", "pathwarden.pathwarden.reconcile"], env=env)
     check(r.returncode == 0, f"ansible-doc: {r.stderr}")
@@ -204,25 +218,30 @@ def sanity(work):
     offline = ["action-plugin-docs", "compile", "empty-init", "future-import-boilerplate", "ignores", "line-endings",
                "metaclass-boilerplate", "no-assert", "no-basestring", "no-dict-iteritems", "no-dict-iterkeys",
                "no-dict-itervalues", "no-get-exception", "no-illegal-filenames", "no-main-display", "no-smart-quotes",
-               "no-unicode-literals", "replace-urlopen", "shebang", "symlinks", "use-argspec-type-path", "use-compat-six"]
+               "no-unicode-literals", "replace-urlopen", "shebang", "symlinks", "use-argspec-type-path",
+               "use-compat-six"]
     cmd = ["ansible-test", "sanity", "--local", "--python", "3.11", "--python-interpreter", PY, "--color", "no"]
     for t in offline:
         cmd += ["--test", t]
     r = run(cmd, cwd=tree)
-    check(r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, f"ansible-test sanity: {r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    check(r.returncode == 0 and "ERROR" not in r.stdout + r.stderr,
+          f"ansible-test sanity: {r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     with open(os.path.join(tree, "tests", "sanity", "ignore-2.14.txt")) as f:
         ignored = {line.split()[1].split(":", 1)[1] for line in f if line.strip() and not line.startswith("#")}
     sanity_root = "/usr/lib/python3/dist-packages/ansible_test/_util/controller/sanity"
     r = run([PY, os.path.join(sanity_root, "validate-modules", "validate.py"), "--format", "json", "--arg-spec",
              "--collection", "ansible_collections/pathwarden/pathwarden", "--collection-version", "1.0.0",
-             "plugins/modules/reconcile.py"], cwd=tree, env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=copy_root, PYTHONPATH=copy_root))
+             "plugins/modules/reconcile.py"],
+            cwd=tree, env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=copy_root, PYTHONPATH=copy_root))
     found = json.loads(r.stdout) if r.stdout.strip().startswith("{") else None
     check(found is not None, f"validate-modules did not run: {r.stderr[-2000:]}")
     errors = [e for v in found.values() for e in v["errors"] if e["code"] not in ignored]
-    check(not errors and not any(v["traces"] for v in found.values()), f"validate-modules: {json.dumps(found, indent=1)}")
+    check(not errors and not any(v["traces"] for v in found.values()),
+          f"validate-modules: {json.dumps(found, indent=1)}")
     with open(os.path.join(sanity_root, "pep8", "current-ignore.txt")) as f:
         pep8_ignore = ",".join(line.strip() for line in f if line.strip())
-    r = run([PY, "-m", "pycodestyle", "--max-line-length", "160", "--ignore", pep8_ignore, "plugins/modules/reconcile.py"], cwd=tree)
+    r = run([PY, "-m", "pycodestyle", "--max-line-length", "160", "--ignore", pep8_ignore,
+             "plugins/modules/reconcile.py"], cwd=tree)
     check(r.returncode == 0, f"pep8: {r.stdout}{r.stderr}")
 
 
@@ -270,13 +289,14 @@ def module_cases(work, installed):
         dirs[name] = write_case(work, name, rc, rep)
         module_args = {"binary": os.path.join(dirs[name], "pathwarden"), "config": "/etc/pw.yaml"}
         module_args.update({k: (plan_file if v == "PLAN" else v) for k, v in args.items()})
-        tasks.append({"name": name, "pathwarden.pathwarden.reconcile": module_args, "check_mode": check_mode, "diff": diff,
-                      "ignore_errors": True})
+        tasks.append({"name": name, "pathwarden.pathwarden.reconcile": module_args, "check_mode": check_mode,
+                      "diff": diff, "ignore_errors": True})
     r = playbook(work, installed, tasks)
     try:
         out = json.loads(r.stdout)
     except json.JSONDecodeError:
-        raise AssertionError(f"ansible-playbook printed no JSON (exit {r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+        raise AssertionError(
+            f"ansible-playbook printed no JSON (exit {r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
     results = {t["task"]["name"]: t["hosts"]["localhost"] for t in out["plays"][0]["tasks"]}
     check(set(results) == set(CASES), f"tasks run: {sorted(results)}")
 
@@ -299,7 +319,8 @@ def module_cases(work, installed):
         return argvs[0]
 
     def diff_format(name, diff):
-        check(isinstance(diff, list) and all(set(d) == {"before_header", "after_header", "before", "after"} for d in diff),
+        check(isinstance(diff, list)
+              and all(set(d) == {"before_header", "after_header", "before", "after"} for d in diff),
               f"{name}: not Ansible's diff format: {diff}")
         return diff
 
@@ -316,9 +337,11 @@ def module_cases(work, installed):
     net = [d for d in diff if "net1" in d["before_header"]]
     check(len(net) == 1 and net[0]["before"] == f"net1: {NET1_FROM}\n" and net[0]["after"] == f"net1: {NET1_TO}\n"
           and net[0]["before_header"] == "VM 101 on pve1: net1 (policy movies-10g)", f"net1 diff: {net}")
-    check(any(d["before"] == "combined 1\n" and d["after"] == "combined 8\n" and "ens19" in d["before_header"] for d in diff),
+    check(any(d["before"] == "combined 1\n" and d["after"] == "combined 8\n" and "ens19" in d["before_header"]
+              for d in diff),
           f"channels diff: {diff}")
-    check(len(diff) == 3 and not any("power" in d["before_header"] for d in diff), f"check_diff: verify shows no diff: {diff}")
+    check(len(diff) == 3 and not any("power" in d["before_header"] for d in diff),
+          f"check_diff: verify shows no diff: {diff}")
     check(res["report"]["mode"] == "check" and res["report"]["format_version"] == "3.0" and res["rc"] == 3,
           f"check_diff result: {res}")
 
@@ -349,7 +372,8 @@ def module_cases(work, installed):
 
     res = expect("converged", False, False)
     argv = ran_once("converged")
-    check(not res.get("diff") and argv[3] == "reconcile" and "--check" not in argv, f"converged: {res.get('diff')}, {argv}")
+    check(not res.get("diff") and argv[3] == "reconcile" and "--check" not in argv,
+          f"converged: {res.get('diff')}, {argv}")
     # A real run: the diff from changes[] of the policies changed and verified.
     res = expect("verified", True, False)
     argv = ran_once("verified")
@@ -361,7 +385,8 @@ def module_cases(work, installed):
     expect("blocked", False, False)
     res = expect("blocked_fail", False, True)
     check(res["failures"][0].startswith("pathwarden exited 3: drift found")
-          and "movies-10g: precondition-failed: VM 101 is locked" in res["failures"], f"fail_on_blocked: {res['failures']}")
+          and "movies-10g: precondition-failed: VM 101 is locked" in res["failures"],
+          f"fail_on_blocked: {res['failures']}")
     expect("blocked_check", False, False)  # fail_on_blocked applies outside check mode only
     res = expect("no_report", False, True)
     check(res["msg"].startswith("pathwarden exited 1 (bad usage, bad policy or bad settings) without a report: ")
@@ -369,12 +394,14 @@ def module_cases(work, installed):
     # changed as the report's policy says (changes were made, then rolled back), as the role always had it
     res = expect("rolled_back", True, True)
     check(res["failures"][0] == "pathwarden exited 4: a change failed verification and was rolled back"
-          and "movies-10g: rolled-back (verification: wrong-path); diagnosis: trunked onto the old link; remedies: pin vers=3"
+          and ("movies-10g: rolled-back (verification: wrong-path); diagnosis: trunked onto the old link; "
+               "remedies: pin vers=3")
           in res["failures"] and res["msg"] == "\n".join(res["failures"]) and not res.get("diff")
           and res["report"]["exit_code"] == 4, f"rolled back: {res}")
     res = expect("rollback_failed", True, True)
     check(res["failures"][0].startswith("pathwarden exited 5: a rollback failed")
-          and "movies-10g: rollback-failed: net1 could not be restored" in res["failures"], f"rollback failed: {res['failures']}")
+          and "movies-10g: rollback-failed: net1 could not be restored" in res["failures"],
+          f"rollback failed: {res['failures']}")
     res = expect("unobserved", False, True)
     check(res["failures"][0].startswith("pathwarden exited 6: could not observe")
           and any(f.startswith("movies-10g: unobserved: could not observe guest media-vm") for f in res["failures"]),
@@ -389,7 +416,8 @@ def module_cases(work, installed):
     argv = reconcile_argv("apply_stale")
     check(argv[3:] == ["apply", "--output=json", "--no-color", "--", plan_file], f"apply argv: {argv}")
     check(res["failures"][0].startswith("pathwarden exited 3: the saved plan was not applied")
-          and res["failures"][1] == "not applied: movies-10g; nothing was changed; launch the review again for a fresh plan",
+          and res["failures"][1] == ("not applied: movies-10g; nothing was changed; "
+                                     "launch the review again for a fresh plan"),
           f"stale apply: {res['failures']}")
     res = expect("apply_verified", True, False)
     check([a[3] for a in calls(dirs["apply_verified"])] == ["apply"] and res.get("plan", {}).get("id") == PLAN["id"]
@@ -402,11 +430,13 @@ def module_cases(work, installed):
     # What an operator sees: ansible-playbook --check --diff with the default callback.
     case = write_case(work, "shown", 3, CASES["check_diff"][1])
     r = playbook(work, installed, [{"name": "Reconcile", "pathwarden.pathwarden.reconcile": {
-        "binary": os.path.join(case, "pathwarden"), "config": "/etc/pw.yaml"}}], ["--check", "--diff"], callback="default")
+        "binary": os.path.join(case, "pathwarden"), "config": "/etc/pw.yaml"}}], ["--check", "--diff"],
+        callback="default")
     shown = r.stdout
     check(r.returncode == 0 and f"-{OLD_LINE}" in shown and f"+{NEW_LINE}" in shown and f"-net1: {NET1_FROM}" in shown
           and f"+net1: {NET1_TO}" in shown and "changed: [localhost]" in shown
-          and "--- before: media-vm:/etc/fstab (policy movies-10g)" in shown, f"--check --diff output:\n{shown}\n{r.stderr}")
+          and "--- before: media-vm:/etc/fstab (policy movies-10g)" in shown,
+          f"--check --diff output:\n{shown}\n{r.stderr}")
     check(len(calls(case)) == 1 and "--check" in calls(case)[0], f"--check not passed, or not once: {calls(case)}")
 
 

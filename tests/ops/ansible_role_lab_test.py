@@ -61,7 +61,8 @@ def main(binary):
     config = ctl.settings(prefix="pw-role-lab-")
 
     def role(variables, check_mode=False, diff=False):
-        r = run_role(binary, config, dict(variables, pathwarden_reconcile_log_level="trace"), check=check_mode, diff=diff)
+        r = run_role(binary, config, dict(variables, pathwarden_reconcile_log_level="trace"), check=check_mode,
+                     diff=diff)
         ctl.secret_never_leaks(config, r.stdout + r.stderr)
         return r
 
@@ -101,7 +102,8 @@ def main(binary):
         fstab = [d for d in r.diff or [] if d["before_header"].endswith(":/etc/fstab (policy movies-10g)")]
         movies = [[line for line in text.splitlines() if " /mnt/movies " in line and not line.startswith("#")]
                   for text in (fstab[0]["before"], fstab[0]["after"])] if len(fstab) == 1 else [[], []]
-        check(len(fstab) == 1 and (fstab[0]["before"] == "" or fstab[0]["before"].rstrip("\n") in before["fstab"].splitlines())
+        check(len(fstab) == 1
+              and (fstab[0]["before"] == "" or fstab[0]["before"].rstrip("\n") in before["fstab"].splitlines())
               and len(movies[0]) <= 1 and len(movies[1]) == 1
               and "vers=3" in movies[1][0] and all("vers=3" not in line for line in movies[0]),
               f"check mode diff of the fstab: {r.diff}")
@@ -122,7 +124,8 @@ def main(binary):
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed", 0) >= 1,
               f"real run: want changed and not failed: {r}")
         p = only_policy("real run", r)
-        check(p["verdict"] == "verified" and p["changed"] and r.report["exit_code"] == 2, f"real run: {json.dumps(p)[:1500]}")
+        check(p["verdict"] == "verified" and p["changed"]
+              and r.report["exit_code"] == 2, f"real run: {json.dumps(p)[:1500]}")
         l1, l2 = ctl.interface(r.report, ctl.LINK1_MAC), ctl.interface(r.report, ctl.LINK2_MAC)
         check(l2 and l2["rx_bytes"] >= PROBE, f"real run: link2 carried {l2}: expected ≈ the probe")
         check(l1 and l1["rx_bytes"] < NOISE, f"real run: link1 carried {l1}: expected ≈ 0")

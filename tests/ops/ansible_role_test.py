@@ -72,7 +72,8 @@ def main(binary, pvesim):
         r = role({"pathwarden_reconcile_policy_names": ["movies", "no-such-policy"]})
         check(r.rc != 0 and r.stats.get("failures") == 1, f"unknown policy: {r}")
         failure = "\n".join(r.failure or [])
-        check("pathwarden exited 1" in failure and "no policy named 'no-such-policy'" in failure, f"exit 1 message: {r.failure}")
+        check("pathwarden exited 1" in failure and "no policy named 'no-such-policy'" in failure,
+              f"exit 1 message: {r.failure}")
 
         # Operator input reaches pathwarden as one argv word: no shell, no splitting.
         hostile = "x' \" $(id) ; y --check"

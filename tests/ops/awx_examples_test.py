@@ -50,7 +50,8 @@ AWX = os.path.join(ROOT, "examples", "awx")
 
 CONFIGURE_TASKS = ["Project with the policies and the pathwarden playbooks", "Inventory of the controller hosts",
                    "Controller hosts", "Job template per shard", "Workflow reconciling every shard",
-                   "Workflow planning, approving and applying every shard", "Hourly schedule of the unattended workflow"]
+                   "Workflow planning, approving and applying every shard",
+                   "Hourly schedule of the unattended workflow"]
 PASSWORD = "pw-test-controller-password-7f3a"  # distinctive: no_log masks it wherever it appears
 
 
@@ -66,12 +67,13 @@ def run_configure(text, to_the_end=True):
         playbook = os.path.join(tmp, "configure.yml")
         with open(playbook, "w") as f:
             f.write(text.replace(marker, marker + "  ignore_errors: true\n") if to_the_end else text)
-        env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_loopback_port()}", CONTROLLER_USERNAME="admin",
-                   CONTROLLER_PASSWORD=PASSWORD, CONTROLLER_VERIFY_SSL="true",
+        env = dict(os.environ, CONTROLLER_HOST=f"https://127.0.0.1:{closed_loopback_port()}",
+                   CONTROLLER_USERNAME="admin", CONTROLLER_PASSWORD=PASSWORD, CONTROLLER_VERIFY_SSL="true",
                    ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", no_proxy="*")
         for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
             env.pop(k, None)
-        proc = subprocess.run(["ansible-playbook", "-i", "localhost,", playbook, "-e", "@" + os.path.join(AWX, "shards.yml")],
+        proc = subprocess.run(["ansible-playbook", "-i", "localhost,", playbook,
+                               "-e", "@" + os.path.join(AWX, "shards.yml")],
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, env=env)
     run = RoleRun(proc)
     out = []
@@ -94,11 +96,13 @@ def check_configure():
         check(host.get("failed") and all("Connection refused" in m for m in msgs),
               f"{task}: want only connection errors (arguments valid), got {msgs}")
         if task == "Job template per shard":
-            templates = {r["invocation"]["module_args"]["name"]: r["invocation"]["module_args"] for r in host["results"]}
+            templates = {r["invocation"]["module_args"]["name"]: r["invocation"]["module_args"]
+                         for r in host["results"]}
         if task.startswith("Workflow"):
             check_workflow(task, host["invocation"]["module_args"]["workflow_nodes"], templates)
     # The same check catches a wrong option.
-    _, _, msgs = run_configure(text.replace("        scm_clean: true\n", "        scm_clean: true\n        scm_cleaned: true\n"),
+    _, _, msgs = run_configure(text.replace("        scm_clean: true\n",
+                                            "        scm_clean: true\n        scm_cleaned: true\n"),
                                to_the_end=False)[0]
     check("Unsupported parameters" in msgs[0] and "scm_cleaned" in msgs[0], f"a misspelt option was not caught: {msgs}")
 
@@ -117,7 +121,8 @@ def check_workflow(task, nodes, templates):
         """The node runs the shard's job template of that mode, in job type run, with no other prompt."""
         n = by_id.get(identifier) or {}
         name = f"pathwarden {shard}{suffix}"
-        check(n.get("unified_job_template") == {"name": name, "type": "job_template", "organization": {"name": "Default"}},
+        check(n.get("unified_job_template")
+              == {"name": name, "type": "job_template", "organization": {"name": "Default"}},
               f"{task}: node {identifier}: {n}")
         t = templates.get(name) or {}
         check(t.get("extra_vars", {}).get("pathwarden_reconcile_mode") == mode and t.get("job_type") == "run"
@@ -151,8 +156,8 @@ def check_workflow(task, nodes, templates):
 
 
 def git(repo, *args):
-    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def run_shard(ctl, work, extra, check_mode=False):
@@ -203,15 +208,17 @@ def check_shard_playbook(binary, pvesim):
 
         # A plan job that could not observe the guest fails and keeps no plan to approve.
         plans = os.path.join(work, "plans")
-        r = run_shard(ctl, work, dict(shard, awx_project_revision=first, pathwarden_reconcile_mode="plan", awx_workflow_job_id=1,
-                                      pathwarden_shard_name="cluster-a", pathwarden_reconcile_plan_dir=plans))
+        r = run_shard(ctl, work, dict(shard, awx_project_revision=first, pathwarden_reconcile_mode="plan",
+                                      awx_workflow_job_id=1, pathwarden_shard_name="cluster-a",
+                                      pathwarden_reconcile_plan_dir=plans))
         msg = r.task("Fail when a policy could not be observed, or is blocked").get("msg")
         check(r.rc != 0 and isinstance(msg, list) and msg[0].startswith("pathwarden exited 6: could not observe")
               and any(line.startswith("movies: unobserved: ") for line in msg) and os.listdir(plans) == ["applied"],
               f"plan job without the guest: {r}\n{msg}\n{os.listdir(plans) if os.path.isdir(plans) else None}")
 
         # Without a host the play runs nowhere (never on every controller at once).
-        r = run_shard(ctl, work, {k: v for k, v in shard.items()} | {"pathwarden_controller_hosts": "no_controller_host_given"})
+        r = run_shard(ctl, work, {k: v for k, v in shard.items()} | {
+                      "pathwarden_controller_hosts": "no_controller_host_given"})
         check(r.rc == 0 and not r.stats, f"a shard without its host ran somewhere: {r}")
 
 
@@ -230,7 +237,8 @@ def task_msgs(run, name):
 
 
 def check_review_flow(binary, pvesim):
-    with tempfile.TemporaryDirectory(prefix="pw-awx-review-") as work, Pvesim(pvesim, STAND_IN_STATE, PVESIM_ARGS) as sim:
+    with tempfile.TemporaryDirectory(prefix="pw-awx-review-") as work, \
+            Pvesim(pvesim, STAND_IN_STATE, PVESIM_ARGS) as sim:
         ctl = stand_in_controller(binary, sim, work)
         origin = os.path.join(work, "origin")
         policies.write(os.path.join(origin, "policies", "cluster-a"), "movies-10g.yaml",
@@ -241,8 +249,9 @@ def check_review_flow(binary, pvesim):
         revision = git(origin, "rev-parse", "HEAD")
         plans = os.path.join(work, "state", "plans")
         shard = {"pathwarden_policy_repo": origin, "pathwarden_policy_branch": "main", "awx_project_revision": revision,
-                 "pathwarden_policy_checkout": os.path.join(work, "checkout"), "pathwarden_shard_policies": "policies/cluster-a",
-                 "pathwarden_shard_name": "cluster-a", "pathwarden_reconcile_plan_dir": plans}
+                 "pathwarden_policy_checkout": os.path.join(work, "checkout"),
+                 "pathwarden_shard_policies": "policies/cluster-a", "pathwarden_shard_name": "cluster-a",
+                 "pathwarden_reconcile_plan_dir": plans}
 
         def job(workflow, mode, check_mode=False):
             v = dict(shard, pathwarden_reconcile_mode=mode)
@@ -268,18 +277,21 @@ def check_review_flow(binary, pvesim):
         r = job(4711, "plan")
         shown = r.task("Show each policy's plan").get("results", [{}])[0]
         check(r.rc == 0 and r.stats.get("failures") == 0 and shown.get("changed") is True
-              and "set net1 queues 1 → 8" in str(shown.get("msg")) and "verify with byte counters" in str(shown.get("msg")),
+              and "set net1 queues 1 → 8" in str(shown.get("msg"))
+              and "verify with byte counters" in str(shown.get("msg")),
               f"plan job: {r}\n{failed_tasks(r)}\n{shown}")
         check(os.path.exists(saved(4711)), f"no plan saved as {saved(4711)}: {os.listdir(plans)}")
         check(stat.S_IMODE(os.stat(saved(4711)).st_mode) == 0o600 and stat.S_IMODE(os.stat(plans).st_mode) == 0o700,
-              f"saved plan {oct(os.stat(saved(4711)).st_mode)}, directory {oct(os.stat(plans).st_mode)}: want 0600 / 0700")
+              f"saved plan {oct(os.stat(saved(4711)).st_mode)}, "
+              f"directory {oct(os.stat(plans).st_mode)}: want 0600 / 0700")
         with open(saved(4711)) as f:
             plan_text = f.read()
         plan = json.loads(plan_text)
         check(plan["format"] == "pathwarden-plan" and plan["policies_revision"] == revision
               and [p["state"] for p in plan["policies"]] == ["changes"]
               and [s["kind"] for s in plan["policies"][0]["steps"]] == PLANNED, f"saved plan: {plan_text[:1500]}")
-        check(net1() == NET1 and guest_runs(ctl) == ["facts.yml"], f"the plan job changed something: {net1()}, {guest_runs(ctl)}")
+        check(net1() == NET1 and guest_runs(ctl) == ["facts.yml"],
+              f"the plan job changed something: {net1()}, {guest_runs(ctl)}")
         check(not os.path.exists(old), "a plan past its age was not removed")
 
         # Apply in check mode shows the plan and applies nothing.
@@ -296,7 +308,8 @@ def check_review_flow(binary, pvesim):
               and r.report.get("plan_id") == plan["id"] and [p["verdict"] for p in r.report["policies"]] == ["verified"]
               and outcome.get("changed") is True, f"apply job: {r}\n{failed_tasks(r)}\n{r.report}")
         check(net1() == NET1 + ",queues=8", f"net1 after the apply job: {net1()}")
-        check({"channels.yml", "apply.yml", "probe.yml"} <= set(guest_runs(ctl)[before:]), f"guest playbooks: {guest_runs(ctl)}")
+        check({"channels.yml", "apply.yml", "probe.yml"} <= set(
+            guest_runs(ctl)[before:]), f"guest playbooks: {guest_runs(ctl)}")
         check(r.task("Check out the policies at the job's revision").get("skipped") is True,
               "the apply job moved the checkout (it reads no policy: the plan holds them)")
         check(not os.path.exists(saved(4711)) and os.path.exists(saved(4711, applied=True)),
@@ -304,7 +317,8 @@ def check_review_flow(binary, pvesim):
         with open(saved(4711, applied=True)) as f:
             check(f.read() == plan_text, "the archived plan is not the one saved")
         r = job(4711, "apply")
-        check(r.rc != 0 and r.stats.get("failures") == 1 and "was applied already" in str(task_msgs(r, "Fail when there is no saved plan")),
+        check(r.rc != 0 and r.stats.get("failures") == 1
+              and "was applied already" in str(task_msgs(r, "Fail when there is no saved plan")),
               f"a second apply of one plan: {r}")
 
         # Stale: the VM's config edited between review and apply. pathwarden refuses, nothing changes.
@@ -322,7 +336,8 @@ def check_review_flow(binary, pvesim):
               and "not applied: movies-10g; nothing was changed" in msg[1]
               and "movies-10g: precondition-failed: the Proxmox config of VM 101 changed since the plan; "
                   "run 'pathwarden plan' again" in msg, f"stale apply (Proxmox): {r}")
-        check(r.report.get("plan_id") == stale_id and r.report["policies"][0]["changes"] == [], f"stale apply report: {r.report}")
+        check(r.report.get("plan_id") == stale_id and r.report["policies"]
+              [0]["changes"] == [], f"stale apply report: {r.report}")
         check(net1() == NET1 and guest_runs(ctl)[before:] == ["facts.yml"] and os.path.exists(saved(4712))
               and not os.path.exists(saved(4712, applied=True)),
               f"a stale apply changed something: {net1()}, {guest_runs(ctl)[before:]}, {os.listdir(plans)}")
@@ -338,11 +353,13 @@ def check_review_flow(binary, pvesim):
         r = job(4713, "apply")
         msg = r.failure
         check(r.rc != 0 and isinstance(msg, list) and msg[0].startswith("pathwarden exited 3")
-              and "movies-10g: precondition-failed: the fstab of media-vm changed since the plan; run 'pathwarden plan' again" in msg,
+              and ("movies-10g: precondition-failed: the fstab of media-vm changed since the plan; "
+                   "run 'pathwarden plan' again") in msg,
               f"stale apply (fstab): {r}")
         with open(os.path.join(ctl.guest, "fstab")) as f:
             check(f.read() == edited, "a stale apply wrote the fstab")
-        check(net1() == NET1 and guest_runs(ctl)[before:] == ["facts.yml"], f"a stale apply changed something: {net1()}")
+        check(net1() == NET1 and guest_runs(ctl)[before:] == [
+              "facts.yml"], f"a stale apply changed something: {net1()}")
 
         # No plan saved for this workflow; and plan or apply outside a workflow.
         r = job(4714, "apply")

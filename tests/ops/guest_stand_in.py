@@ -49,12 +49,13 @@ def recorded():
                 if "stdout" not in result:
                     continue
                 lines = result["stdout"].split("\n")
-                begin = next(i for i, l in enumerate(lines) if l.startswith("@@pathwarden begin "))
+                begin = next(i for i, out_line in enumerate(lines) if out_line.startswith("@@pathwarden begin "))
                 token = "@@" + lines[begin][len("@@pathwarden begin "):] + " "
-                marks = [i for i, l in enumerate(lines) if l.startswith(token)]
+                marks = [i for i, out_line in enumerate(lines) if out_line.startswith(token)]
                 fstab_end = marks[1]
                 fstab = base64.b64decode("".join(lines[marks[0] + 1:fstab_end])).decode()
-                report = "\n".join(MARK + l[len(token):] if l.startswith(token) else l for l in lines[fstab_end:])
+                report = "\n".join(MARK + out_line[len(token):] if out_line.startswith(token) else out_line
+                                   for out_line in lines[fstab_end:])
                 return fstab, report
     raise SystemExit("guest_stand_in: the recording has no report")
 
@@ -209,7 +210,8 @@ class Guest:
                     s["changed"] += 1 if result.get("changed") else 0
                     if kind == "failed":
                         failed.add(host)
-                    events.append({"_event": f"v2_runner_on_{kind}", "hosts": {host: result}, "task": {"name": task["name"]}})
+                    events.append({"_event": f"v2_runner_on_{kind}", "hosts": {
+                                  host: result}, "task": {"name": task["name"]}})
             with open(os.path.join(self.dir, "runs.jsonl"), "a") as f:
                 f.write(json.dumps({"playbook": os.path.basename(self.playbook), "hosts": hosts}) + "\n")
         events.append({"_event": "v2_playbook_on_stats", "stats": stats})

@@ -80,13 +80,15 @@ def analyze(units_dir, binary):
             with open(os.path.join(staged, name), "w") as f:
                 f.write(text.replace(INSTALLED_BINARY, binary))
         files = [os.path.join(staged, n) for n in ("pathwarden.service", "pathwarden.timer")]
-        v = subprocess.run(["systemd-analyze", "verify", *files], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        v = subprocess.run(["systemd-analyze", "verify", *files], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=120)
         check(v.returncode == 0 and not v.stdout.strip() and not v.stderr.strip(),
               f"systemd-analyze verify (exit {v.returncode}):\n{v.stdout}\n{v.stderr}")
-        s = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--threshold=20", files[0]], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=120)
+        s = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--threshold=20", files[0]],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
         level = re.search(r"Overall exposure level for pathwarden.service: ([0-9.]+)", s.stdout)
-        check(s.returncode == 0 and level, f"systemd-analyze security (exit {s.returncode}):\n{s.stdout[-3000:]}\n{s.stderr}")
+        check(s.returncode == 0 and level,
+              f"systemd-analyze security (exit {s.returncode}):\n{s.stdout[-3000:]}\n{s.stderr}")
         print(f"systemd-analyze: verify clean, exposure {level.group(1)}")
     finally:
         shutil.rmtree(staged, ignore_errors=True)
@@ -118,7 +120,8 @@ def main(binary, pvesim):
         textfile_dir = os.path.join(work, "node-exporter")
         os.makedirs(textfile_dir)
         env = unit_environment(service)
-        check(env.get("PATHWARDEN_TEXTFILE", "").endswith(".prom"), "the textfile ends in .prom (node_exporter reads only those)")
+        check(env.get("PATHWARDEN_TEXTFILE", "").endswith(".prom"),
+              "the textfile ends in .prom (node_exporter reads only those)")
         env["PATHWARDEN_TEXTFILE"] = os.path.join(textfile_dir, os.path.basename(env["PATHWARDEN_TEXTFILE"]))
         report_file = os.path.join(work, "last-run.json")
 
@@ -128,7 +131,8 @@ def main(binary, pvesim):
             argv[0] = binary
             argv = [a.replace("/etc/pathwarden/pathwarden.yaml", ctl.settings)
                      .replace("/var/lib/pathwarden/last-run.json", report_file) for a in argv]
-            return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600, env=ctl.env)
+            return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600,
+                                  env=ctl.env)
 
         run = exec_start({})
         # An unreachable guest could not be observed: exit 6, a failure of the unit (never the
@@ -148,7 +152,8 @@ def main(binary, pvesim):
             report = json.load(f)
         check(report["exit_code"] == 6 and report["mode"] == "reconcile", f"report file: {json.dumps(report)[:800]}")
         html = os.path.join(work, "last-run.html")
-        r = subprocess.run([binary, "report", "--input", report_file, "--html", html], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        r = subprocess.run([binary, "report", "--input", report_file, "--html", html],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
         check(r.returncode == 0 and "unobserved" in open(html).read(), f"report --html: {r.stderr}")
         # Without --input: the last result of each policy, from the state directory.
         r = ctl.run("report", "--html", html)

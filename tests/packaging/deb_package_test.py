@@ -199,7 +199,8 @@ def main(build_dir):
         out = run(["man", "--warnings", "-l", man], env=man_env)
         check(out.returncode == 0 and out.stderr == "", f"man --warnings: {out.returncode} {out.stderr}")
         check("GLOBAL OPTIONS" in out.stdout and "COMMANDS" in out.stdout, "man rendered no sections")
-        check(f"pathwarden {version.rsplit('-', 1)[0]}" in source.split("\n.SH", 1)[0], "the .TH line lacks the version")
+        check(f"pathwarden {version.rsplit('-', 1)[0]}" in source.split("\n.SH", 1)
+              [0], "the .TH line lacks the version")
         overview = run([binary, "--help"], env=env).stdout
         commands = help_commands(overview)
         check(len(commands) >= 9, f"commands in --help: {commands}")

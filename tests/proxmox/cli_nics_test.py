@@ -54,7 +54,7 @@ def main(pvesim, binary):
         lines = text.stdout.splitlines()
         check(lines[0].split() == ["NODE", "VMID", "NAME", "STATUS", "NIC", "MODEL", "MAC", "BRIDGE", "QUEUES",
                                    "PENDING"], "header: %r" % lines[0])
-        row = [l for l in lines if " net1 " in l][0].split()
+        row = [line for line in lines if " net1 " in line][0].split()
         check(row[:9] == ["pve1", "301", "media-vm", "running", "net1", "virtio", "BC:24:11:00:03:01", "vmbr1", "2"],
               "row: %r" % row)
         check(" ".join(row[9:]) == "queues 2 -> 8", "pending column: %r" % row[9:])
@@ -74,12 +74,13 @@ def main(pvesim, binary):
               "auth error without the secret: %r" % bad.stderr)
 
         pinned = subprocess.run([binary, "proxmox", "nics", "--url", sim.url, "--token-id", "root@pam!cli",
-                                 "--token-secret-env", "PW_TEST_SECRET", "--fingerprint", "AA" + ":AA" * 31], stdin=subprocess.DEVNULL,
-                                capture_output=True, text=True, timeout=120,
+                                 "--token-secret-env", "PW_TEST_SECRET", "--fingerprint", "AA" + ":AA" * 31],
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
                                 env=dict(local_env(), PW_TEST_SECRET=SECRET))
         check(pinned.returncode == 6 and sim.fingerprint in pinned.stderr, "wrong pin names the seen fingerprint: %r"
               % pinned.stderr)
-        usage = subprocess.run([binary, "proxmox", "nic"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        usage = subprocess.run([binary, "proxmox", "nic"], stdin=subprocess.DEVNULL,
+                               capture_output=True, text=True, timeout=60)
         check(usage.returncode == 1 and "did you mean 'nics'" in usage.stderr, "usage error: %r" % usage.stderr)
     # A token that sees no VM (Proxmox lists only what VM.Audit allows) says so and fails.
     with Pvesim(pvesim, {"nodes": ["pve1"], "guests": []}, ["--token", "root@pam!cli=" + SECRET]) as sim:

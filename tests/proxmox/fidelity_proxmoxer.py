@@ -54,7 +54,8 @@ def wait_task(px, node, upid):
 
 
 def main(binary):
-    with Pvesim(binary, STATE, ["--token", "root@pam!fidelity=0b9e6a2c-secret", "--user", "root@pam=pw-fidelity"]) as sim:
+    with Pvesim(binary, STATE,
+                ["--token", "root@pam!fidelity=0b9e6a2c-secret", "--user", "root@pam=pw-fidelity"]) as sim:
         px = ProxmoxAPI(sim.host, user="root@pam", token_name="fidelity", token_value="0b9e6a2c-secret",
                         verify_ssl=sim.ca_file)
 

@@ -61,8 +61,9 @@ def call(sim, method, path, params=None, token=TOKEN, admin=False):
             data = urllib.parse.urlencode(params).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
-                                         urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=sim.ca_file)))
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}),
+        urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=sim.ca_file)))
     try:
         with opener.open(req, timeout=30) as resp:
             return json.load(resp)["data"]

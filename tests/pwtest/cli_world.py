@@ -67,8 +67,8 @@ class Guests:
         return f"guest{i}"
 
     def run(self, i, *argv):
-        return subprocess.run([GUESTS, "--lab", lab_name(), "exec", str(i), *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=120)
+        return subprocess.run([GUESTS, "--lab", lab_name(), "exec", str(i), *argv], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120)
 
     def must(self, i, *argv):
         r = self.run(i, *argv)
@@ -174,8 +174,9 @@ spec:
         return d
 
     def start(self, settings, *args, env=None):
-        return subprocess.Popen([self.pathwarden, "--config", settings, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=dict(self.env, **(env or {})))
+        return subprocess.Popen([self.pathwarden, "--config", settings, *args], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(self.env, **(env or {})))
 
     def run(self, settings, *args, env=None, timeout=900):
         p = self.start(settings, *args, env=env)

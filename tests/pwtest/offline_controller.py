@@ -63,8 +63,8 @@ spec:
                 f.write(f"  policies: {policies_dir}\n")
 
     def run(self, *args, env=None, timeout=600):
-        return subprocess.run([self.binary, "--config", self.settings, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout, env=dict(self.env, **(env or {})))
+        return subprocess.run([self.binary, "--config", self.settings, *args], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout, env=dict(self.env, **(env or {})))
 
 
 def write_policy(directory, name="movies.yaml"):

@@ -31,7 +31,8 @@ class RoleRun:
 
     @property
     def report(self):
-        return self.task("Read pathwarden's JSON report").get("ansible_facts", {}).get("pathwarden_reconcile_report", {})
+        return (self.task("Read pathwarden's JSON report").get("ansible_facts", {})
+                .get("pathwarden_reconcile_report", {}))
 
     @property
     def failure(self):
@@ -68,5 +69,5 @@ def run_role(binary, settings, extra_vars=None, check=False, env=None, timeout=1
         cmd += (["--check"] if check else []) + (["--diff"] if diff else [])
         run_env = dict(env or os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1",
                        ANSIBLE_LOCAL_TEMP=os.path.join(tmp, "ansible-local"), ANSIBLE_RETRY_FILES_ENABLED="0")
-        return RoleRun(subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, env=run_env, cwd=tmp))
-
+        return RoleRun(subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+                                      env=run_env, cwd=tmp))

@@ -48,7 +48,8 @@ def test_misrouted(binary):
     users = {line.split(" for ", 1)[1].split(" ", 1)[0] for line in logins.splitlines() if " for " in line}
     check(topo.GUEST_OPERATOR in users, f"pathwarden's logins: {logins}")
     sudo = guest.run(f"journalctl -q -o cat --since=@{since} _COMM=sudo || true").stdout
-    check(f"{topo.GUEST_OPERATOR} : " in sudo and "USER=root" in sudo, f"no sudo to root by {topo.GUEST_OPERATOR}:\n{sudo}")
+    check(f"{topo.GUEST_OPERATOR} : " in sudo and "USER=root" in sudo,
+          f"no sudo to root by {topo.GUEST_OPERATOR}:\n{sudo}")
 
 
 # Several policies of the lab guest, in file order (the order the plan takes them, and so the
@@ -195,7 +196,8 @@ def test_drift(binary):
     check(" of NFS traffic on net1 since the last run (" in rests and "none elsewhere" in rests, f"rests on: {rests}")
     status = subprocess.run([binary, "--config", settings, "status"], stdin=subprocess.DEVNULL, capture_output=True,
                             text=True, timeout=60)
-    check(status.returncode == 0 and f"  rests on: {rests}" in status.stdout, f"status:\n{status.stdout}{status.stderr}")
+    check(status.returncode == 0 and f"  rests on: {rests}" in status.stdout,
+          f"status:\n{status.stdout}{status.stderr}")
 
 
 if __name__ == "__main__":

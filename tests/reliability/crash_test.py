@@ -83,7 +83,8 @@ def main(pvesim, pathwarden):
             torn = n % 3 == 0
             killed = w.run(w.settings(name), "reconcile", policies, "--output", "json",
                            env={"PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS": str(n)})
-            check(killed.returncode == -9, f"kill {n}: exit {killed.returncode}, want SIGKILL:\n{killed.stderr[-2000:]}")
+            check(killed.returncode == -9,
+                  f"kill {n}: exit {killed.returncode}, want SIGKILL:\n{killed.stderr[-2000:]}")
             check(len(w.journal_lines(name)) == n, f"kill {n}: {len(w.journal_lines(name))} records on disk")
             record, journal, earlier = killed_at(w, name, earlier)
             at = describe_record(record)
@@ -109,7 +110,8 @@ def main(pvesim, pathwarden):
                            "recover exit ≠ 5; NIC configs, fstab bytes and mounts as before; no journal left"
                            + ("; incl. torn last record" if any(k % 3 == 0 for k in ns) else ""))
         results_record("crash", AREA, f"all {total} kill points of a 2-policy run (fstab; NIC + restart + channels)",
-                       f"{total}/{total} consistent after recover ({len([n for n in range(1, total + 1) if n % 3 == 0])}"
+                       f"{total}/{total} consistent after recover "
+                       f"({len([n for n in range(1, total + 1) if n % 3 == 0])}"
                        " with a torn last record)")
 
 

@@ -67,7 +67,8 @@ def expect_paused_at(state_dir, want_type, want_kind=None):
     """The run stopped where the test means to inject its fault, or the test says where it is."""
     rec = last_journal_record(state_dir)
     if rec.get("type") != want_type or (want_kind and rec.get("kind") != want_kind):
-        raise Failure(f"paused at the wrong record: expected {want_type} {want_kind or ''}, got {json.dumps(rec)[:600]}")
+        raise Failure(
+            f"paused at the wrong record: expected {want_type} {want_kind or ''}, got {json.dumps(rec)[:600]}")
 
 
 def link(name, up):
@@ -82,7 +83,8 @@ def guest_state():
 
 def start(binary, config, policies, pause):
     return subprocess.Popen([binary, "--config", config, "reconcile", "--output", "json", policies],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **{PAUSE: pause}))
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **{PAUSE: pause}))
 
 
 def finish(p):

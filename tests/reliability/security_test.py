@@ -36,7 +36,10 @@ def record(case, outcome):
 
 def tls(w, policies):
     before = w.snapshot()
-    requests = lambda: w.sim.admin("GET", "/pvesim/stats")["api_requests"]  # noqa: E731
+
+    def requests():
+        return w.sim.admin("GET", "/pvesim/stats")["api_requests"]
+
     start = requests()
     # A wrong pin.
     r = w.run(w.settings("tls-pin", fingerprint=WRONG_FP), "reconcile", policies)
@@ -69,7 +72,7 @@ def tls(w, policies):
     check(r3.returncode == 6 and w.sim.fingerprint in out3, f"no trust: exit {r3.returncode}:\n{out3[-3000:]}")
     check(requests() == start, "a request reached the API over an unverified connection")
     check(w.snapshot() == before, "something changed")
-    line = next(l for l in r.stdout.splitlines() if WRONG_FP in l).strip()
+    line = next(out_line for out_line in r.stdout.splitlines() if WRONG_FP in out_line).strip()
     record("wrong pinned fingerprint, a CA that did not sign the certificate, no trust configured",
            f"exit 6 (could not observe) each, no API request sent, nothing changed; e.g. \"{line[:300]}\"")
 
@@ -166,8 +169,9 @@ def missing_privilege(pvesim, pathwarden):
         with open(settings, "w") as f:
             f.write(text)
         r = w.run(settings, "reconcile", w.policies("noconf", [policy_text(1, queues=2)]))
-        check(r.returncode == 3, f"exit {r.returncode}, want 3 (blocked before any write):\n{r.stdout}\n{r.stderr[-2000:]}")
-        line = next((l.strip() for l in r.stdout.splitlines() if "VM.Config.Network" in l), None)
+        check(r.returncode == 3,
+              f"exit {r.returncode}, want 3 (blocked before any write):\n{r.stdout}\n{r.stderr[-2000:]}")
+        line = next((out_line.strip() for out_line in r.stdout.splitlines() if "VM.Config.Network" in out_line), None)
         check(line is not None, f"reconcile's output does not name the missing privilege:\n{r.stdout}")
         check("lacks VM.Config.Network on /vms/201" in line and "pveum acl modify /vms/201" in line,
               f"not the preflight's words (privilege, path, pveum command): {line}")

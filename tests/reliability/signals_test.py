@@ -73,7 +73,8 @@ def main(pvesim, pathwarden):
         p, out, err, settings = run_with_signals(w, "term-first", policies, [1], [signal.SIGTERM])
         rep = report(p, out, err)
         pr = rep["policies"][0]
-        check(p.returncode == 143 and rep["stopped_by"] == "SIGTERM", f"exit {p.returncode}:\n{out[-2000:]}\n{err[-2000:]}")
+        check(p.returncode == 143 and rep["stopped_by"] == "SIGTERM",
+              f"exit {p.returncode}:\n{out[-2000:]}\n{err[-2000:]}")
         check(pr["verdict"] == "precondition-failed" and any("before its first change" in e for e in pr["errors"]),
               f"verdict: {json.dumps(pr)[:1500]}")
         check("stopping at the next safe point" in err, f"no line said what happens:\n{err[-1500:]}")
@@ -103,7 +104,8 @@ def main(pvesim, pathwarden):
         check(p.returncode == -signal.SIGINT, f"exit {p.returncode}, want death by SIGINT:\n{err[-2000:]}")
         check("run 'pathwarden recover'" in err, f"no line said to run recover:\n{err[-1500:]}")
         rec = w.run(settings, "recover", "--output", "json")
-        check(rec.returncode != 5 and report_of(rec)["policies"], f"recover: exit {rec.returncode}\n{rec.stdout[-2000:]}")
+        check(rec.returncode != 5 and report_of(rec)["policies"],
+              f"recover: exit {rec.returncode}\n{rec.stdout[-2000:]}")
         check(w.snapshot() == before, "recover did not restore everything")
         check(nothing_to_recover(w, settings), "a second recover still found work")
         results_record("signals", AREA, "SIGINT twice (after set-nic began, then after it was done)",

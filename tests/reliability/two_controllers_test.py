@@ -18,11 +18,10 @@ usage: two_controllers_test.py PVESIM PATHWARDEN
 import json
 import os
 import signal
-import time
 
 from pwtest.cli_world import World, enter_controller_namespace, policy_text, report_of, results_record
 from pwtest.journal_pause import PAUSE, paused
-from pwtest.script import Failure, check, test_main, wait_for
+from pwtest.script import check, test_main, wait_for
 
 AREA = "Two controllers at once (real binary; pvesim + light guests)"
 

@@ -4,7 +4,8 @@
 usage: fleet_page_test.py PATHWARDEN PVESIM OUT_DIR
 - With pvesim on loopback and the recorded lab guest (pwtest.stand_in: no guest, no network
   namespace), four real runs of the seed's fix (check, reconcile, reconcile, verify): a check
-  stores nothing; the policy's stored result keeps one history point per other run, oldest first, each with the run's id, finish
+  stores nothing; the policy's stored result keeps one history point per other run, oldest first, \
+each with the run's id, finish
   time and verdict as its report says, and the intended share and throughput of a run that
   probed; `report --html --runs 2` plots only the last two; --runs out of range, or with
   --input, is refused with a clear message.
@@ -81,21 +82,24 @@ def fleet(real, drift_planned):
     return [
         entry("a-movies-trunking", "pve1", "nas1.lab", "verified",
               runs(lambda i: ("wrong-path", 0.01 + 0.002 * (i % 3), 9.6e7) if i < fixed_at - 1 else
-                   ("rolled-back", 0.02, 9.4e7) if i == fixed_at - 1 else ("verified", 0.985 + 0.001 * (i % 4), 1.08e9 + 2e7 * (i % 3)))),
+                   ("rolled-back", 0.02, 9.4e7) if i == fixed_at - 1 else
+                   ("verified", 0.985 + 0.001 * (i % 4), 1.08e9 + 2e7 * (i % 3)))),
         entry("b-backups", "pve2", "nas2.lab", "drift",
               runs(lambda i: ("verified", 0.99, 6.1e8 + 1e7 * (i % 5)) if i < 20 else ("drift", None, None)),
               changes=[], planned=planned, verification=None),
         entry("c-photos", "pve2", "nas1.lab", "precondition-failed",
               runs(lambda i: ("verified", 0.97, 5e8) if i < 22 else ("precondition-failed", None, None)),
               changes=[], verification=None,
-              errors=["guest photo-vm: the NAS address 203.0.113.10 is not reachable from the guest (ping: 100% loss)"]),
+              errors=["guest photo-vm: the NAS address 203.0.113.10 is not reachable from the guest "
+                      "(ping: 100% loss)"]),
         entry("d-media-2", "pve3", "nas2.lab", "unobserved",
               runs(lambda i: ("verified", 0.96 + 0.01 * (i % 2), 7e8) if i % 6 else ("unobserved", None, None)),
               changes=[], verification=None, errors=["guest media-2: SSH: connection timed out"]),
         entry("e-scratch", "pve3", "nas1.lab", "verified",
               runs(lambda i: ("verified", 0.99, 3e8 + 4e7 * (i % 6)))),
         entry("f-archive", "pve1", "nas2.lab", "converged",
-              runs(lambda i: ("converged" if i % 4 else "verified", None if i % 4 else 0.99, None if i % 4 else 2.2e8))),
+              runs(lambda i: ("converged" if i % 4 else "verified", None if i % 4 else 0.99,
+                              None if i % 4 else 2.2e8))),
     ]
 
 
@@ -130,14 +134,19 @@ def main(binary, pvesim, out):
         for point, rep in zip(history, reports):
             p = rep["policies"][0]
             check(point["run_id"] == rep["run_id"] and point["finished_at"] == rep["finished_at"]
-                  and point["verdict"] == p["verdict"], f"history point {point} is not its run's ({rep['run_id']}, {p['verdict']})")
+                  and point["verdict"] == p["verdict"],
+                  f"history point {point} is not its run's ({rep['run_id']}, {p['verdict']})")
             v = p["verification"] or {}
-            check(point.get("intended_share") == v.get("intended_share") and point.get("throughput_bytes_per_second") == v.get("throughput_bytes_per_second"),
-                  f"history point {point}: the run's share/throughput are {v.get('intended_share')}/{v.get('throughput_bytes_per_second')}")
+            check(point.get("intended_share") == v.get("intended_share")
+                  and point.get("throughput_bytes_per_second") == v.get("throughput_bytes_per_second"),
+                  f"history point {point}: the run's share/throughput are "
+                  f"{v.get('intended_share')}/{v.get('throughput_bytes_per_second')}")
         check(history[0]["verdict"] == "verified" and 0.5 < history[0]["intended_share"] <= 1
               and history[0]["throughput_bytes_per_second"] > 0, f"the fix's point: {history[0]}")
-        check(history[1]["verdict"] == "converged" and "intended_share" not in history[1], f"the converged point: {history[1]}")
-        check(history[2]["verdict"] == "verified" and history[2]["intended_share"] > 0.5, f"verify's point: {history[2]}")
+        check(history[1]["verdict"] == "converged" and "intended_share" not in history[1],
+              f"the converged point: {history[1]}")
+        check(history[2]["verdict"] == "verified" and history[2]
+              ["intended_share"] > 0.5, f"verify's point: {history[2]}")
 
         page = os.path.join(work, "two.html")
         r = ctl.run("report", "--html", page, "--runs", "2")
@@ -149,7 +158,8 @@ def main(binary, pvesim, out):
               "report --runs 2 does not plot the last two runs")
         for bad, message in ((["--runs", "0"], "--runs '0' is not a number from 1 to 100"),
                              (["--runs", "many"], "--runs 'many' is not a number from 1 to 100"),
-                             (["--runs", "3", "--input", page], "--runs draws the stored history: it does not go with --input")):
+                             (["--runs", "3", "--input", page],
+                              "--runs draws the stored history: it does not go with --input")):
             r = ctl.run("report", "--html", os.path.join(work, "x.html"), *bad)
             check(r.returncode == 1 and message in r.stderr, f"report {bad}: exit {r.returncode}\n{r.stderr}")
 
@@ -158,13 +168,15 @@ def main(binary, pvesim, out):
             write_private(os.path.join(ctl.state_dir, "results", e["policy"] + ".json"), e)
         page = os.path.join(out, "fleet.html")
         r = ctl.run("report", "--html", page)
-        check(r.returncode == 0 and "(7 policies)" in r.stdout, f"report --html: exit {r.returncode}\n{r.stdout}{r.stderr}")
+        check(r.returncode == 0 and "(7 policies)" in r.stdout,
+              f"report --html: exit {r.returncode}\n{r.stdout}{r.stderr}")
         with open(page) as f:
             html = f.read()
         n_plots = html.count('<svg class="plot"')
         check(n_plots == 14, f"{n_plots} plots, want 2 for each of 7 policies")
         check("http:" not in html and "https:" not in html, "the page names a URL")
-        check("<b>Why:</b> guest photo-vm: the NAS address 203.0.113.10 is not reachable" in html, "no reason for c-photos")
+        check("<b>Why:</b> guest photo-vm: the NAS address 203.0.113.10 is not reachable" in html,
+              "no reason for c-photos")
         fstab = next(c for c in drift_planned if c["action"] == "change-fstab")
         check("<h3>Drift: what a run would change</h3>" in html and
               f'<code class="add">+ {fstab["after"]}</code>' in html and '<code class="del">- ' in html,
@@ -189,12 +201,14 @@ def main(binary, pvesim, out):
     for b in plots:
         w, h = b[2] - b[0], b[3] - b[1]
         # The axis line near the bottom cuts off the area's last rows: 50 to 60 rows are found.
-        check(abs(w - PLOT_W) <= 3 and PLOT_H - 10 <= h <= PLOT_H + 2, f"a plot area is {w}x{h} at {b[:2]}, want {PLOT_W}x{PLOT_H}")
+        check(abs(w - PLOT_W) <= 3 and PLOT_H - 10 <= h <= PLOT_H + 2,
+              f"a plot area is {w}x{h} at {b[:2]}, want {PLOT_W}x{PLOT_H}")
         # The dots in verdict colours, the line between them (none where runs between had no
         # figure: f-archive's converged runs leave its share plot single dots).
         line = colour_count(rows, LINE, b, tolerance=6)
         red, green, amber = (colour_count(rows, c, b, tolerance=6) for c in (RED, GREEN, AMBER))
-        check(line + red + green + amber >= 30, f"the plot at {b[:2]}: {line} line, {red + green + amber} dot pixels: not drawn")
+        check(line + red + green + amber >= 30,
+              f"the plot at {b[:2]}: {line} line, {red + green + amber} dot pixels: not drawn")
         lines += line
         red_dots += red
         green_dots += green
@@ -202,7 +216,8 @@ def main(binary, pvesim, out):
     check(red_dots >= 40 and green_dots >= 40, f"verdict dots on the plots: {red_dots} red, {green_dots} green pixels")
     # The fleet tables and the overview come first: their bars and badges in the verdict colours.
     top = (0, 0, WIDTH, 900)
-    counts = {name: colour_count(rows, c, top, tolerance=4) for name, c in (("green", GREEN), ("red", RED), ("amber", AMBER))}
+    counts = {name: colour_count(rows, c, top, tolerance=4)
+              for name, c in (("green", GREEN), ("red", RED), ("amber", AMBER))}
     print(f"top of the page: {counts}")
     check(all(n >= 300 for n in counts.values()), f"fleet tables' verdict colours barely drawn: {counts}")
     return 0

@@ -78,7 +78,8 @@ def main(binary, pvesim):
         valid(plan_schema, plan, "the plan file")
         check(plan["format"] == "pathwarden-plan" and re.fullmatch(r"1\.\d+", plan["format_version"])
               and plan["pathwarden_version"] == version and plan["version"] == 1, f"plan header: {plan}")
-        check([s["kind"] for s in plan["policies"][0]["steps"]] == ["set-nic", "set-channels", "change-fstab", "verify"],
+        check([s["kind"] for s in plan["policies"][0]["steps"]]
+              == ["set-nic", "set-channels", "change-fstab", "verify"],
               f"planned steps: {plan['policies'][0]['steps']}")
 
         # A check's report says the drift as data: planned[] structured, the fstab line before and after.
@@ -88,7 +89,8 @@ def main(binary, pvesim):
         valid(report_schema, checked, "the check report")
         planned = {c["action"]: c for c in checked["policies"][0]["planned"]}
         check(checked["policies"][0]["verdict"] == "drift" and not checked["policies"][0]["changes"]
-              and sorted(planned) == ["change-fstab", "set-channels", "set-nic", "verify"], f"check's planned: {planned}")
+              and sorted(planned) == ["change-fstab", "set-channels", "set-nic", "verify"],
+              f"check's planned: {planned}")
         check(planned["set-nic"]["before"] == NET1 and planned["set-nic"]["after"] == NET1 + ",queues=8",
               f"planned set-nic: {planned['set-nic']}")
         fstab = planned["change-fstab"]
@@ -106,7 +108,8 @@ def main(binary, pvesim):
         r = ctl.run("apply", newer_file)
         check(r.returncode == 1 and "plan format_version 2.0 (written by pathwarden 9.0.0) is not one this pathwarden"
               f" ({version}) reads: it reads 1.x" in r.stderr, f"apply of a 2.0 plan: exit {r.returncode}\n{r.stderr}")
-        check(len(guest_runs(ctl)) == before and sim.guest(101)["config"]["net1"] == NET1, "a refused plan changed something")
+        check(len(guest_runs(ctl)) == before and sim.guest(101)[
+              "config"]["net1"] == NET1, "a refused plan changed something")
 
         # An edited plan is refused whole by its seal (issue 39), before anything is touched: a
         # backup path moved to /tmp (its directory would be chmodded), a line added to the new fstab.
@@ -139,15 +142,18 @@ def main(binary, pvesim):
         valid(report_schema, report, "the apply report")
         check(report["format"] == "pathwarden-report" and report["format_version"] == "3.1"
               and report["pathwarden_version"] == version and report["schema"] == "pathwarden-report/v3",
-              f"report header: { {k: report.get(k) for k in ('format', 'format_version', 'pathwarden_version', 'schema')} }")
+              f"report header: "
+              f"{ {k: report.get(k) for k in ('format', 'format_version', 'pathwarden_version', 'schema')} }")
         p = report["policies"][0]
         changes = {c["action"]: c for c in p["changes"]}
-        check(p["verdict"] == "verified" and p["changed"] is True and sorted(changes) == ["change-fstab", "set-channels", "set-nic"],
+        check(p["verdict"] == "verified" and p["changed"] is True
+              and sorted(changes) == ["change-fstab", "set-channels", "set-nic"],
               f"changes: {p['changes']}")
         nic = changes["set-nic"]
         check(nic["target"] == "VM 101 net1" and nic["before"] == NET1 and nic["after"] == NET1 + ",queues=8"
               and "queues" in nic["text"], f"set-nic change: {nic}")
-        check(changes["set-channels"]["after"] == "8" and changes["set-channels"]["text"], f"set-channels: {changes['set-channels']}")
+        check(changes["set-channels"]["after"] == "8" and changes["set-channels"]
+              ["text"], f"set-channels: {changes['set-channels']}")
         fstab = changes["change-fstab"]
         check(fstab["target"] == "media-vm /mnt/movies" and " /mnt/movies nfs " in (fstab["after"] or "")
               and "nconnect=8" in fstab["after"], f"change-fstab: {fstab}")
@@ -158,7 +164,8 @@ def main(binary, pvesim):
         check(r.returncode == 0, f"report --input: exit {r.returncode}\n{r.stderr}")
         with open(html) as f:
             page = f.read()
-        check(nic["text"] in page and "+ " + NET1 + ",queues=8" in page, "the page lacks the change and its after value")
+        check(nic["text"] in page and "+ " + NET1 + ",queues=8" in page,
+              "the page lacks the change and its after value")
         r = ctl.run("report", "--html", os.path.join(work, "status.html"))
         check(r.returncode == 0, f"report of the stored results: exit {r.returncode}\n{r.stderr}")
 
@@ -168,7 +175,8 @@ def main(binary, pvesim):
         with open(future_file, "w") as f:
             json.dump(future, f)
         r = ctl.run("report", "--input", future_file, "--html", os.path.join(work, "future.html"))
-        check(r.returncode == 1 and f"report format_version 4.0 is not one this pathwarden ({version}) reads: it reads 3.x, "
+        check(r.returncode == 1
+              and f"report format_version 4.0 is not one this pathwarden ({version}) reads: it reads 3.x, "
               "2.x, and format 1; the report was written by pathwarden 7.0.0" in r.stderr,
               f"report of format 4.0: exit {r.returncode}\n{r.stderr}")
 

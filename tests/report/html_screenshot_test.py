@@ -38,7 +38,8 @@ def main():
     for f in (html, png):
         if os.path.exists(f):
             os.unlink(f)
-    proc = subprocess.run([binary, "report", "--input", REPORT, "--html", html], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    proc = subprocess.run([binary, "report", "--input", REPORT, "--html", html],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
     check(proc.returncode == 0, f"pathwarden report exited {proc.returncode}:\n{proc.stderr}")
     with tempfile.TemporaryDirectory(prefix="pw-chromium-") as work:
         screenshot(html, png, work, WIDTH, HEIGHT)

@@ -20,8 +20,8 @@ from pwtest.script import check, test_main
 
 
 def git(repo, *args):
-    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(["git", "-C", repo, "-c", "user.name=pw test", "-c", "user.email=pw@test.invalid", *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def report(ctl, policies):
@@ -63,7 +63,8 @@ def main(binary, pvesim):
 
         # The policy directory may be a subdirectory of the checkout.
         r = report(ctl, os.path.join(repo, "site-a"))
-        check(r["policies_revision"] == second and r["policies_dirty"] is False, f"subdirectory: {r['policies_revision']!r}")
+        check(r["policies_revision"] == second and r["policies_dirty"]
+              is False, f"subdirectory: {r['policies_revision']!r}")
 
         with open(os.path.join(repo, "site-a", "notes.txt"), "w") as f:
             f.write("untracked\n")

@@ -45,7 +45,8 @@ def parse(text):
         m = SAMPLE.match(line)
         check(m, f"not a sample line: {line!r}")
         labels = dict(LABEL.findall(m.group(3) or ""))
-        families.setdefault(m.group(1), {"help": None, "type": None, "samples": []})["samples"].append((labels, m.group(4)))
+        families.setdefault(m.group(1), {"help": None, "type": None, "samples": []})[
+                            "samples"].append((labels, m.group(4)))
     return families
 
 
@@ -120,10 +121,12 @@ def main(binary, pvesim):
         for text, shard in ((text_a, "cluster-a"), (text_b, "cluster-b")):
             promtool(text, f"shard {shard}'s file")
             fams = parse(text)
-            check(fams["pathwarden_build_info"]["samples"] == [({"shard": shard, "version": version, "commit": commit}, "1")],
+            check(fams["pathwarden_build_info"]["samples"]
+                  == [({"shard": shard, "version": version, "commit": commit}, "1")],
                   f"{shard}: build info {fams.get('pathwarden_build_info')}")
             for name, fam in fams.items():
-                check(all(labels.get("shard") == shard for labels, _ in fam["samples"]), f"{shard}: {name} without its shard")
+                check(all(labels.get("shard") == shard for labels,
+                      _ in fam["samples"]), f"{shard}: {name} without its shard")
         series_a, series_b = policy_series(text_a), policy_series(text_b)
         check(series_a and {labels["policy"] for _, labels in series_a} == {"movies-10g"}
               and all(labels["node"] == "pve1" and labels["vmid"] == "101" for _, labels in series_a),

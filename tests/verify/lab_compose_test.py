@@ -81,7 +81,8 @@ def test_compose_seed(binary):
     compose_text = guest.run(f"cat {topo.COMPOSE_DIR}/docker-compose.yml").stdout
 
     # 1. Drift, with the remedy in the owner's words; nothing is written.
-    rc, report, err = ctl.pathwarden(binary, config, "reconcile", "--check", ctl.policy_dir("compose", compose_policy()))
+    rc, report, err = ctl.pathwarden(binary, config, "reconcile", "--check",
+                                     ctl.policy_dir("compose", compose_policy()))
     p = report["policies"][0]
     check(rc == 3 and p["verdict"] == "drift", f"reconcile --check: exit {rc}\n{show(report, err)}")
     remedy = p.get("remedy") or []
@@ -109,13 +110,17 @@ def test_compose_seed(binary):
     check(transports(guest) == 4, "nconnect=4 should give four transports")
 
     # 3. Proven: a read probe, then a write probe with the commit-latency figure.
-    rc, report, err = ctl.pathwarden(binary, config, "reconcile", "--check", ctl.policy_dir("compose", compose_policy()))
-    check(rc == 0 and report["policies"][0]["verdict"] == "converged", f"after the remedy: exit {rc}\n{show(report, err)}")
+    rc, report, err = ctl.pathwarden(binary, config, "reconcile", "--check",
+                                     ctl.policy_dir("compose", compose_policy()))
+    check(rc == 0 and report["policies"][0]["verdict"] == "converged",
+          f"after the remedy: exit {rc}\n{show(report, err)}")
     rc, p, err = verify_probe(binary, config, compose_policy())
     v = p.get("verification") or {}
-    check(v.get("verdict") == "verified" and v.get("carried_by") in (None, "net1"), f"read probe: exit {rc}\n{show(p, err)}")
+    check(v.get("verdict") == "verified" and v.get("carried_by") in (
+        None, "net1"), f"read probe: exit {rc}\n{show(p, err)}")
     before = share_listing(guest)
-    rc, p, err = verify_probe(binary, config, compose_policy(probe_file=WRITE_PROBE, direction="write", commit_cycles=64))
+    rc, p, err = verify_probe(binary, config, compose_policy(
+        probe_file=WRITE_PROBE, direction="write", commit_cycles=64))
     v = p.get("verification") or {}
     check(v.get("verdict") == "verified", f"write probe: exit {rc}\n{show(p, err)}")
     check(v.get("direction") == "write", f"direction: {v.get('direction')}")
@@ -134,8 +139,10 @@ def test_compose_seed(binary):
     try:
         rc, p, err = verify_probe(binary, config, compose_policy(probe_file=WRITE_PROBE, direction="write"))
         v = p.get("verification") or {}
-        check(v.get("verdict") != "verified" and "already exists" in json.dumps(p), f"existing file: exit {rc}\n{show(p, err)}")
-        check(guest.run(f"cat {topo.COMPOSE_MOUNTPOINT}/{WRITE_PROBE}").stdout == "keep\n", "the existing file was touched")
+        check(v.get("verdict") != "verified" and "already exists" in json.dumps(
+            p), f"existing file: exit {rc}\n{show(p, err)}")
+        check(guest.run(f"cat {topo.COMPOSE_MOUNTPOINT}/{WRITE_PROBE}").stdout ==
+              "keep\n", "the existing file was touched")
     finally:
         guest.run(f"rm -f {topo.COMPOSE_MOUNTPOINT}/{WRITE_PROBE}", check=False)
 
@@ -219,7 +226,8 @@ def test_systemd_unit(binary):
         check(f"in the unit {UNIT}" in text and want in text, f"the unit's remedy:\n{text}")
         check(f"systemctl daemon-reload && systemctl restart {UNIT}" in text, f"the restart:\n{text}")
         check(guest.run("cat /etc/fstab").stdout == fstab, "pathwarden changed the fstab")
-        check(guest.run(f"cat /etc/systemd/system/{UNIT}").stdout == unit_text("vers=4.2"), "pathwarden changed the unit")
+        check(guest.run(f"cat /etc/systemd/system/{UNIT}").stdout ==
+              unit_text("vers=4.2"), "pathwarden changed the unit")
         # The operator edits the unit as the remedy says.
         guest.run(f"cat > /etc/systemd/system/{UNIT}", input=unit_text("vers=4.2,nconnect=2"))
         guest.run(f"systemctl daemon-reload && systemctl restart {UNIT}", timeout=180)
@@ -228,7 +236,8 @@ def test_systemd_unit(binary):
         v = p.get("verification") or {}
         check(v.get("verdict") == "verified" and v.get("carried_by") in (None, "net1"),
               f"after the remedy: exit {rc}\n{show(report, err)}")
-        check(v.get("server_address") == NAS_10G, f"the name was not resolved to link2's address: {v.get('server_address')}")
+        check(v.get("server_address") == NAS_10G,
+              f"the name was not resolved to link2's address: {v.get('server_address')}")
     finally:
         guest.run(f"systemctl stop {UNIT}; rm -f /etc/systemd/system/{UNIT}; systemctl daemon-reload", check=False,
                   timeout=180)
@@ -239,7 +248,8 @@ def test_backup_ro(binary):
     guest = lab.Guest()
     guest.helper("reset")
     policy = storage_path("postgres-backup", topo.GUEST_VMID, topo.GUEST_NAME, device="net0", server=NAS_1G,
-                          export=topo.BACKUP_RO_EXPORT, path="/mnt/pg-backup", options=["vers=3", "ro", "nolock", "_netdev"],
+                          export=topo.BACKUP_RO_EXPORT, path="/mnt/pg-backup",
+                          options=["vers=3", "ro", "nolock", "_netdev"],
                           reason="read-only re-export for pgBackRest; vers=3, where nolock means something",
                           probe_bytes="16MiB")
     config = ctl.operator_settings()

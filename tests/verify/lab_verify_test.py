@@ -81,10 +81,12 @@ def test_swapped_macs(binary):
         check(intended and intended[0]["name"] == "link2", f"intended interface:\n{show(p)}")
 
         before = ctl.guest_state()
-        rc, report, err = ctl.pathwarden(binary, config, "reconcile",
-                                         ctl.policy_dir("movies", seed_fix(verify_restored=False, probe_bytes=topo.TEST_PROBE)))
+        rc, report, err = ctl.pathwarden(
+            binary, config, "reconcile",
+            ctl.policy_dir("movies", seed_fix(verify_restored=False, probe_bytes=topo.TEST_PROBE)))
         p = report["policies"][0]
-        check(rc == 4 and p["verdict"] == "rolled-back" and p["cause"] == "wrong-path", f"reconcile: exit {rc}\n{show(p, err)}")
+        check(rc == 4 and p["verdict"] == "rolled-back" and p["cause"]
+              == "wrong-path", f"reconcile: exit {rc}\n{show(p, err)}")
         check(ctl.guest_state()["fstab_sha256"] == before["fstab_sha256"], "fstab not restored")
     finally:
         guest.run(f"ip link set link1 address {m1}; ip link set link2 address {m2}; "
@@ -101,7 +103,8 @@ def test_coinciding(binary):
     try:
         # The whole probe file: the adversary mirrors within the probe's window, so it gets the
         # longest window the lab offers.
-        rc, p, v, err = verify_probe(binary, config, movies_policy(["vers=4.2"], probe_bytes=f"{topo.PROBE_BYTES >> 20}MiB"))
+        rc, p, v, err = verify_probe(binary, config, movies_policy(
+            ["vers=4.2"], probe_bytes=f"{topo.PROBE_BYTES >> 20}MiB"))
     finally:
         did = mirror.stop()
     # What each signal said (the guest's counters alone are what the adversary aims at).
@@ -119,7 +122,8 @@ def test_coinciding(binary):
     check(not fooled or v.get("decided_by") == "connection-bytes",
           f"the counters were fooled, so the connections' bytes should decide (adversary {did}):\n{show(p, err)}")
     # The old link by its guest name (link1) or its Proxmox NIC (net0), as the deciding signal words it.
-    check(any(n in v.get("summary", "") for n in ("link1", "net0")), f"summary should name link1/net0: {v.get('summary')}")
+    check(any(n in v.get("summary", "") for n in ("link1", "net0")),
+          f"summary should name link1/net0: {v.get('summary')}")
     check(signal(v, "connection-interface").get("state") == "contradicted", f"connection → interface:\n{show(p)}")
 
 
@@ -136,7 +140,8 @@ def test_bridge(binary):
         rc, p, v, err = verify_probe(binary, ctl.settings(), movies_policy(["vers=4.2"]))
         check(v.get("verdict") == "verified", f"exit {rc}\n{show(p, err)}")
         iface = signal(v, "connection-interface")
-        check(iface.get("state") == "agreed" and "pwbr0" in iface.get("detail", ""), f"connection → interface:\n{show(p)}")
+        check(iface.get("state") == "agreed" and "pwbr0" in iface.get(
+            "detail", ""), f"connection → interface:\n{show(p)}")
         intended = [i for i in v.get("interfaces", []) if i["intended"]]
         check(intended and intended[0]["name"] == "link2", f"intended interface:\n{show(p)}")
         check(all(i["name"] != "pwbr0" for i in v.get("interfaces", [])), "the bridge's bytes were counted as a NIC's")

@@ -234,7 +234,8 @@ def compose_teardown(project):
     _, networks = docker_api("GET", "/networks", query)
     for n in networks:
         docker_api("DELETE", f"/networks/{n['Id']}", ok=(204, 404))
-    done.update(containers=[c["Id"][:12] for c in containers], volumes=[v["Name"] for v in volumes.get("Volumes") or []],
+    done.update(containers=[c["Id"][:12] for c in containers],
+                volumes=[v["Name"] for v in volumes.get("Volumes") or []],
                 networks=[n["Name"] for n in networks])
     return done
 

@@ -154,7 +154,8 @@ def test_ansible_modules():
                               text=True, capture_output=True, env=env, timeout=600)
     finally:
         os.unlink(f.name)
-    check(proc.returncode == 0, f"ansible-playbook failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-1000:]}")
+    check(proc.returncode == 0,
+          f"ansible-playbook failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-1000:]}")
     fstab = lab.Guest().run("cat /etc/fstab").stdout
     check("/mnt/ansible-probe" not in fstab, f"state=absent left the entry:\n{fstab}")
 
@@ -170,7 +171,8 @@ def test_host_key_pinned():
         proc = subprocess.run(["ssh", "-F", topo.run_path("ssh", "config"), "-o", "ControlMaster=no",
                                "-o", "ControlPath=none",
                                "-o", f"UserKnownHostsFile={os.path.join(d, 'known_hosts')}",
-                               topo.GUEST_NAME, "true"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+                               topo.GUEST_NAME, "true"],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         check(proc.returncode != 0 and "HOST IDENTIFICATION HAS CHANGED" in proc.stderr,
               f"ssh accepted a guest whose host key does not match the pin: {proc.returncode} {proc.stderr}")
     check(lab.Guest().run("hostname").stdout.strip() == topo.GUEST_HOSTNAME, "the pinned key must work")

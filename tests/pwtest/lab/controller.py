@@ -18,7 +18,8 @@ LINK2_MAC = topo.GUEST_MACS["link2"].lower()
 
 def settings(prefix: str = "pw-lab-ctl-") -> str:
     """A fresh directory with the lab's controller settings and token; returns the settings file."""
-    out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"), tempfile.mkdtemp(prefix=prefix)],
+    out = subprocess.run([os.path.join(ROOT, "examples", "lab", "controller-settings"),
+                          tempfile.mkdtemp(prefix=prefix)],
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 

@@ -13,7 +13,8 @@ and /etc/docker/daemon.json with no iptables, no ip6tables and no default bridge
 idle lab link must move 0 bytes). apparmor: Debian's kernel has AppArmor on, and dockerd starts
 no container without loading its docker-default profile with apparmor_parser. docker.service,
 containerd.service and apparmor.service are disabled: the first `docker` command starts dockerd
-through docker.socket (docker.service Wants= containerd), so an unused Docker costs no boot time. COMPOSE_IMAGE_TAR is a busybox root file system (busybox-static's
+through docker.socket (docker.service Wants= containerd), so an unused Docker costs no boot time. \
+COMPOSE_IMAGE_TAR is a busybox root file system (busybox-static's
 binary and its applet links) for `docker import`: nothing is ever pulled from a registry.
 """
 import fcntl

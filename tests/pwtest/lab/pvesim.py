@@ -189,7 +189,7 @@ def _tap_stats(ns: str) -> dict:
     links = json.loads(subprocess.run(["ip", "-n", ns, "-j", "-s", "link", "show", "type", "tun"],
                                       stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                       check=True).stdout or "[]")
-    return {l["ifname"]: (l["stats64"]["rx"]["bytes"], l["stats64"]["tx"]["bytes"]) for l in links}
+    return {link["ifname"]: (link["stats64"]["rx"]["bytes"], link["stats64"]["tx"]["bytes"]) for link in links}
 
 
 def check_taps(state: dict = None) -> dict:

@@ -136,7 +136,7 @@ seealso:
   - name: pathwarden's README
     description: Exit codes, the JSON report, plans and selectors.
     link: https://github.com/pathwarden/pathwarden#readme
-'''
+'''  # noqa: E501 (a line of DOCUMENTATION is long)
 
 EXAMPLES = r'''
 - name: Reconcile every policy of the settings (check mode runs reconcile --check)
@@ -246,10 +246,9 @@ failures:
   elements: str
 '''
 
-import json
-import os
+import json  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 EXIT_MEANINGS = {
     0: "nothing to do, or everything verified without changes",
@@ -321,7 +320,8 @@ def step_diffs(policy):
             header = "%s:/etc/fstab (policy %s)" % (step.get("host"), name)
             before, after = step.get("old_content", ""), step.get("new_content", "")
         elif kind == "set-channels":
-            header = "%s: %s (%s) channels (policy %s)" % (step.get("host"), step.get("interface"), step.get("mac"), name)
+            header = "%s: %s (%s) channels (policy %s)" % (
+                step.get("host"), step.get("interface"), step.get("mac"), name)
             before = "combined %s\n" % step.get("from")
             after = "combined %s\n" % step.get("to")
         elif kind == "restart-vm":
@@ -439,8 +439,8 @@ def read_plan(module, path):
     except (IOError, OSError, ValueError) as e:
         module.fail_json(msg="cannot read the saved plan %s: %s" % (path, e), rc=-1, report={}, cmd=[], stderr="")
     if not isinstance(plan, dict) or plan.get("format") != "pathwarden-plan":
-        module.fail_json(msg="%s is not a pathwarden plan (no format: pathwarden-plan)" % path, rc=-1, report={}, cmd=[],
-                         stderr="")
+        module.fail_json(msg="%s is not a pathwarden plan (no format: pathwarden-plan)" % path, rc=-1, report={},
+                         cmd=[], stderr="")
     return plan
 
 
@@ -467,7 +467,8 @@ def main():
     check_mode = module.check_mode
     want_diff = module._diff
     plan_file = params["plan_file"]
-    if plan_file and (params["paths"] or params["policies"] or params["selectors"] or params["nodes"] or params["hosts"]):
+    if plan_file and (params["paths"] or params["policies"] or params["selectors"] or params["nodes"]
+                      or params["hosts"]):
         module.fail_json(msg="plan_file applies a saved plan as it is: paths, policies, selectors, nodes and hosts are "
                              "not allowed with it", rc=-1, report={}, cmd=[], stderr="")
     result = dict(changed=False, rc=-1, report={}, cmd=[], stderr="")
