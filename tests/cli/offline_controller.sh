@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the CLI shell tests: writes, in the current directory, a controller whose API is a
 # closed loopback port (every run that reaches it ends "could not observe", exit 6) and whose
 # guests are too. Nothing leaves this machine. The token file is 0600, as the settings require;

@@ -3,6 +3,8 @@
 # carry journald priorities when stderr is the journal's stream ($JOURNAL_STREAM = its dev:inode),
 # with no colour codes there, with --no-color or with $NO_COLOR.
 # Usage: output_and_logs_test.sh PATHWARDEN SOURCE_DIR
+# `check && ok NAME || fail NAME`: ok only prints, so fail runs exactly when the check failed.
+# shellcheck disable=SC2015
 set -uo pipefail
 pw=$1 src=$2
 tmp=$(mktemp -d)

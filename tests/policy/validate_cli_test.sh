@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `pathwarden validate` from the command line: exit codes, file:line:col output, no crash on
 # hostile files. Usage: validate_cli_test.sh PATHWARDEN SOURCE_DIR
+# `check && ok NAME || fail NAME`: ok only prints, so fail runs exactly when the check failed.
+# shellcheck disable=SC2015
 set -uo pipefail
 pw=$1 src=$2
 tmp=$(mktemp -d)
