@@ -66,8 +66,10 @@ void check_ground(const settings::ControllerSettings& c, const std::vector<polic
 // The settings validate checks the ground with: those among its inputs, else --config /
 // PATHWARDEN_CONFIG / the default file when it exists.
 std::optional<settings::ControllerSettings> ground_settings(const settings::LoadResult& r, const GlobalOptions& globals,
+                                                            const std::optional<settings::ControllerSettings>& read,
                                                             Diagnostics& diags) {
   if (!r.controllers.empty()) return r.controllers.front();
+  if (read) return read;  // read already, for the default policies directory
   std::error_code ec;
   const auto file = settings_file(globals);
   if (!globals.config_file && !std::filesystem::exists(file, ec)) return std::nullopt;
@@ -82,8 +84,15 @@ std::optional<settings::ControllerSettings> ground_settings(const settings::Load
 int run_validate(const Args& args, const GlobalOptions& globals) {
   std::vector<std::filesystem::path> inputs;
   for (const auto& p : args.positional()) inputs.emplace_back(p);
+  std::optional<settings::ControllerSettings> read;  // the settings file, read once
   if (inputs.empty()) {
-    auto dir = default_policies_dir(globals);
+    auto loaded = load_settings(globals);
+    if (!loaded) {
+      std::cerr << "pathwarden validate: " << loaded.error().to_string() << "\n";
+      return 1;
+    }
+    read = std::move(*loaded);
+    auto dir = default_policies_dir(*read, globals);
     if (!dir) {
       std::cerr << "pathwarden validate: " << dir.error().to_string() << "\n";
       return 1;
@@ -93,7 +102,7 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
   auto result = settings::load_paths(inputs);
   auto& diags = result.diagnostics;
   if (diags.empty()) {
-    if (auto ground = ground_settings(result, globals, diags)) check_ground(*ground, result.paths, diags);
+    if (auto ground = ground_settings(result, globals, read, diags)) check_ground(*ground, result.paths, diags);
   }
   std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.pos.file, a.pos.line, a.pos.column) < std::tie(b.pos.file, b.pos.line, b.pos.column);

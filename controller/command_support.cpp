@@ -17,6 +17,7 @@
 #include "build_info/build_info.hpp"
 #include "files/atomic_write.hpp"
 #include "progress.hpp"
+#include "settings_file.hpp"
 
 namespace pw::cli {
 namespace {
@@ -88,11 +89,15 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
 
 Result<Session> open_session(const Args& args, const GlobalOptions& globals) {
   Session s;
+  // The settings file is read once per run: for the default policies directory and the runtime.
+  auto loaded = load_settings(globals);
+  if (!loaded) return std::unexpected(loaded.error());
   std::filesystem::path root;
-  auto policies = load_policies(args, globals, &root);
+  auto policies = load_policies(args, *loaded, globals, &root);
   if (!policies) return std::unexpected(policies.error());
   s.policies = std::move(*policies);
-  auto rt = make_runtime(globals, {}, engine_options(root), progress_sink(args.value_or("output", "text") == "text"));
+  auto rt = make_runtime(std::move(*loaded), globals, {}, engine_options(root),
+                         progress_sink(args.value_or("output", "text") == "text"));
   if (!rt) return std::unexpected(rt.error());
   s.rt = std::move(*rt);
   return s;

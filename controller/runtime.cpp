@@ -20,10 +20,16 @@ namespace pw::cli {
 Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, RuntimeNeeds needs,
                                               reconcile::EngineOptions engine_options,
                                               reconcile::ProgressSink progress) {
-  auto rt = std::make_unique<Runtime>();
   auto loaded = load_settings(globals);
   if (!loaded) return std::unexpected(loaded.error());
-  rt->settings = std::move(*loaded);
+  return make_runtime(std::move(*loaded), globals, needs, std::move(engine_options), std::move(progress));
+}
+
+Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loaded, const GlobalOptions& globals,
+                                              RuntimeNeeds needs, reconcile::EngineOptions engine_options,
+                                              reconcile::ProgressSink progress) {
+  auto rt = std::make_unique<Runtime>();
+  rt->settings = std::move(loaded);
   const auto& s = rt->settings;
   // The playbooks are the same whether run here or written by `plan --emit-playbooks`.
   if (s.ansible.become) rt->playbook_options.become = ansible::Become{s.ansible.become_user, s.ansible.become_method};
@@ -97,24 +103,25 @@ Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, Runt
   return rt;
 }
 
-Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const GlobalOptions& globals,
+Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const settings::ControllerSettings& loaded,
+                                                       const GlobalOptions& globals,
                                                        std::filesystem::path* policies_root) {
   std::vector<std::filesystem::path> inputs;
   for (const auto& p : args.positional()) inputs.emplace_back(p);
   if (inputs.empty()) {
-    auto dir = default_policies_dir(globals);
+    auto dir = default_policies_dir(loaded, globals);
     if (!dir) return std::unexpected(dir.error());
     inputs.push_back(*dir);
   }
   if (policies_root != nullptr) *policies_root = inputs.front();
-  auto loaded = settings::load_paths(inputs);
-  if (!loaded.ok()) {
-    for (const auto& d : loaded.diagnostics) std::cerr << d.to_string() << "\n";
-    return fail(std::to_string(loaded.diagnostics.size()) + " problem(s) in the policies", inputs.front().string(),
+  auto policies = settings::load_paths(inputs);
+  if (!policies.ok()) {
+    for (const auto& d : policies.diagnostics) std::cerr << d.to_string() << "\n";
+    return fail(std::to_string(policies.diagnostics.size()) + " problem(s) in the policies", inputs.front().string(),
                 "fix them (pathwarden validate lists them all)");
   }
   policy::Selection selection{args.values("policy"), args.values("selector"), args.values("node"), args.values("host")};
-  auto selected = policy::select_policies(std::move(loaded.paths), selection);
+  auto selected = policy::select_policies(std::move(policies.paths), selection);
   if (!selected) return std::unexpected(selected.error().with_where(inputs.front().string()));
   return selected;
 }

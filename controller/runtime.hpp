@@ -40,14 +40,20 @@ struct RuntimeNeeds {
   bool guests = true;
 };
 
-// Loads settings, opens the state directory, connects nothing yet (the first call does).
+// Opens the state directory with the settings a command loaded (load_settings: once per run),
+// connects nothing yet (the first call does).
+Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loaded, const GlobalOptions& globals,
+                                              RuntimeNeeds needs, reconcile::EngineOptions engine_options,
+                                              reconcile::ProgressSink progress);
+// The same, loading the settings first.
 Result<std::unique_ptr<Runtime>> make_runtime(const GlobalOptions& globals, RuntimeNeeds needs,
                                               reconcile::EngineOptions engine_options,
                                               reconcile::ProgressSink progress);
 
 // The policies named on the command line, or the settings' policy directory; exits the command
 // with the diagnostics printed when they are not valid.
-Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const GlobalOptions& globals,
+Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const settings::ControllerSettings& loaded,
+                                                       const GlobalOptions& globals,
                                                        std::filesystem::path* policies_root);
 
 // `git rev-parse HEAD` of the policy directory, and whether the tree has uncommitted changes.

@@ -35,14 +35,13 @@ Result<settings::ControllerSettings> load_settings(const GlobalOptions& globals)
   return settings::load_controller_settings(file);
 }
 
-Result<std::filesystem::path> default_policies_dir(const GlobalOptions& globals) {
-  auto loaded = load_settings(globals);
-  if (!loaded) return std::unexpected(loaded.error());
-  if (loaded->policies_dir.empty()) {
+Result<std::filesystem::path> default_policies_dir(const settings::ControllerSettings& loaded,
+                                                   const GlobalOptions& globals) {
+  if (loaded.policies_dir.empty()) {
     return fail("no policies directory: the settings file has no spec.policies", settings_file(globals).string(),
                 "give the policy PATH on the command line or set spec.policies");
   }
-  return std::filesystem::path(loaded->policies_dir);
+  return std::filesystem::path(loaded.policies_dir);
 }
 
 }  // namespace pw::cli

@@ -12,7 +12,9 @@ std::filesystem::path settings_file(const GlobalOptions& globals);
 
 Result<settings::ControllerSettings> load_settings(const GlobalOptions& globals);
 
-// The policies directory named by the settings file, for commands run without a PATH.
-Result<std::filesystem::path> default_policies_dir(const GlobalOptions& globals);
+// The policies directory named by the settings (already loaded: a run reads its settings file
+// once), for commands run without a PATH.
+Result<std::filesystem::path> default_policies_dir(const settings::ControllerSettings& loaded,
+                                                   const GlobalOptions& globals);
 
 }  // namespace pw::cli

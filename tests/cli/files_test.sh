@@ -89,5 +89,15 @@ if [[ -s child-env ]] && ! grep -q "$secret" child-env && ! grep -q PW_FILES_TES
    && ! grep -q "$secret" env-run.log; then ok env-secret-not-inherited
 else fail "env-secret-not-inherited: exit $rc, $(grep -c . child-env 2>/dev/null) env lines" "$(tail -3 env-run.log)"; fi
 
+# The settings file is read once per run (issue 40): for the default policies directory and for
+# the run itself alike. Counted with inotify: plan and validate without a PATH.
+mkdir -p once/policies
+cp "$src/policies/movies-10g.yaml" once/policies/
+(cd once && write_offline_controller && printf '  policies: policies\n' >> pathwarden.yaml && chmod 600 pathwarden.yaml)
+for cmd in plan validate; do
+  out=$(cd once && /usr/bin/python3 "$src/tests/cli/count_opens.py" pathwarden.yaml -- "$pw" --config pathwarden.yaml "$cmd")
+  if [[ $out == "opens=1 exit="* ]]; then ok "settings-read-once-$cmd"; else fail "settings-read-once-$cmd: $out"; fi
+done
+
 echo "$failures failed"
 exit $((failures > 0))
