@@ -1,5 +1,8 @@
 // Real ansible-playbook over real SSH against light guests (tests/lab/light/guests), brought up
 // by the CTest fixture light_guests. Every phase is one ansible-playbook run for all guests.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
@@ -118,6 +121,18 @@ const pw::guest::MountInfo* mount_at(const GuestFacts& facts, const std::string&
 
 // PIDs of processes on this machine (the light guests share its PID namespace) whose argv is
 // exactly `argv`.
+// /proc/PID/cmdline, or "" for a process that ended meanwhile (a read of a gone process fails
+// with ESRCH, which an ifstream turns into an exception).
+std::string cmdline_of(const fs::path& proc_entry) {
+  const int fd = ::open((proc_entry / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 std::vector<int> processes_running(const std::vector<std::string>& argv) {
   std::string want;
   for (const auto& a : argv) want += a + std::string(1, '\0');
@@ -125,9 +140,7 @@ std::vector<int> processes_running(const std::vector<std::string>& argv) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const auto name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-    if (cmdline == want) out.push_back(std::stoi(name));
+    if (cmdline_of(entry.path()) == want) out.push_back(std::stoi(name));
   }
   return out;
 }
@@ -519,9 +532,7 @@ TEST_CASE("a run cut short by its timeout: guests reported as timed out, its pro
       (fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "timeout" / "probe" / "probe.yml").string();
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-    if (cmdline.find(playbook) != std::string::npos) left.push_back(entry.path().filename().string());
+    if (cmdline_of(entry.path()).find(playbook) != std::string::npos) left.push_back(entry.path().filename().string());
   }
   CHECK(left.empty());
   // The guest's own limit (300 s) would end its sleep; the test ends it now, by PID.
