@@ -1,6 +1,6 @@
 #pragma once
 // What a run did and found, per policy: the data behind the human summary, `--output json`
-// (schema in docs: README "JSON report"), the Prometheus textfile and the HTML page.
+// (schema in docs: docs/json-report.md), the Prometheus textfile and the HTML page.
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <iosfwd>
@@ -189,7 +189,7 @@ int exit_code(const RunReport& report);
 std::string signal_name(int signal);
 int signal_number(std::string_view name);
 
-// The JSON report's format (README "JSON report", src/report/report.schema.json), versioned as
+// The JSON report's format (docs/json-report.md, src/report/report.schema.json), versioned as
 // diagnostics/format_version.hpp says. Format 1 is the report that spelt its version only as
 // "schema": "pathwarden-report/v1" (changes as strings); 2.0 made changes structured; 3.0 made
 // planned structured too (a check's fstab diff is data, not a sentence); 3.1 added each policy's

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Every policy example in the docs, validated by the real `pathwarden validate` (issue 16, item 5).
 
-Where the examples come from: README.md's section "Docker Compose volumes, autofs and systemd
-mounts" (to the next `## ` heading) and the whole of policies/README.md. Each fenced ```yaml block
+Where the examples come from: the whole of docs/mounts.md (the Compose, systemd and autofs mounts,
+the commit-latency figure, what mount options do) and of policies/README.md. Each fenced ```yaml block
 there that is a policy (it says `kind: StoragePath` or `apiVersion: pathwarden/v1` and is not a
 `kind: Controller`) is written, as shown, to NAME.yaml (NAME: its metadata.name) in a fresh
 temporary directory and validated on its own. Its first lines say what must come out:
@@ -17,7 +17,8 @@ temporary directory and validated on its own. Its first lines say what must come
 LINE counts the block's own lines from 1, the marker lines included. Other yaml blocks (a Compose
 file, controller settings) are not policies and are left alone. The test also fails when the
 section is gone, when an expected field or owner has no example any more, or when a marker is
-malformed, so an example cannot go stale unnoticed.
+malformed, so an example cannot go stale unnoticed. (The README keeps a short section on these
+mounts that links to docs/mounts.md.)
 
 usage: policy_examples_test.py PATHWARDEN
 """
@@ -29,15 +30,14 @@ import tempfile
 from pwtest.paths import ROOT
 from pwtest.script import check, test_main
 
-SECTION = "## Docker Compose volumes, autofs and systemd mounts"
 YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```$", re.S | re.M)
 MARKER = re.compile(r"^# (refused|note): (\d+):(\d+): (.+)$")
 NAME = re.compile(r"^  name: (\S+)$", re.M)
 
 # What the docs must keep showing (issue 16): an example per owner and per new field.
 MUST_SHOW = {
-    "README.md": ["owner: compose", "owner: systemd", "owner: autofs", "compose: {project:", "commit_cycles:",
-                  "min_commit_rate:", "direction: write", "# refused:", "# note:"],
+    "docs/mounts.md": ["owner: compose", "owner: systemd", "owner: autofs", "compose: {project:", "commit_cycles:",
+                       "min_commit_rate:", "direction: write", "# refused:", "# note:"],
     "policies/README.md": ["owner: compose", "owner: systemd", "compose: {project:", "commit_cycles:",
                            "min_commit_rate:"],
 }
@@ -46,15 +46,6 @@ MUST_SHOW = {
 def read(rel):
     with open(os.path.join(ROOT, rel)) as f:
         return f.read()
-
-
-def readme_section():
-    """The section's text, preceded by blank lines so that line numbers stay the file's."""
-    text = read("README.md")
-    start = text.find("\n" + SECTION + "\n")
-    check(start >= 0, f"README.md has no section '{SECTION}'")
-    end = text.find("\n## ", start + 1)
-    return "\n" * text.count("\n", 0, start) + text[start:end if end >= 0 else len(text)]
 
 
 def policy_blocks(source, text):
@@ -116,7 +107,7 @@ def validate(pathwarden, where, block, workdir):
 
 
 def main(pathwarden):
-    sources = {"README.md": readme_section(), "policies/README.md": read("policies/README.md")}
+    sources = {"docs/mounts.md": read("docs/mounts.md"), "policies/README.md": read("policies/README.md")}
     for source, must in MUST_SHOW.items():
         shown = "\n".join(b for _, b in policy_blocks(source, sources[source]))
         for what in must:
