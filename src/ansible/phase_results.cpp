@@ -101,8 +101,16 @@ Result<ChangeOutcome> change_outcome_from(const HostReport& host, std::string_vi
   if (t->status == TaskResult::failed) {
     out.failed_in = out.report.last();
     // The script's one line on stderr; without a stage it never ran, and Ansible's message says why.
+    // Ended by the guest's own time limit (timeout's 124, or 137 once it had to kill): said so,
+    // with the stage it was in (a hard NFS mount that stopped answering hangs mount and umount).
     std::string why(guest::trim(string_at(t->result, "stderr")));
-    if (!out.failed_in || why.empty()) why = t->message;
+    const auto* rc = t->result.if_contains("rc");
+    const bool timed_out = rc != nullptr && rc->is_int64() && (rc->as_int64() == 124 || rc->as_int64() == 137);
+    if (timed_out && why.empty()) {
+      why = "ended by the guest's time limit (spec.ansible.guest_timeout)";
+    } else if (!out.failed_in || why.empty()) {
+      why = t->message;
+    }
     out.message = "failed in '" + std::string(out.failed_in ? guest::title(*out.failed_in) : task_name) + "': " + why;
     return out;
   }

@@ -110,6 +110,30 @@ TEST_CASE("a recorded apply where one guest's fstab had changed") {
   }
 }
 
+TEST_CASE("an fstab script ended by the guest's time limit says so, with the stage it was in") {
+  // As the guest's `timeout` leaves it: the marks up to the hung stage, nothing on stderr, exit 124.
+  const auto out = pw::guest::framed_output("5e4d3c2b-1a09-4f8e-8d7c-6b5a4f3e2d1c",
+                                            {{"stage read", ""},
+                                             {"stage refuse", ""},
+                                             {"stage backup", ""},
+                                             {"stage write", ""},
+                                             {"stage check_written", ""},
+                                             {"stage unmount", ""},
+                                             {"stage mount", ""}},
+                                            false);
+  HostReport h;
+  h.host = "guest1";
+  h.outcome = HostOutcome::failed;
+  h.tasks.push_back(TaskOutcome{task::apply, TaskResult::failed, "non-zero return code",
+                                boost::json::object{{"rc", 124}, {"stdout", out}, {"stderr", ""}}});
+  auto outcome = change_outcome_from(h, task::apply);
+  REQUIRE(outcome);
+  CHECK(outcome->failed_in == pw::guest::ChangeStage::mount);
+  CHECK(outcome->message ==
+        "failed in 'Mount them again with the new options': ended by the guest's time limit "
+        "(spec.ansible.guest_timeout)");
+}
+
 TEST_CASE("a recorded probe: observations, and the guest whose dd failed") {
   auto report = replay("probe", "probe", kGuests);
   CHECK(report.exit_code == 0);  // dd's failure is the verifier's to judge, not a failed host
