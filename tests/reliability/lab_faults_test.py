@@ -81,10 +81,29 @@ def guest_state():
     return {"fstab": state["fstab"], "mounts": ctl.mount_summary(state["mounts"])}
 
 
+STARTED = []  # every pathwarden this test started, killed at the end if still there
+
+
 def start(binary, config, policies, pause):
-    return subprocess.Popen([binary, "--config", config, "reconcile", "--output", "json", policies],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **{PAUSE: pause}))
+    p = subprocess.Popen([binary, "--config", config, "reconcile", "--output", "json", policies],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **{PAUSE: pause}))
+    STARTED.append(p)
+    return p
+
+
+def killing_leftovers(test):
+    """The test, then SIGKILL for any pathwarden it started that is still there: a failed check
+    can leave one stopped at a pause point (SIGKILL ends a stopped process too)."""
+    def run(binary):
+        try:
+            return test(binary)
+        finally:
+            for p in STARTED:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    return run
 
 
 def finish(p):
@@ -183,4 +202,4 @@ def test_nas_gone(binary):
 
 
 if __name__ == "__main__":
-    case_main({"ssh_lost": test_ssh_lost, "nas_gone": test_nas_gone}, __doc__)
+    case_main({"ssh_lost": killing_leftovers(test_ssh_lost), "nas_gone": killing_leftovers(test_nas_gone)}, __doc__)
