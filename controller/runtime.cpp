@@ -13,7 +13,7 @@
 #include "settings/loader.hpp"
 #include "settings/proxmox_options.hpp"
 #include "settings_file.hpp"
-#include "signals.hpp"
+#include "stop_signals.hpp"
 
 namespace pw::cli {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "ansible/child_process.hpp"
-#include "ansible/run_report.hpp"
+#include "ansible/playbook_run.hpp"
 
 namespace pw::ansible {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ansible/run_report.hpp"
+#include "ansible/playbook_run.hpp"
 #include "diagnostics/error.hpp"
 #include "guest/change_script.hpp"
 #include "guest/counter_read.hpp"

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "ansible/playbook_run.hpp"
 #include "ansible/playbooks.hpp"
-#include "ansible/run_report.hpp"
 #include "diagnostics/error.hpp"
 
 namespace pw::ansible {

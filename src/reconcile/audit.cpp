@@ -87,7 +87,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
       pr.verdict = verdict_of(m.result->verdict);
     }
   }
-  rep.finished_at = journal::format_utc(ctx_.d.clock.now());
+  rep.finished_at = journal::format_utc(ctx_.deps.clock.now());
   // An audit is evidence too: `status` shows it.
   remember_results(ctx_, rep);
   return rep;

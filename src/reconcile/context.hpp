@@ -65,18 +65,18 @@ struct Dependencies {
 };
 
 struct Context {
-  Dependencies d;
-  EngineOptions o;
+  Dependencies deps;
+  EngineOptions options;
 
   void progress(std::string policy, std::string what, std::string detail, std::uint64_t done = 0,
                 std::uint64_t total = 0) const {
-    if (d.progress) d.progress({std::move(policy), std::move(what), std::move(detail), done, total});
+    if (deps.progress) deps.progress({std::move(policy), std::move(what), std::move(detail), done, total});
   }
   // The signal a stop was asked by, 0 when none (EngineOptions::stop_requested).
-  int stop_signal() const { return o.stop_requested ? o.stop_requested() : 0; }
+  int stop_signal() const { return options.stop_requested ? options.stop_requested() : 0; }
   // The zone of restart windows that name none (EngineOptions::local_zone).
   const date::time_zone* local_zone() const {
-    return o.local_zone != nullptr ? o.local_zone : policy::controller_zone();
+    return options.local_zone != nullptr ? options.local_zone : policy::controller_zone();
   }
   // Why a disruptive step with this restart window (as written; "" = any time) may not start
   // now: the window is closed, or it names a zone this machine does not know. Empty: it may.

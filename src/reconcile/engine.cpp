@@ -54,7 +54,7 @@ std::string Context::restart_window_refusal(const std::string& window) const {
   if (window.empty()) return {};
   auto w = policy::parse_time_window(window);
   if (!w) return "the restart window '" + window + "' cannot be read here: " + w.error().to_string();
-  const auto now = d.clock.now();
+  const auto now = deps.clock.now();
   if (w->contains(now, local_zone())) return {};
   return "the restart window '" + window + "' is closed now (it is " + w->describe(now, local_zone()) +
          "); apply the plan inside the window, or plan again then";
@@ -78,11 +78,11 @@ std::vector<plan::Observation> Engine::observe(std::span<const policy::StoragePa
 
 plan::PlanningContext Engine::planning_context() {
   plan::PlanningContext ctx;
-  ctx.plan_id = journal::make_run_id(ctx_.d.clock) + "-" + random_hex(4);
-  ctx.created_at = journal::format_utc(ctx_.d.clock.now());
-  ctx.now = ctx_.d.clock.now();
+  ctx.plan_id = journal::make_run_id(ctx_.deps.clock) + "-" + random_hex(4);
+  ctx.created_at = journal::format_utc(ctx_.deps.clock.now());
+  ctx.now = ctx_.deps.clock.now();
   ctx.local_zone = ctx_.local_zone();
-  ctx.backup_dir = ctx_.o.backup_dir;
+  ctx.backup_dir = ctx_.options.backup_dir;
   return ctx;
 }
 
@@ -96,8 +96,8 @@ plan::Plan Engine::make_plan(std::span<const policy::StoragePath> policies, std:
   Observer::prove_converged(observed, plan.policies);
   Observer(ctx_).mark_traffic(observed, plan.policies);
   Preflight(ctx_).check(plan);
-  plan.policies_revision = ctx_.o.policies_revision;
-  plan.policies_dirty = ctx_.o.policies_dirty;
+  plan.policies_revision = ctx_.options.policies_revision;
+  plan.policies_dirty = ctx_.options.policies_dirty;
   return plan;
 }
 
@@ -108,8 +108,8 @@ plan::Plan Engine::observe_and_plan(std::span<const policy::StoragePath> policie
   plan::Plan plan;
   plan.id = ctx.plan_id;
   plan.created_at = ctx.created_at;
-  plan.policies_revision = ctx_.o.policies_revision;
-  plan.policies_dirty = ctx_.o.policies_dirty;
+  plan.policies_revision = ctx_.options.policies_revision;
+  plan.policies_dirty = ctx_.options.policies_dirty;
   plan.policies.reserve(slots.size());
   for (auto& s : slots) plan.policies.push_back(std::move(*s));
   Preflight(ctx_).check(plan);
@@ -151,7 +151,7 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
     w->report = &pr;
     auto& lock = locks[p.host];
     if (!lock) {
-      auto l = ctx_.d.locks.lock(p.host);
+      auto l = ctx_.deps.locks.lock(p.host);
       if (!l) {
         pr.verdict = report::Verdict::precondition_failed;
         pr.errors.push_back(l.error().to_string());
@@ -168,7 +168,8 @@ void Engine::execute(const plan::Plan& plan, report::RunReport& rep, std::vector
         {"policy_plan",
          plan::to_json(plan::Plan{plan.id, plan.created_at, plan.policies_revision, plan.policies_dirty, {p}})}};
     // One journal per policy and plan: a re-planned round gets its own.
-    auto j = journal::Journal::start(ctx_.d.journals, ctx_.d.clock, plan.id + "." + p.policy, plan.id, std::move(info));
+    auto j = journal::Journal::start(ctx_.deps.journals, ctx_.deps.clock, plan.id + "." + p.policy, plan.id,
+                                     std::move(info));
     if (!j) {
       pr.verdict = report::Verdict::precondition_failed;
       pr.errors.push_back("journal: " + j.error().to_string());
@@ -221,7 +222,7 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
   std::span<const policy::StoragePath> remaining = all;
   std::vector<policy::StoragePath> retry;  // after a conflict, only those policies (never a copy of all)
   std::map<std::string, std::vector<std::string>> carried;  // notes of rounds that hit a conflict
-  for (int round = 1; round <= ctx_.o.max_rounds && !remaining.empty(); ++round) {
+  for (int round = 1; round <= ctx_.options.max_rounds && !remaining.empty(); ++round) {
     if (check_only) {
       // Only the report is kept: a 10,000-VM check never holds every plan at once.
       const auto ctx = planning_context();
@@ -264,9 +265,9 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
     }
     retry = std::move(next);
     remaining = retry;
-    if (!remaining.empty() && round < ctx_.o.max_rounds) {
+    if (!remaining.empty() && round < ctx_.options.max_rounds) {
       // Requeue with backoff, as controller-runtime does on a conflict.
-      ctx_.d.sleeper.sleep(ctx_.o.requeue_backoff * (1 << (round - 1)));
+      ctx_.deps.sleeper.sleep(ctx_.options.requeue_backoff * (1 << (round - 1)));
       for (const auto& p : remaining) {
         auto it =
             std::find_if(rep.policies.begin(), rep.policies.end(), [&](const auto& r) { return r.policy == p.name; });
@@ -284,12 +285,12 @@ report::RunReport Engine::reconcile(std::span<const policy::StoragePath> all, bo
   for (const auto& p : remaining) {
     for (auto& pr : rep.policies) {
       if (pr.policy == p.name) {
-        pr.errors.push_back("reality kept changing during " + std::to_string(ctx_.o.max_rounds) +
+        pr.errors.push_back("reality kept changing during " + std::to_string(ctx_.options.max_rounds) +
                             " attempts (concurrent edits?); try again later");
       }
     }
   }
-  rep.finished_at = journal::format_utc(ctx_.d.clock.now());
+  rep.finished_at = journal::format_utc(ctx_.deps.clock.now());
   // A check stores nothing, as `terraform plan` writes no state: the stored results (status, the
   // textfile's last success, the fleet page's history) are those of runs that acted, and a
   // 10,000-VM check spends no fsync per policy. Its report (--report-file) is the check's record.
@@ -310,8 +311,8 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
       if (std::holds_alternative<plan::ChangeFstab>(s.action)) hosts.push_back(p.host);
     }
   }
-  auto pendings = ctx_.d.api.read_pendings(vms);
-  auto facts = ctx_.d.guests.gather_facts(hosts);
+  auto pendings = ctx_.deps.api.read_pendings(vms);
+  auto facts = ctx_.deps.guests.gather_facts(hosts);
   std::vector<std::string> moved;
   // A plan saved inside a restart window may be applied outside it: its disruptive steps carry
   // the window and it is checked now, before anything is written (and again right before each
@@ -376,11 +377,11 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
       if (pr.errors.empty())
         pr.errors.push_back("not applied: the plan is stale for other policies; run 'pathwarden plan' again");
     }
-    rep.finished_at = journal::format_utc(ctx_.d.clock.now());
+    rep.finished_at = journal::format_utc(ctx_.deps.clock.now());
     return rep;
   }
   execute(plan, rep, nullptr);
-  rep.finished_at = journal::format_utc(ctx_.d.clock.now());
+  rep.finished_at = journal::format_utc(ctx_.deps.clock.now());
   remember_results(ctx_, rep);
   return rep;
 }

@@ -17,7 +17,7 @@ using TapRead = std::map<proxmox::VmRef, proxmox::ApiResult<proxmox::VmStatus>>;
 TapRead read_taps(const Context& ctx, const std::vector<proxmox::VmRef>& vms) {
   TapRead out;
   if (vms.empty()) return out;
-  auto statuses = ctx.d.api.vm_statuses(vms);
+  auto statuses = ctx.deps.api.vm_statuses(vms);
   for (std::size_t i = 0; i < vms.size() && i < statuses.size(); ++i) out.emplace(vms[i], std::move(statuses[i]));
   return out;
 }
@@ -86,7 +86,7 @@ std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRe
   std::vector<bool> finished(requests.size(), false);
   std::vector<std::uint64_t> file_limit(requests.size(), UINT64_MAX);
   for (std::size_t i = 0; i < requests.size(); ++i) out[i].bytes = requests[i].path->probe_bytes;
-  for (int round = 0; round < ctx.o.max_measurements; ++round) {
+  for (int round = 0; round < ctx.options.max_measurements; ++round) {
     if (const int sig = round > 0 ? ctx.stop_signal() : 0) {
       // Stopped between rounds: the last measurement stands, as if the probe could not grow.
       for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -109,7 +109,7 @@ std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRe
     if (probes.empty()) break;
     // The taps' window holds the whole probe run: background only adds to it.
     const TapRead taps_before = read_taps(ctx, vms);
-    auto outcomes = ctx.d.guests.probe(probes);
+    auto outcomes = ctx.deps.guests.probe(probes);
     const TapRead taps_after = read_taps(ctx, vms);
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (finished[i]) continue;

@@ -29,7 +29,7 @@ proxmox::VmConfig config_from_pending(const proxmox::PendingConfig& p) {
 }  // namespace
 
 Observer::ListedGuests Observer::list_guests(std::span<const policy::StoragePath* const> policies) {
-  ListedGuests l{ctx_.d.api.list_guests(), {}, {}};
+  ListedGuests l{ctx_.deps.api.list_guests(), {}, {}};
   if (l.guests) {
     for (const auto& g : *l.guests) l.by_vmid.emplace(g.ref.vmid, &g);
   }
@@ -37,7 +37,7 @@ Observer::ListedGuests Observer::list_guests(std::span<const policy::StoragePath
   vms.reserve(policies.size());
   for (const auto* p : policies) vms.push_back(ref_of(l, *p));
   const StopSignalsBlocked blocked;  // the stop signals are the main thread's (diagnostics/stop_signals_blocked.hpp)
-  l.taps = std::async(std::launch::async, [&api = ctx_.d.api, vms = std::move(vms)] {
+  l.taps = std::async(std::launch::async, [&api = ctx_.deps.api, vms = std::move(vms)] {
              return read_node_statuses(api, vms);
            }).share();
   return l;
@@ -90,9 +90,9 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
   // the big part, are parsed on this thread, so every batch reuses the same heap.
   auto pendings_future = [&] {
     const StopSignalsBlocked blocked;  // the stop signals are the main thread's (diagnostics/stop_signals_blocked.hpp)
-    return std::async(std::launch::async, [&] { return ctx_.d.api.read_pendings(vms); });
+    return std::async(std::launch::async, [&] { return ctx_.deps.api.read_pendings(vms); });
   }();
-  auto facts = ctx_.d.guests.gather_facts(hosts, names);
+  auto facts = ctx_.deps.guests.gather_facts(hosts, names);
   auto pendings = pendings_future.get();
   const NodeStatuses& taps = listed.taps.get();  // sent with the listing, once per run
   for (std::size_t i = 0; i < policies.size(); ++i) {
@@ -174,7 +174,7 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
   for (const auto& p : policies) all.push_back(&p);
   const auto listed = list_guests(all);
   all = {};
-  const std::size_t per_batch = std::max<std::size_t>(1, ctx_.o.observe_batch);
+  const std::size_t per_batch = std::max<std::size_t>(1, ctx_.options.observe_batch);
   for (std::size_t first = 0; first < by_host.size(); first += per_batch) {
     std::vector<std::size_t> indices;
     for (std::size_t h = first; h < std::min(by_host.size(), first + per_batch); ++h) {
@@ -217,7 +217,7 @@ void Observer::prove_converged(std::span<const plan::Observation> observed, std:
 }
 
 void Observer::mark_traffic(std::span<const plan::Observation> observed, std::span<plan::PolicyPlan> plans) {
-  const std::string now = journal::format_utc(ctx_.d.clock.now());
+  const std::string now = journal::format_utc(ctx_.deps.clock.now());
   for (std::size_t i = 0; i < plans.size() && i < observed.size(); ++i) {
     auto& p = plans[i];
     if (!p.proof || !observed[i].guest) continue;
@@ -227,7 +227,7 @@ void Observer::mark_traffic(std::span<const plan::Observation> observed, std::sp
                                                                  : vm->taps_unavailable;
     const proxmox::VmStatus* status = missing.empty() ? &vm->status : nullptr;
     p.traffic = mark_of(*p.proof, *observed[i].guest, vm ? &vm->config : nullptr, status, std::move(missing), now);
-    if (auto before = stored_mark(ctx_.d.results, p.policy)) {
+    if (auto before = stored_mark(ctx_.deps.results, p.policy)) {
       const auto in = audit_input(*p.proof, *observed[i].guest);
       p.since_last =
           verify::traffic_since(*before, *p.traffic, in.desired, in.evidence, p.proof->nic.value_or(-1), in.settings);
@@ -253,7 +253,7 @@ void Observer::live_status(std::span<const policy::StoragePath* const> policies,
     vm_of.push_back(static_cast<std::size_t>(at - vms.begin()));
   }
   if (which.empty()) return;
-  auto live = ctx_.d.api.vm_statuses(vms);
+  auto live = ctx_.deps.api.vm_statuses(vms);
   for (std::size_t k = 0; k < which.size(); ++k) {
     const std::size_t i = which[k];
     if (vm_of[k] >= live.size() || !live[vm_of[k]]) continue;  // the listing's state stands; the write re-reads it

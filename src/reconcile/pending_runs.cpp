@@ -43,7 +43,7 @@ const json::object* policy_plan_of(const journal::RunReplay& r) {
 
 PendingRuns PendingRuns::scan(const Context& ctx, Purpose purpose) {
   PendingRuns out;
-  const auto found = journal::scan_journals(ctx.d.journals, journal::ScanScope::unfinished_only);
+  const auto found = journal::scan_journals(ctx.deps.journals, journal::ScanScope::unfinished_only);
   for (const auto& e : found.unreadable) {
     out.unknown_.push_back(e.to_string() +
                            "; the guest its run changed is unknown, so no guest is changed until that journal is dealt "
@@ -78,7 +78,7 @@ PendingRuns PendingRuns::scan(const Context& ctx, Purpose purpose) {
       auto [at, fresh] = writers.try_emplace(run.host);
       if (fresh) {
         // Looked at, never written: free means the run's process is gone (flock dies with it).
-        auto held = ctx.d.locks.holder(run.host);
+        auto held = ctx.deps.locks.holder(run.host);
         at->second = !held   ? std::pair{Writer::running, held.error().what}
                      : *held ? std::pair{Writer::running, (*held)->what}
                              : std::pair{Writer::gone, std::string()};

@@ -95,7 +95,7 @@ const std::map<std::string, std::string>& Preflight::zones(const plan::PolicyPla
   const bool has_nic =
       std::ranges::any_of(p.steps, [](const plan::Step& s) { return std::holds_alternative<plan::SetNic>(s.action); });
   if (has_nic && !zones_) {
-    auto z = ctx_.d.api.sdn_vnet_zones();
+    auto z = ctx_.deps.api.sdn_vnet_zones();
     if (z) {
       zones_ = std::move(*z);
     } else {
@@ -116,12 +116,12 @@ void Preflight::ask(const std::vector<Need>& needs) {
     }
   }
   if (paths.empty()) return;
-  auto answers = ctx_.d.api.privileges(paths);
+  auto answers = ctx_.deps.api.privileges(paths);
   for (std::size_t i = 0; i < paths.size() && i < answers.size(); ++i) known_.emplace(paths[i], std::move(answers[i]));
 }
 
 std::string Preflight::grant_command(const std::string& path) const {
-  const std::string& id = ctx_.o.api_identity;
+  const std::string& id = ctx_.options.api_identity;
   if (id.find('!') != std::string::npos) {
     const std::string user = id.substr(0, id.find('!'));
     return "pveum acl modify " + path + " --roles PathwardenOperator --tokens '" + id + "' (and --users " + user +
@@ -154,7 +154,7 @@ void Preflight::check(plan::PolicyPlan& p) {
       continue;
     }
     if (known->contains(n.privilege)) continue;
-    const std::string who = ctx_.o.api_identity.empty() ? "the API identity" : ctx_.o.api_identity;
+    const std::string who = ctx_.options.api_identity.empty() ? "the API identity" : ctx_.options.api_identity;
     if (!n.blocking) {
       p.notes.push_back(who + " has no " + n.privilege + " on " + n.path + " for " + n.why);
       continue;

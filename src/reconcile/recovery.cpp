@@ -16,7 +16,7 @@ namespace json = boost::json;
 
 report::RunReport Recovery::run() {
   auto rep = new_report(ctx_, report::RunMode::recover, "");
-  auto scan = journal::scan_journals(ctx_.d.journals);
+  auto scan = journal::scan_journals(ctx_.deps.journals);
   for (const auto& bad : scan.unreadable) {
     report::PolicyReport pr;
     pr.policy = "(journal)";
@@ -35,7 +35,7 @@ report::RunReport Recovery::run() {
   for (const auto& run : scan.interrupted) {
     if (run.steps.empty() && run.rollback_steps.empty() && !run.info.contains("policy_plan")) {
       // Killed while writing its very first record: the run never started anything.
-      if (auto st = ctx_.d.journals.remove(run.run_id); !st) {
+      if (auto st = ctx_.deps.journals.remove(run.run_id); !st) {
         rep.journal_left = true;
         ctx_.progress("", "warning", "cannot remove empty journal " + run.run_id + ": " + st.error().to_string());
       }
@@ -64,7 +64,7 @@ report::RunReport Recovery::run() {
     w.report = &pr;
     auto& lock = locks[policy_plan.host];
     if (!lock) {
-      auto l = ctx_.d.locks.lock(policy_plan.host);
+      auto l = ctx_.deps.locks.lock(policy_plan.host);
       if (!l) {
         locks.erase(policy_plan.host);
         pr.verdict = report::Verdict::precondition_failed;
@@ -75,8 +75,8 @@ report::RunReport Recovery::run() {
       lock = std::move(*l);
     }
     w.lock = lock;
-    auto j =
-        journal::Journal::resume(ctx_.d.journals, ctx_.d.clock, run.run_id, nullptr, json::object{{"by", "recover"}});
+    auto j = journal::Journal::resume(ctx_.deps.journals, ctx_.deps.clock, run.run_id, nullptr,
+                                      json::object{{"by", "recover"}});
     if (!j) {
       pr.verdict = report::Verdict::rollback_failed;
       pr.errors.push_back("cannot resume journal " + run.run_id + ": " + j.error().to_string());
@@ -134,7 +134,7 @@ report::RunReport Recovery::run() {
     to_undo.push_back(std::move(owned));
   }
   undo(to_undo, rep);
-  rep.finished_at = journal::format_utc(ctx_.d.clock.now());
+  rep.finished_at = journal::format_utc(ctx_.deps.clock.now());
   remember_results(ctx_, rep);
   return rep;
 }

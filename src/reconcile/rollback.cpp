@@ -74,7 +74,7 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
       hosts.push_back(w->host());
   }
   guest::PerHost<guest::GuestFacts> restored;
-  if (!hosts.empty()) restored = ctx_.d.guests.gather_facts(hosts);
+  if (!hosts.empty()) restored = ctx_.deps.guests.gather_facts(hosts);
   for (auto& [host, facts] : after_restart_) restored.emplace(host, std::move(facts));
   after_restart_.clear();
   for (auto* w : batch) {
@@ -130,8 +130,8 @@ void Rollback::undo_fstab(const Todo& todo) {
                        plan::undo_activations(inverses, *after, mount_points), written.new_content});
   }
   guest::PerHost<void> restored, put_back;
-  if (!restores.empty()) restored = ctx_.d.guests.restore_fstab(restores);
-  if (!partial.empty()) put_back = ctx_.d.guests.apply_fstab(partial);
+  if (!restores.empty()) restored = ctx_.deps.guests.restore_fstab(restores);
+  if (!partial.empty()) put_back = ctx_.deps.guests.apply_fstab(partial);
   for (std::size_t i = 0; i < writes.size(); ++i) {
     std::optional<std::string> error = refused[i];
     if (!error) {
@@ -152,7 +152,7 @@ void Rollback::undo_channels(const Todo& todo) {
       w->rollback_step_begin(idx);
       requests.push_back(plan::channels_restore(std::get<plan::SetChannels>(w->step(idx).action)));
     }
-    auto results = ctx_.d.guests.set_channels(requests);
+    auto results = ctx_.deps.guests.set_channels(requests);
     for (auto& [w, idx] : wave) w->rollback_step_end(idx, outcome(results, w->host()));
   }
 }
@@ -199,10 +199,10 @@ void Rollback::undo_nic(const Todo& todo) {
 }
 
 std::optional<std::string> Rollback::restart_for_old_values(const proxmox::VmRef& vm, const std::string& host) {
-  auto rb = ctx_.d.api.reboot_and_wait(vm, ctx_.o.task_wait);
+  auto rb = ctx_.deps.api.reboot_and_wait(vm, ctx_.options.task_wait);
   if (!rb) return "restart to apply the old values: " + describe(rb.error());
   const std::array<std::string, 1> hosts{host};
-  auto back = ctx_.d.guests.wait_reachable(hosts, ctx_.o.guest_return_timeout);
+  auto back = ctx_.deps.guests.wait_reachable(hosts, ctx_.options.guest_return_timeout);
   auto it = back.find(host);
   if (it == back.end() || !it->second) return "guest " + host + " did not come back after the restart";
   after_restart_.insert_or_assign(host, std::move(*it->second));
@@ -212,7 +212,7 @@ std::optional<std::string> Rollback::restart_for_old_values(const proxmox::VmRef
 std::expected<bool, std::string> Rollback::revert_nic(const plan::SetNic& s) {
   // Our own write changed the digest; re-read, check the value is still ours, write it back.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto pending = ctx_.d.api.read_pending(s.vm);
+    auto pending = ctx_.deps.api.read_pending(s.vm);
     if (!pending) return std::unexpected(describe(pending.error()));
     const auto* item = pending->find(s.device);
     const std::string in_effect = item && item->value ? *item->value : "";
@@ -230,13 +230,13 @@ std::expected<bool, std::string> Rollback::revert_nic(const plan::SetNic& s) {
     }
     auto spec = proxmox::NetDeviceSpec::parse(s.from);
     if (!spec) return std::unexpected(spec.error().to_string());
-    auto r = ctx_.d.api.update_nic(s.vm, s.device, *spec, pending->digest);
+    auto r = ctx_.deps.api.update_nic(s.vm, s.device, *spec, pending->digest);
     if (!r) {
       if (r.error().kind == proxmox::ApiErrorKind::digest_conflict) continue;
       return std::unexpected(describe(r.error()));
     }
     // The old value may now wait for a restart (hot-plug off): the forward change needed one too.
-    auto after = ctx_.d.api.read_pending(s.vm);
+    auto after = ctx_.deps.api.read_pending(s.vm);
     if (!after) return std::unexpected(describe(after.error()));
     const auto* again = after->find(s.device);
     return again != nullptr && again->pending.has_value();
@@ -305,7 +305,7 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
                 std::to_string(ch->from));
       }
     } else if (const auto* nic = std::get_if<plan::SetNic>(&step.action)) {
-      auto pending = ctx_.d.api.read_pending(nic->vm);
+      auto pending = ctx_.deps.api.read_pending(nic->vm);
       if (!pending) {
         problem("cannot read VM " + std::to_string(nic->vm.vmid) + " back: " + describe(pending.error()));
         continue;

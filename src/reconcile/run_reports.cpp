@@ -51,12 +51,12 @@ report::Change change_of(const plan::Step& step) {
 
 report::RunReport new_report(const Context& ctx, report::RunMode mode, std::string plan_id) {
   report::RunReport r;
-  r.run_id = journal::make_run_id(ctx.d.clock);
+  r.run_id = journal::make_run_id(ctx.deps.clock);
   r.plan_id = std::move(plan_id);
   r.mode = mode;
-  r.started_at = journal::format_utc(ctx.d.clock.now());
-  r.policies_revision = ctx.o.policies_revision;
-  r.policies_dirty = ctx.o.policies_dirty;
+  r.started_at = journal::format_utc(ctx.deps.clock.now());
+  r.policies_revision = ctx.options.policies_revision;
+  r.policies_dirty = ctx.options.policies_dirty;
   return r;
 }
 
@@ -91,13 +91,13 @@ void remember_results(const Context& ctx, const report::RunReport& r) {
     res.details = report::to_json(single).as_object()["policies"].as_array()[0].as_object();
     if (p.traffic_mark) {
       res.details[kTrafficMarkKey] = to_json(*p.traffic_mark);
-    } else if (auto stored = ctx.d.results.get(p.policy); stored && *stored) {
+    } else if (auto stored = ctx.deps.results.get(p.policy); stored && *stored) {
       // A run that read no counters of the path (a change, a verify, a recover) keeps the last
       // mark: the next run compares with it, and its own identity checks (4-tuples, the QEMU
       // process, the netN line) say "no comparison" where the path was made anew since.
       if (const auto* mark = (*stored)->details.if_contains(kTrafficMarkKey)) res.details[kTrafficMarkKey] = *mark;
     }
-    if (auto st = journal::record_result(ctx.d.results, res,
+    if (auto st = journal::record_result(ctx.deps.results, res,
                                          report::to_json(report::history_point(p, r.finished_at, r.run_id)));
         !st) {
       // The run's outcome stands; only `status` will not show it.

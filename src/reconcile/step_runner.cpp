@@ -59,7 +59,7 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
   // Planned for a running VM (hot-plug, or pending until the reboot): read its state once more,
   // live, right before the write; a VM stopped (or locked) since is refused like a digest that
   // moved (nothing written) and re-planned.
-  if (auto live = ctx_.d.api.vm_status(first.vm); live && (live->status != "running" || !live->lock.empty())) {
+  if (auto live = ctx_.deps.api.vm_status(first.vm); live && (live->status != "running" || !live->lock.empty())) {
     for (auto* w : begun) {
       w->refused(
           "VM " + std::to_string(first.vm.vmid) + " is " + live->status +
@@ -85,9 +85,9 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
     devices.push_back(s.device);
     ctx_.progress(w->plan->policy, "proxmox", "setting " + s.device + " " + (s.hotplug ? "(hot-plug)" : "(pending)"));
   }
-  auto r = ctx_.d.api.update_config(first.vm, change);
+  auto r = ctx_.deps.api.update_config(first.vm, change);
   if (r && r->has_value()) {
-    auto task = ctx_.d.api.wait_task(**r, ctx_.o.task_wait);
+    auto task = ctx_.deps.api.wait_task(**r, ctx_.options.task_wait);
     if (!task) r = std::unexpected(task.error());
   }
   if (!r) {
@@ -116,20 +116,20 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
 // The NIC was unplugged and plugged again: wait until the guest shows it, found by its MAC.
 bool StepRunner::wait_for_nic(PolicyRun& w, const plan::SetNic& s) {
   const auto mac = proxmox::NetDeviceSpec::parse(s.to)->mac().value_or("");
-  const auto deadline = ctx_.d.sleeper.now() + ctx_.o.interface_return_timeout;
+  const auto deadline = ctx_.deps.sleeper.now() + ctx_.options.interface_return_timeout;
   const std::array<std::string, 1> hosts{w.host()};
   for (;;) {
-    auto facts = ctx_.d.guests.gather_facts(hosts);
+    auto facts = ctx_.deps.guests.gather_facts(hosts);
     if (auto it = facts.find(w.host()); it != facts.end() && it->second) {
       const auto* i = guest::find_nic_interface(it->second->interfaces, mac);
       if (i != nullptr && i->operstate != "down") return true;
     }
-    if (ctx_.d.sleeper.now() >= deadline) {
+    if (ctx_.deps.sleeper.now() >= deadline) {
       w.fail(Verdict::precondition_failed, s.device + " did not come back in the guest after the hot-plug within " +
-                                               std::to_string(ctx_.o.interface_return_timeout.count()) + " s");
+                                               std::to_string(ctx_.options.interface_return_timeout.count()) + " s");
       return false;
     }
-    ctx_.d.sleeper.sleep(std::chrono::seconds(2));
+    ctx_.deps.sleeper.sleep(std::chrono::seconds(2));
   }
 }
 
@@ -149,7 +149,7 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
     auto done = std::find_if(rebooted.begin(), rebooted.end(), [&](const auto& r) { return r.first == s.vm; });
     if (done == rebooted.end()) {
       ctx_.progress(w->plan->policy, "restart", "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox");
-      auto r = ctx_.d.api.reboot_and_wait(s.vm, ctx_.o.task_wait);
+      auto r = ctx_.deps.api.reboot_and_wait(s.vm, ctx_.options.task_wait);
       done =
           rebooted.insert(rebooted.end(), {s.vm, r ? std::nullopt : std::optional<std::string>(describe(r.error()))});
     }
@@ -162,7 +162,7 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
     restarted.push_back(w);
   }
   if (restarted.empty()) return;
-  auto back = ctx_.d.guests.wait_reachable(hosts, ctx_.o.guest_return_timeout);
+  auto back = ctx_.deps.guests.wait_reachable(hosts, ctx_.options.guest_return_timeout);
   for (auto* w : restarted) {
     auto it = back.find(w->host());
     if (it == back.end() || !it->second) {
@@ -187,7 +187,7 @@ void StepRunner::set_channels(const std::vector<PolicyRun*>& batch) {
       started.push_back(w);
     }
     if (started.empty()) continue;
-    auto results = ctx_.d.guests.set_channels(requests);
+    auto results = ctx_.deps.guests.set_channels(requests);
     for (auto* w : started) {
       auto it = results.find(w->host());
       if (it == results.end() || !it->second) {
@@ -259,7 +259,7 @@ void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
   }
   if (started.empty()) return;
   ctx_.progress("", "guest", "writing fstab and re-making mounts on " + std::to_string(changes.size()) + " guest(s)");
-  auto results = ctx_.d.guests.apply_fstab(changes);
+  auto results = ctx_.deps.guests.apply_fstab(changes);
   for (auto* w : started) {
     auto it = results.find(w->host());
     if (it == results.end() || !it->second) {

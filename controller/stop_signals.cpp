@@ -1,4 +1,4 @@
-#include "signals.hpp"
+#include "stop_signals.hpp"
 
 #include <unistd.h>
 

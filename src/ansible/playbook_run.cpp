@@ -1,4 +1,4 @@
-#include "ansible/run_report.hpp"
+#include "ansible/playbook_run.hpp"
 
 #include "guest/tokens.hpp"
 
