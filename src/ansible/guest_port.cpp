@@ -13,14 +13,9 @@ using guest::PerHost;
 using guest::ProbeOutcome;
 namespace {
 
-// A task the guest's own `timeout` ended (exit 124, or 137 when it had to kill), or that Ansible
-// gave up on (its result's "timedout"): that guest's time limit, not a failure of the script.
 bool guest_timed_out(const HostReport& h) {
   const auto* task = h.outcome == HostOutcome::failed ? h.failure() : nullptr;
-  if (task == nullptr) return false;
-  if (task->result.contains("timedout")) return true;
-  const auto* rc = task->result.if_contains("rc");
-  return rc != nullptr && rc->is_int64() && (rc->as_int64() == 124 || rc->as_int64() == 137);
+  return task != nullptr && ended_by_time_limit(*task);
 }
 
 GuestFailure failure_of(const PlaybookRun& run, const std::string& host, bool become) {

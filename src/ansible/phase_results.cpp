@@ -91,6 +91,13 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
   return out;
 }
 
+bool ended_by_time_limit(const TaskOutcome& task) {
+  if (task.status != TaskResult::failed) return false;
+  if (task.result.contains("timedout")) return true;
+  const auto* rc = task.result.if_contains("rc");
+  return rc != nullptr && rc->is_int64() && (rc->as_int64() == 124 || rc->as_int64() == 137);
+}
+
 Result<ChangeOutcome> change_outcome_from(const HostReport& host, std::string_view task_name) {
   const auto* t = host.task(task_name);
   if (t == nullptr) return fail(std::string("no result for task '") + std::string(task_name) + "'", host.host);
@@ -101,12 +108,10 @@ Result<ChangeOutcome> change_outcome_from(const HostReport& host, std::string_vi
   if (t->status == TaskResult::failed) {
     out.failed_in = out.report.last();
     // The script's one line on stderr; without a stage it never ran, and Ansible's message says why.
-    // Ended by the guest's own time limit (timeout's 124, or 137 once it had to kill): said so,
-    // with the stage it was in (a hard NFS mount that stopped answering hangs mount and umount).
+    // Ended by the guest's time limit: said so, with the stage it was in (a hard NFS mount that
+    // stopped answering hangs mount and umount).
     std::string why(guest::trim(string_at(t->result, "stderr")));
-    const auto* rc = t->result.if_contains("rc");
-    const bool timed_out = rc != nullptr && rc->is_int64() && (rc->as_int64() == 124 || rc->as_int64() == 137);
-    if (timed_out && why.empty()) {
+    if (ended_by_time_limit(*t) && why.empty()) {
       why = "ended by the guest's time limit (spec.ansible.guest_timeout)";
     } else if (!out.failed_in || why.empty()) {
       why = t->message;

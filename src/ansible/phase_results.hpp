@@ -58,4 +58,9 @@ std::string describe_outcome(const HostReport& host);
 // "Permission denied" when the guest is reached as another user without become); empty if none.
 std::string privilege_hint(std::string_view failure_message, bool become);
 
+// A failed task that the guest's own `timeout` ended (exit 124, or 137 once it had to kill), or
+// that Ansible gave up on (its result's "timedout"): that guest's time limit, not the script's
+// failure.
+bool ended_by_time_limit(const TaskOutcome& task);
+
 }  // namespace pw::ansible

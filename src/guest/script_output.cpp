@@ -1,6 +1,5 @@
 #include "guest/script_output.hpp"
 
-#include "guest/scripts.hpp"
 #include "guest/tokens.hpp"
 
 namespace pw::guest {
@@ -12,10 +11,6 @@ bool is_token(std::string_view t) {
 }
 
 }  // namespace
-
-std::string_view script_mark_prelude() {
-  return scripts::marks;
-}
 
 Result<ScriptOutput> split_script_output(std::string_view text, std::string_view what, std::string_view where,
                                          std::size_t max_section_bytes) {

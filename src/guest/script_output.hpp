@@ -13,6 +13,7 @@
 // could be forged by all three, and a token chosen by the controller would sit in the command
 // line every guest user can read while the script runs. Lines before the begin line (a login
 // shell's `echo` in .bashrc, a motd) are ignored; a later "@@pathwarden ..." line is content.
+// The shell side is src/guest/scripts/marks.sh (guest::scripts::marks), which every script starts with.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -23,9 +24,6 @@
 namespace pw::guest {
 
 inline constexpr std::string_view kBeginMark = "@@pathwarden begin ";
-
-// POSIX sh defining `mark WORDS...` after printing the begin line; the scripts start with it.
-std::string_view script_mark_prelude();
 
 struct ScriptSection {
   std::vector<std::string> words;  // the mark's words ("read", "before", "12.50")

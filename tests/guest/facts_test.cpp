@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "guest/script_output.hpp"
+#include "guest/scripts.hpp"
 #include "guest/sha256.hpp"
 #include "text_files.hpp"
 
@@ -119,7 +120,7 @@ TEST_CASE("the facts script is plain sh without template syntax") {
   CHECK(script.find("{{") == std::string_view::npos);
   CHECK(script.find("{%") == std::string_view::npos);
   CHECK(script.find("{#") == std::string_view::npos);
-  CHECK(script.starts_with(std::string("set -u\n") + std::string(script_mark_prelude())));
+  CHECK(script.starts_with(std::string("set -u\n") + std::string(scripts::marks)));
 }
 
 TEST_CASE("getent ahosts: each address once, in the resolver's order") {
