@@ -75,3 +75,31 @@ spec:
   auto read = with("read");
   CHECK(read.ok());
 }
+
+TEST_CASE("probe_as: the SSH user by default, root where the policy says, a typo named") {
+  const std::string base = R"(apiVersion: pathwarden/v1
+kind: StoragePath
+metadata: {name: media}
+spec:
+  guest: {node: pve1, vmid: 101, host: media-vm}
+  nic: {device: net1}
+  mount: {server: 198.51.100.2, export: /x, path: /mnt/m}
+  verify: {probe_file: p, probe_as: WHO}
+)";
+  auto with = [&](const std::string& who) {
+    std::string t = base;
+    t.replace(t.find("WHO"), 3, who);
+    return load_text(t, "m.yaml");
+  };
+  auto user = with("user");
+  REQUIRE(user.ok());
+  CHECK_FALSE(user.paths.at(0).verify.probe_as_root);
+  auto root = with("root");
+  REQUIRE(root.ok());
+  CHECK(root.paths.at(0).verify.probe_as_root);
+  auto typo = with("roo");
+  REQUIRE(typo.diagnostics.size() == 1);
+  CHECK_THAT(typo.diagnostics[0].to_string(),
+             Catch::StartsWith("m.yaml:8:37: 'spec.verify.probe_as' is 'roo'; use user (the SSH user) or root"));
+  CHECK_THAT(typo.diagnostics[0].message, Catch::Contains("did you mean 'root'"));
+}
