@@ -114,6 +114,8 @@ void print_table(const std::vector<NicRow>& rows) {
   }
 }
 
+// `proxmox nics` from flags to output. Long because the command is read top to bottom: its flag
+// checks, one batched read of every VM, then the text or JSON view; each part is a few lines.
 int run_nics(const Args& args, const GlobalOptions& globals) {
   const std::string output = args.value_or("output", "text");
   if (output != "text" && output != "json") {

@@ -1,6 +1,7 @@
 // reconcile: observe, plan, apply, verify by byte counters, roll back on mismatch (--check: drift only).
 #include "command_support.hpp"
 #include "commands.hpp"
+#include "report/run_report.hpp"
 
 namespace pw::cli {
 namespace {
@@ -17,10 +18,8 @@ Command reconcile_command() {
   return {.name = "reconcile",
           .summary = "observe, plan, apply, verify by byte counters, roll back on mismatch",
           .usage = "reconcile [--check] [--policy NAME] [--output text|json] [--prometheus FILE] [PATH...]",
-          .description =
-              "Exit codes: 0 nothing to do or all verified; 2 changes applied and verified; 3 drift found\n"
-              "(--check) or blocked; 4 a change failed verification and was rolled back; 5 a rollback\n"
-              "failed or a journal needs 'pathwarden recover'; 1 bad usage or bad policy.",
+          .description = "Exit codes, for apply, verify and recover too (when several apply: 5, 128+N, 4, 6, 3, 2):\n" +
+                         report::exit_code_lines("  "),
           .options = {{"check", "", "only report drift; change nothing (exit 3 on drift)"},
                       kPolicy,
                       kSelector,

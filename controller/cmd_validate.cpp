@@ -81,6 +81,8 @@ std::optional<settings::ControllerSettings> ground_settings(const settings::Load
   return *loaded;
 }
 
+// `validate` from inputs to exit status. Long because its checks run in the order an operator
+// reads their messages (files, policies, settings, inventory), each short and said once.
 int run_validate(const Args& args, const GlobalOptions& globals) {
   std::vector<std::filesystem::path> inputs;
   for (const auto& p : args.positional()) inputs.emplace_back(p);

@@ -30,6 +30,8 @@ void print_usage(const std::vector<Command>& commands) {
   std::cout << pw::cli::overview_text(commands);
 }
 
+// The global options, the command and its arguments, in one pass over argv. Long because the
+// parse is one loop with the few global options handled inline, as a reader expects to find them.
 int run(int argc, char** argv) {
   const auto commands = all_commands();
   pw::cli::GlobalOptions globals;

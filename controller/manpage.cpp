@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "report/run_report.hpp"
 
 namespace pw::cli {
 
@@ -114,6 +115,10 @@ std::string man_page(const std::vector<Command>& commands, std::string_view vers
       out << ".TP\n.B \\-\\-help\nshow this command's help\n.RE\n";
     }
   }
+  out << ".SH EXIT STATUS\n"
+         "reconcile, apply, verify and recover; when several apply, the first of 5, 128+N, 4, 6, 3, 2, 0.\n";
+  for (const auto& line : report::exit_code_list())
+    out << ".TP\n.B " << roff(line.code) << "\n" << roff(line.meaning) << "\n";
   out << ".SH FILES\n"
       << ".TP\n.I /etc/pathwarden/pathwarden.yaml\ncontroller settings (or\n.B \\-\\-config\n"
          "or $PATHWARDEN_CONFIG)\n"

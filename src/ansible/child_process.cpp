@@ -51,6 +51,8 @@ std::vector<char*> c_strings(std::vector<std::string>& items) {
 
 }  // namespace
 
+// fork/exec with pipes, a time limit and a process group. Long because everything between fork
+// and exec must be async-signal-safe and in one place, where it can be checked line by line.
 Result<ChildProcessResult> run_child_process(const ChildProcessSpec& spec) {
   if (spec.argv.empty()) return fail("no program to run");
   // Everything the child needs is built before fork: only async-signal-safe calls after it.

@@ -179,9 +179,10 @@ class AnsibleGuestPort final : public guest::GuestPort {
       po.run.direction = p.direction;
       po.run.wall_time = std::chrono::nanoseconds(static_cast<std::int64_t>(o.probe_seconds * 1e9));
       if (o.probe_rc != 0) {
-        if (auto why = guest::dd_open_failure(o.probe_stderr))
+        if (auto why = guest::dd_open_failure(o.probe_stderr)) {
           po.run.open_error = *why;
-        else {
+          po.run.file_existed = guest::dd_output_existed(o.probe_stderr);
+        } else {
           const auto line = guest::dd_error_line(o.probe_stderr);
           po.run.error = (line.empty() ? "dd exited with status " + std::to_string(o.probe_rc) : line);
         }

@@ -248,6 +248,9 @@ std::string runner_text() {
 // guest_timeout, so that the guest reports its own end (exit 124) and nothing is left running;
 // Ansible's task timeout, a little later, is for a guest that no longer answers at all. Either
 // is that guest's failure alone: the others' results stand.
+//
+// LC_ALL=C: the tools' messages the controller reads (dd's "File exists", ethtool's, mount's)
+// are C's whatever locale the guest has or ssh passed on (Debian's sshd accepts LANG, LC_*).
 YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
                     std::string_view host_args, const char* register_as, const PlaybookOptions& options,
                     Privilege privilege, bool changes = false) {
@@ -258,8 +261,9 @@ YamlMap script_task(const char* name, std::string_view script, const std::vector
   // Over lines for ansible-lint's 160 columns: a newline inside the Jinja expression is nothing,
   // and between raw blocks `{{- ' ' }}` puts back the one space the line broke at (also inside
   // the quoted runner: it stays one word).
-  std::string command = "env PW_SCRIPT={{ (" + args + "\n   ~ pathwarden_script) | b64encode }} timeout -k 5 " +
-                        std::to_string(limit) + " /bin/sh -c";
+  std::string command = "env LC_ALL=C PW_SCRIPT={{ (" + args +
+                        "\n   ~ pathwarden_script) | b64encode }} timeout -k 5 " + std::to_string(limit) +
+                        " /bin/sh -c";
   std::string line;
   for (const auto& word : split_words(guest::shell_quote(runner_text()) + " sh")) {
     if (!line.empty() && line.size() + word.size() > 120) {
@@ -422,6 +426,8 @@ Result<Playbook> rollback_playbook(std::span<const FstabRestore> restores, const
                 vars_document(std::move(per_host)));
 }
 
+// The probe play. Long because its per-host values (probe, commit cycles, refusal of links and
+// devices, who reads) are validated and written here, next to the task that uses them.
 Result<Playbook> probe_playbook(std::span<const ProbeRequest> probes, const PlaybookOptions& options) {
   if (options.become) {
     if (auto s = validate_become(*options.become); !s) return std::unexpected(s.error());

@@ -36,6 +36,11 @@ std::optional<std::string> dd_open_failure(std::string_view stderr_text) {
   return std::nullopt;
 }
 
+bool dd_output_existed(std::string_view stderr_text) {
+  const auto why = dd_open_failure(stderr_text);
+  return why && *why == "File exists";
+}
+
 std::string dd_error_line(std::string_view stderr_text) {
   std::string_view last;
   for (auto line : lines_of(stderr_text))

@@ -54,8 +54,8 @@ Status Journal::step_done(StepPhase phase, std::size_t step, boost::json::object
   return append(JournalRecord::step_done(phase, step, std::move(result)));
 }
 
-Status Journal::step_failed(StepPhase phase, std::size_t step, std::string_view error) {
-  return append(JournalRecord::step_failed(phase, step, error));
+Status Journal::step_failed(StepPhase phase, std::size_t step, std::string_view error, bool changed_nothing) {
+  return append(JournalRecord::step_failed(phase, step, error, changed_nothing));
 }
 
 Status Journal::rollback_begin(std::string_view reason) {

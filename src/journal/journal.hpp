@@ -19,7 +19,7 @@ namespace pw::journal {
 struct StepStart {
   StepPhase phase = StepPhase::apply;
   std::size_t step = 0;
-  std::string kind;          // the planner's step kind: "set-nic-queues", "ensure-fstab-entry", ...
+  std::string kind;          // the plan's step kind (plan::to_string(StepKind)): "set-nic", "change-fstab", ...
   std::string guest;         // the guest it acts on (its lock's name); may be empty
   boost::json::object data;  // everything its inverse needs: previous values, digests, backups
 };
@@ -36,7 +36,7 @@ class Journal {
 
   Status step_begin(StepStart start);
   Status step_done(StepPhase phase, std::size_t step, boost::json::object result = {});
-  Status step_failed(StepPhase phase, std::size_t step, std::string_view error);
+  Status step_failed(StepPhase phase, std::size_t step, std::string_view error, bool changed_nothing = false);
   Status rollback_begin(std::string_view reason);
   Status rollback_done(bool ok, std::string_view detail = {});
   Status run_finished(boost::json::object verdicts);

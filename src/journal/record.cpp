@@ -133,9 +133,11 @@ JournalRecord JournalRecord::step_done(StepPhase phase, std::size_t step, json::
   return {RecordType::step_done, std::move(o)};
 }
 
-JournalRecord JournalRecord::step_failed(StepPhase phase, std::size_t step, std::string_view error) {
+JournalRecord JournalRecord::step_failed(StepPhase phase, std::size_t step, std::string_view error,
+                                         bool changed_nothing) {
   json::object o = step_base(RecordType::step_failed, phase, step);
   o["error"] = error;
+  if (changed_nothing) o["changed_nothing"] = true;
   return {RecordType::step_failed, std::move(o)};
 }
 
@@ -198,6 +200,8 @@ Result<JournalRecord> JournalRecord::from_json(json::object o, std::string_view 
     case RecordType::step_failed:
       if (s = check.require_step(); !s) break;
       s = check.require_string("error", false);
+      if (const auto* c = o.if_contains("changed_nothing"); s && c != nullptr && !c->is_bool())
+        s = fail("step-failed record's 'changed_nothing' is not true or false", std::string(where));
       break;
     case RecordType::rollback_begin:
       s = check.optional_string("reason");
@@ -262,6 +266,10 @@ std::optional<std::string> JournalRecord::guest() const {
 
 std::optional<std::string> JournalRecord::error() const {
   return string_field("error");
+}
+bool JournalRecord::changed_nothing() const {
+  const auto* v = json_.if_contains("changed_nothing");
+  return v != nullptr && v->is_bool() && v->as_bool();
 }
 std::optional<std::string> JournalRecord::reason() const {
   return string_field("reason");

@@ -19,7 +19,7 @@ enum class RecordType {
   run_resumed,     // `pathwarden recover` took the run over
   step_begin,      // phase, step, kind, data the inverse needs, guest
   step_done,       // phase, step, result
-  step_failed,     // phase, step, error
+  step_failed,     // phase, step, error; changed_nothing when the step failed before any change
   rollback_begin,  // reason
   rollback_done,   // ok, detail
   run_finished,    // verdicts
@@ -40,7 +40,10 @@ class JournalRecord {
   static JournalRecord step_begin(StepPhase phase, std::size_t step, std::string_view kind, std::string_view guest,
                                   boost::json::object data);
   static JournalRecord step_done(StepPhase phase, std::size_t step, boost::json::object result = {});
-  static JournalRecord step_failed(StepPhase phase, std::size_t step, std::string_view error);
+  // changed_nothing: the step failed (or refused) before it changed anything, so recover has
+  // nothing of it to undo. A record without the field may have changed something.
+  static JournalRecord step_failed(StepPhase phase, std::size_t step, std::string_view error,
+                                   bool changed_nothing = false);
   static JournalRecord rollback_begin(std::string_view reason);
   static JournalRecord rollback_done(bool ok, std::string_view detail = {});
   static JournalRecord run_finished(boost::json::object verdicts);
@@ -57,6 +60,7 @@ class JournalRecord {
   std::optional<std::string> kind() const;
   std::optional<std::string> guest() const;  // empty guest is absent
   std::optional<std::string> error() const;
+  bool changed_nothing() const;               // step-failed
   std::optional<std::string> reason() const;  // rollback-begin's reason, rollback-done's detail
   std::optional<bool> ok() const;
   const boost::json::object& data() const;      // step-begin: what the inverse needs

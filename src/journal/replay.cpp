@@ -122,6 +122,8 @@ const StepReplay* RunReplay::find(StepPhase phase, std::size_t step) const {
   return nullptr;
 }
 
+// A journal's records folded into what the run did. Long because it is one switch over the
+// record types, each checking the record against the state before it (a replay is a parser).
 Result<RunReplay> replay(std::string_view run_id, const JournalReadout& readout, std::string_view where) {
   if (!readout.corrupt.empty()) {
     const auto& first = readout.corrupt.front();
@@ -190,6 +192,7 @@ Result<RunReplay> replay(std::string_view run_id, const JournalReadout& readout,
         s->replay.state = r.type() == RecordType::step_done ? StepState::done : StepState::failed;
         s->replay.result = r.result();
         s->replay.error = r.error().value_or("");
+        s->replay.changed_nothing = r.changed_nothing();
         s->replay.ended_at = r.time();
         break;
       }

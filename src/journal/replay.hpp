@@ -47,6 +47,7 @@ struct StepReplay {
   StepState state = StepState::in_flight;
   std::string error;  // step-failed's message
   std::string began_at, ended_at;
+  bool changed_nothing = false;  // step-failed: it failed before changing anything
 };
 
 enum class RollbackState { none, in_progress, done, failed };

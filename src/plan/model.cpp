@@ -255,6 +255,8 @@ class Reader {
 
 }  // namespace
 
+// A step as the plan file's JSON. Long because it is one visit over the five step types, each
+// field written where it is named; step_from_json reads them back in the same order.
 json::value step_to_json(const Step& step) {
   json::object o{{"kind", to_string(step.kind())}, {"disruptive", step.disruptive}, {"summary", step.summary}};
   struct Fill {
@@ -324,6 +326,8 @@ json::value step_to_json(const Step& step) {
   return o;
 }
 
+// The plan file's step back, every field checked. Long because it mirrors step_to_json field
+// by field, so the two are read side by side.
 Result<Step> step_from_json(const json::value& v) {
   Reader r(v, "step");
   Step step;
@@ -425,6 +429,8 @@ json::value to_json(const Plan& plan) {
                       {"policies", std::move(policies)}};
 }
 
+// The plan file back, format and fields checked. Long because each field is checked where it is
+// read, so a bad plan file is refused with the field's name.
 Result<Plan> plan_from_json(const json::value& v) {
   Reader r(v, "plan");
   if (r.str("format") != "pathwarden-plan" || !r.ok()) {

@@ -169,6 +169,8 @@ std::string line_col(const SourcePos& p) {
 
 }  // namespace
 
+// Every written mount option checked against what the kernel and pathwarden accept. Long because
+// it is one table-like pass: each option's rule is a few lines, next to its message.
 CheckedOptions check_mount_options(const std::vector<WrittenOption>& written, const std::string& server) {
   CheckedOptions out;
   auto& diags = out.diagnostics;

@@ -87,6 +87,8 @@ Error ApiError::to_error() const {
   return Error{what, where, hint};
 }
 
+// An HTTP answer of the API as a typed error with a hint. Long because it is one classification:
+// status first, then the texts Proxmox sends (the only way it names a digest conflict or a lock).
 ApiError error_from_response(int status, std::string_view reason, std::string_view body, std::string where) {
   ApiError e;
   e.where = std::move(where);

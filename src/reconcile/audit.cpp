@@ -12,6 +12,8 @@
 
 namespace pw::reconcile {
 
+// `verify`: observe, then the facts check or a probe of each policy's path. Long because it is
+// the command's whole pass in the order it runs, as Engine::execute is for reconcile.
 report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool probe) {
   auto rep = new_report(ctx_, report::RunMode::verify, "");
   auto observed = Observer(ctx_).observe(policies);

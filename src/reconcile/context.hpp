@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "guest/port.hpp"
@@ -79,8 +80,8 @@ struct Context {
     return options.local_zone != nullptr ? options.local_zone : policy::controller_zone();
   }
   // Why a disruptive step with this restart window (as written; "" = any time) may not start
-  // now: the window is closed, or it names a zone this machine does not know. Empty: it may.
-  std::string restart_window_refusal(const std::string& window) const;
+  // now: the window is closed, or it names a zone this machine does not know. nullopt: it may.
+  std::optional<std::string> restart_window_refusal(const std::string& window) const;
 };
 
 // Messages of the ports' errors, as the reports show them.

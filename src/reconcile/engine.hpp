@@ -8,6 +8,7 @@
 //
 // Component: reconcile. Depends on plan, policy, guest (the port), proxmox (the API), journal,
 // report, verify, timing; never on an adapter (src/ansible), which the controller wires in.
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +51,16 @@ class Engine {
 
  private:
   plan::PlanningContext planning_context();
+  // reconcile --check: observe and plan in batches, keep only the report; nothing is stored.
+  report::RunReport check(std::span<const policy::StoragePath> policies);
+  // Why a saved plan's policy may not be applied now. Only a stale plan is answered by planning
+  // again: a closed window by waiting for it, a missing privilege by granting it.
+  struct Refusal {
+    enum class Kind { stale, window_closed, privilege };
+    Kind kind;
+    std::string why;
+  };
+  std::map<std::string, std::vector<Refusal>, std::less<>> refusals(const plan::Plan& plan);
   // Runs a plan's policies through the phases and rolls back what failed; `conflicted` gets the
   // policies to re-plan.
   void execute(const plan::Plan& plan, report::RunReport& report, std::vector<std::string>* conflicted);

@@ -81,6 +81,8 @@ std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest
 
 namespace {
 
+// The adaptive probe of one wave of guests: probe, read the taps around it, verify, then grow or
+// measure again. Long because the rounds share their state (sizes, file limits, what is finished).
 std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRequest> requests) {
   std::vector<Measured> out(requests.size());
   std::vector<bool> finished(requests.size(), false);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "journal/replay.hpp"
+#include "reconcile/verdicts.hpp"
 
 namespace pw::reconcile {
 namespace json = boost::json;
@@ -128,8 +129,7 @@ bool PendingRuns::hold(const plan::PolicyPlan& p, report::PolicyReport& pr, repo
   bool recover = false;
   auto why = reasons(p, recover);
   if (why.empty()) return false;
-  pr.verdict =
-      p.state == plan::PolicyState::unobserved ? report::Verdict::unobserved : report::Verdict::precondition_failed;
+  pr.verdict = policy_verdict(p.state, RunEnd::held);
   pr.errors.insert(pr.errors.end(), p.blockers.begin(), p.blockers.end());
   pr.errors.insert(pr.errors.end(), std::make_move_iterator(why.begin()), std::make_move_iterator(why.end()));
   if (recover) rep.journal_left = true;

@@ -2,7 +2,6 @@
 // `pathwarden recover`: finishes or undoes every run the journals show interrupted. A run whose
 // verification was recorded "verified" only missed its last record and is finished; any other
 // is rolled back from its journal alone (the plan is in it), never re-decided.
-#include <memory>
 #include <vector>
 
 #include "reconcile/context.hpp"
@@ -17,7 +16,8 @@ class Recovery {
   report::RunReport run();
 
  private:
-  void undo(const std::vector<std::unique_ptr<PolicyRun>>& runs, report::RunReport& rep);
+  // Rolls back the runs that wait for it, guest by guest in journal order.
+  void undo(std::vector<PolicyRun*> runs, report::RunReport& rep);
 
   const Context& ctx_;
 };

@@ -17,36 +17,33 @@ using Todo = std::vector<std::pair<PolicyRun*, std::size_t>>;
 
 // Whether the restored state has a guest side to read: an undone fstab or channels step. A NIC
 // revert (and the restart it needed) is checked in Proxmox's config alone.
-bool undid_guest_step(const PolicyRun& w) {
-  return std::any_of(w.touched.begin(), w.touched.end(), [&](std::size_t i) {
-    const auto kind = w.step(i).kind();
-    return kind == plan::StepKind::change_fstab || kind == plan::StepKind::set_channels;
-  });
+bool undid_guest_step(const PolicyRun& run) {
+  return run.touched_any(plan::StepKind::change_fstab) || run.touched_any(plan::StepKind::set_channels);
 }
 
-std::optional<std::string> outcome(const guest::PerHost<void>& results, const std::string& host) {
+Status outcome(const guest::PerHost<void>& results, const std::string& host) {
   auto it = results.find(host);
-  if (it == results.end()) return "no result";
-  if (!it->second) return describe(it->second.error());
-  return std::nullopt;
+  if (it == results.end()) return fail("no result");
+  if (!it->second) return fail(describe(it->second.error()));
+  return {};
 }
 
 std::string join_words(const std::vector<std::string>& words) {
   std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  for (const auto& run : words) out += (out.empty() ? "" : ", ") + run;
   return out;
 }
 
 }  // namespace
 
 void Rollback::run(const std::vector<PolicyRun*>& batch) {
-  for (auto* w : batch) w->rollback_begin();
+  for (auto* run : batch) run->rollback_begin();
   // Inverses run kind by kind across guests, in reverse phase order.
   for (auto kind_it = plan::kPhaseOrder.rbegin(); kind_it != plan::kPhaseOrder.rend(); ++kind_it) {
     Todo todo;
-    for (auto* w : batch) {
-      for (auto it = w->touched.rbegin(); it != w->touched.rend(); ++it) {
-        if (w->step(*it).kind() == *kind_it) todo.emplace_back(w, *it);
+    for (auto* run : batch) {
+      for (auto it = run->touched().rbegin(); it != run->touched().rend(); ++it) {
+        if (run->step(*it).kind() == *kind_it) todo.emplace_back(run, *it);
       }
     }
     if (todo.empty()) continue;
@@ -68,18 +65,18 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
   // The restored state of every guest in one facts run, never one per guest; none where the
   // guest's answer after the last restart already says it.
   std::vector<std::string> hosts;
-  for (auto* w : batch) {
-    if (w->rollback_ok && checks_restored_state(*w->plan) && undid_guest_step(*w) &&
-        !after_restart_.contains(w->host()))
-      hosts.push_back(w->host());
+  for (auto* run : batch) {
+    if (run->rollback_ok() && checks_restored_state(run->plan()) && undid_guest_step(*run) &&
+        !after_restart_.contains(run->host()))
+      hosts.push_back(run->host());
   }
   guest::PerHost<guest::GuestFacts> restored;
   if (!hosts.empty()) restored = ctx_.deps.guests.gather_facts(hosts);
   for (auto& [host, facts] : after_restart_) restored.emplace(host, std::move(facts));
   after_restart_.clear();
-  for (auto* w : batch) {
-    if (w->rollback_ok && checks_restored_state(*w->plan)) check_restored(*w, restored);
-    w->rollback_done();
+  for (auto* run : batch) {
+    if (run->rollback_ok() && checks_restored_state(run->plan())) check_restored(*run, restored);
+    run->rollback_done();
   }
 }
 
@@ -88,7 +85,7 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
 // the run). When some stay, only the undone writers' entries are put back, by compare-and-swap on
 // what was written, and their mounts re-made; the kept writers' entries and mounts stay.
 void Rollback::undo_fstab(const Todo& todo) {
-  for (auto& [w, idx] : todo) w->rollback_step_begin(idx);
+  for (auto& [run, idx] : todo) run->undo_begin(idx);
   auto written_of = [](const std::pair<PolicyRun*, std::size_t>& t) -> const plan::ChangeFstab& {
     return std::get<plan::ChangeFstab>(t.first->step(t.second).action);
   };
@@ -98,7 +95,7 @@ void Rollback::undo_fstab(const Todo& todo) {
   });
   std::vector<guest::FstabRestore> restores;
   std::vector<guest::FstabChange> partial;
-  std::vector<std::optional<std::string>> refused(writes.size());
+  std::vector<Status> refused(writes.size());
   std::vector<bool> alone(writes.size(), false);  // some writers stay: their entries kept
   for (std::size_t i = 0; i < writes.size(); ++i) {
     const auto& undone = writes[i];
@@ -107,7 +104,7 @@ void Rollback::undo_fstab(const Todo& todo) {
     std::vector<std::string> names, mount_points;
     for (const auto& t : undone) {
       inverses.push_back(written_of(t).inverse_activations);
-      names.push_back(t.first->plan->policy);
+      names.push_back(t.first->policy());
       mount_points.push_back(written_of(t).mount_point);
     }
     alone[i] = written.shared() && !std::all_of(written.writers.begin(), written.writers.end(), [&](const auto& n) {
@@ -122,7 +119,8 @@ void Rollback::undo_fstab(const Todo& todo) {
     }
     auto after = plan::content_after_undo(written, mount_points);
     if (!after) {
-      refused[i] = "cannot put back the entries of " + join_words(mount_points) + ": " + after.error().to_string();
+      refused[i] =
+          fail("cannot put back the entries of " + join_words(mount_points) + ": " + after.error().to_string());
       continue;
     }
     for (const auto& t : undone) fstab_expected_[t.first] = {guest::sha256_hex(*after), true};
@@ -133,12 +131,12 @@ void Rollback::undo_fstab(const Todo& todo) {
   if (!restores.empty()) restored = ctx_.deps.guests.restore_fstab(restores);
   if (!partial.empty()) put_back = ctx_.deps.guests.apply_fstab(partial);
   for (std::size_t i = 0; i < writes.size(); ++i) {
-    std::optional<std::string> error = refused[i];
-    if (!error) {
-      error = outcome(alone[i] ? put_back : restored, written_of(writes[i].front()).host);
-      if (error && alone[i]) error = "putting back its entry while the other policies' stay: " + *error;
+    Status end = refused[i];
+    if (end) {
+      end = outcome(alone[i] ? put_back : restored, written_of(writes[i].front()).host);
+      if (!end && alone[i]) end = fail("putting back its entry while the other policies' stay: " + end.error().what);
     }
-    for (const auto& [w, idx] : writes[i]) w->rollback_step_end(idx, error);
+    for (const auto& [run, idx] : writes[i]) run->undo_end(idx, end);
   }
 }
 
@@ -148,12 +146,12 @@ void Rollback::undo_fstab(const Todo& todo) {
 void Rollback::undo_channels(const Todo& todo) {
   for (const auto& wave : host_waves(todo, [](const auto& t) -> const std::string& { return t.first->host(); })) {
     std::vector<guest::ChannelsRequest> requests;
-    for (auto& [w, idx] : wave) {
-      w->rollback_step_begin(idx);
-      requests.push_back(plan::channels_restore(std::get<plan::SetChannels>(w->step(idx).action)));
+    for (auto& [run, idx] : wave) {
+      run->undo_begin(idx);
+      requests.push_back(plan::channels_restore(std::get<plan::SetChannels>(run->step(idx).action)));
     }
     auto results = ctx_.deps.guests.set_channels(requests);
-    for (auto& [w, idx] : wave) w->rollback_step_end(idx, outcome(results, w->host()));
+    for (auto& [run, idx] : wave) run->undo_end(idx, outcome(results, run->host()));
   }
 }
 
@@ -166,54 +164,50 @@ void Rollback::undo_nic(const Todo& todo) {
   };
   for (const auto& group : grouped(todo, vm_of)) {
     bool restarted = false;
-    std::vector<std::optional<std::string>> errors;
+    std::vector<Status> ends;
     std::vector<std::size_t> waiting;  // reverted, but only pending until a restart
     for (std::size_t k = 0; k < group.size(); ++k) {
-      auto [w, idx] = group[k];
-      w->rollback_step_begin(idx);
-      after_restart_.erase(w->host());  // this revert may change the guest (a hot-plug) after that answer
-      restarted = restarted || std::any_of(w->touched.begin(), w->touched.end(), [&](std::size_t i) {
-                    return w->step(i).kind() == plan::StepKind::restart_vm;
-                  });
-      auto r = revert_nic(std::get<plan::SetNic>(w->step(idx).action));
-      errors.push_back(r ? std::nullopt : std::optional<std::string>(r.error()));
+      auto [run, idx] = group[k];
+      run->undo_begin(idx);
+      after_restart_.erase(run->host());  // this revert may change the guest (a hot-plug) after that answer
+      restarted = restarted || run->touched_any(plan::StepKind::restart_vm);
+      auto r = revert_nic(std::get<plan::SetNic>(run->step(idx).action));
+      ends.push_back(r ? Status{} : Status{std::unexpected(r.error())});
       if (r && *r) waiting.push_back(k);
     }
     if (!waiting.empty()) {
       const auto& first =
           std::get<plan::SetNic>(group[waiting.front()].first->step(group[waiting.front()].second).action);
-      std::optional<std::string> why;
-      if (!restarted) {
-        why = first.device + " is back to its old value but only pending until the next restart";
-      } else {
-        why = restart_for_old_values(first.vm, group[waiting.front()].first->host());
-      }
+      // Without a restart of the run's own, the old value waits for the operator's next one.
+      const Status applied = restarted ? restart_for_old_values(first.vm, group[waiting.front()].first->host())
+                                       : Status{fail("only pending until the next restart")};
       for (auto k : waiting) {
-        if (why)
-          errors[k] = std::get<plan::SetNic>(group[k].first->step(group[k].second).action).device +
-                      (restarted ? ": " + *why : " is back to its old value but only pending until the next restart");
+        if (applied) continue;
+        const auto& device = std::get<plan::SetNic>(group[k].first->step(group[k].second).action).device;
+        ends[k] = fail(device + (restarted ? ": " + applied.error().what
+                                           : " is back to its old value but only pending until the next restart"));
       }
     }
-    for (std::size_t k = 0; k < group.size(); ++k) group[k].first->rollback_step_end(group[k].second, errors[k]);
+    for (std::size_t k = 0; k < group.size(); ++k) group[k].first->undo_end(group[k].second, ends[k]);
   }
 }
 
-std::optional<std::string> Rollback::restart_for_old_values(const proxmox::VmRef& vm, const std::string& host) {
+Status Rollback::restart_for_old_values(const proxmox::VmRef& vm, const std::string& host) {
   auto rb = ctx_.deps.api.reboot_and_wait(vm, ctx_.options.task_wait);
-  if (!rb) return "restart to apply the old values: " + describe(rb.error());
+  if (!rb) return fail("restart to apply the old values: " + describe(rb.error()));
   const std::array<std::string, 1> hosts{host};
   auto back = ctx_.deps.guests.wait_reachable(hosts, ctx_.options.guest_return_timeout);
   auto it = back.find(host);
-  if (it == back.end() || !it->second) return "guest " + host + " did not come back after the restart";
+  if (it == back.end() || !it->second) return fail("guest " + host + " did not come back after the restart");
   after_restart_.insert_or_assign(host, std::move(*it->second));
-  return std::nullopt;
+  return {};
 }
 
-std::expected<bool, std::string> Rollback::revert_nic(const plan::SetNic& s) {
+Result<bool> Rollback::revert_nic(const plan::SetNic& s) {
   // Our own write changed the digest; re-read, check the value is still ours, write it back.
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto pending = ctx_.deps.api.read_pending(s.vm);
-    if (!pending) return std::unexpected(describe(pending.error()));
+    if (!pending) return fail(describe(pending.error()));
     const auto* item = pending->find(s.device);
     const std::string in_effect = item && item->value ? *item->value : "";
     const std::optional<std::string> waiting = item ? item->pending : std::nullopt;
@@ -225,57 +219,53 @@ std::expected<bool, std::string> Rollback::revert_nic(const plan::SetNic& s) {
     if (same(in_effect, s.from) && !waiting) return false;  // nothing of ours is left
     const bool ours = same(in_effect, s.to) || (waiting && same(*waiting, s.to));
     if (!ours) {
-      return std::unexpected(s.device + " was changed by someone else since (now '" + in_effect +
-                             (waiting ? "', pending '" + *waiting : std::string()) + "'); not overwriting it");
+      return fail(s.device + " was changed by someone else since (now '" + in_effect +
+                  (waiting ? "', pending '" + *waiting : std::string()) + "'); not overwriting it");
     }
     auto spec = proxmox::NetDeviceSpec::parse(s.from);
-    if (!spec) return std::unexpected(spec.error().to_string());
+    if (!spec) return fail(spec.error().to_string());
     auto r = ctx_.deps.api.update_nic(s.vm, s.device, *spec, pending->digest);
     if (!r) {
       if (r.error().kind == proxmox::ApiErrorKind::digest_conflict) continue;
-      return std::unexpected(describe(r.error()));
+      return fail(describe(r.error()));
     }
     // The old value may now wait for a restart (hot-plug off): the forward change needed one too.
     auto after = ctx_.deps.api.read_pending(s.vm);
-    if (!after) return std::unexpected(describe(after.error()));
+    if (!after) return fail(describe(after.error()));
     const auto* again = after->find(s.device);
     return again != nullptr && again->pending.has_value();
   }
-  return std::unexpected(s.device + ": the config kept changing while rolling back (digest conflicts)");
+  return fail(s.device + ": the config kept changing while rolling back (digest conflicts)");
 }
 
-void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts) {
+// Reads the restored state back, step by step. Long because each step type has its own check
+// (fstab hash and mounts, channels, the Proxmox config), each said in the report.
+void Rollback::check_restored(PolicyRun& run, const guest::PerHost<guest::GuestFacts>& facts) {
   const guest::GuestFacts* guest_side = nullptr;  // read only where a guest-side step was undone
-  if (undid_guest_step(w)) {
-    auto it = facts.find(w.plan->host);
+  if (undid_guest_step(run)) {
+    auto it = facts.find(run.host());
     if (it == facts.end() || !it->second) {
-      w.rollback_ok = false;
-      w.report->errors.push_back("could not read the guest back after the rollback");
+      run.not_restored("could not read the guest back after the rollback");
       return;
     }
     guest_side = &*it->second;
   }
-  auto problem = [&](std::string what) {
-    w.rollback_ok = false;
-    w.report->errors.push_back("not restored: " + what);
-  };
-  for (auto idx : w.touched) {
-    const auto& step = w.step(idx);
+  auto problem = [&](std::string what) { run.not_restored("not restored: " + what); };
+  for (auto idx : run.touched()) {
+    const auto& step = run.step(idx);
     if (const auto* fs = std::get_if<plan::ChangeFstab>(&step.action)) {
       const auto& f = *guest_side;
       const auto hash = f.fstab_sha256.empty() ? guest::sha256_hex(f.fstab_content) : f.fstab_sha256;
-      const auto expected = fstab_expected_.find(&w);
+      const auto expected = fstab_expected_.find(&run);
       if (expected != fstab_expected_.end() && expected->second.partial) {
         if (hash == expected->second.sha256) {
-          w.report->restored_checks.push_back("/etc/fstab has the entry of " + fs->mount_point +
-                                              " as before and the other policies' entries as written (sha256 " +
-                                              hash.substr(0, 12) + ")");
+          run.restored("/etc/fstab has the entry of " + fs->mount_point +
+                       " as before and the other policies' entries as written (sha256 " + hash.substr(0, 12) + ")");
         } else {
           problem("/etc/fstab is not what putting back the entry of " + fs->mount_point + " wrote");
         }
       } else if (hash == fs->old_sha256) {
-        w.report->restored_checks.push_back("/etc/fstab is byte-identical to before (sha256 " + hash.substr(0, 12) +
-                                            ")");
+        run.restored("/etc/fstab is byte-identical to before (sha256 " + hash.substr(0, 12) + ")");
       } else {
         problem("/etc/fstab differs from before the run");
       }
@@ -286,20 +276,20 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
         }
         if (!a.mount) {
           if (m == nullptr)
-            w.report->restored_checks.push_back(a.path + " is unmounted again, as before");
+            run.restored(a.path + " is unmounted again, as before");
           else
             problem(a.path + " is still mounted");
         } else if (m == nullptr) {
           problem(a.path + " is not mounted again");
         } else {
-          w.report->restored_checks.push_back(a.path + " is mounted again from " + m->device +
-                                              " (vers=" + m->nfs_version() + ", addr=" + m->server_address() + ")");
+          run.restored(a.path + " is mounted again from " + m->device + " (vers=" + m->nfs_version() +
+                       ", addr=" + m->server_address() + ")");
         }
       }
     } else if (const auto* ch = std::get_if<plan::SetChannels>(&step.action)) {
       const auto* i = guest::find_nic_interface(guest_side->interfaces, ch->mac);
       if (i != nullptr && i->combined_current() == ch->from) {
-        w.report->restored_checks.push_back(i->name + " runs " + std::to_string(ch->from) + " channels again");
+        run.restored(i->name + " runs " + std::to_string(ch->from) + " channels again");
       } else if (i != nullptr && i->combined_current()) {
         problem(i->name + " runs " + std::to_string(*i->combined_current()) + " channels, not " +
                 std::to_string(ch->from));
@@ -315,7 +305,7 @@ void Rollback::check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFac
                                      : Result<proxmox::NetDeviceSpec>(std::unexpected(Error{}));
       auto was = proxmox::NetDeviceSpec::parse(nic->from);
       if (now && was && now->canonical() == was->canonical() && !(item && item->pending)) {
-        w.report->restored_checks.push_back("Proxmox " + nic->device + " is '" + nic->from + "' again");
+        run.restored("Proxmox " + nic->device + " is '" + nic->from + "' again");
       } else {
         problem("Proxmox " + nic->device + " is not back to '" + nic->from + "'");
       }

@@ -29,11 +29,11 @@ class Rollback {
   void undo_nic(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
   // Writes `from` back into the VM's config when the value there is still ours; true when the old
   // value is only pending until a restart (hot-plug off).
-  std::expected<bool, std::string> revert_nic(const plan::SetNic& s);
+  Result<bool> revert_nic(const plan::SetNic& s);
   // One restart of the VM to apply the old values written back; the guest's answer is kept.
-  std::optional<std::string> restart_for_old_values(const proxmox::VmRef& vm, const std::string& host);
+  Status restart_for_old_values(const proxmox::VmRef& vm, const std::string& host);
   // After the inverses: is everything as it was before the run?
-  void check_restored(PolicyRun& w, const guest::PerHost<guest::GuestFacts>& facts);
+  void check_restored(PolicyRun& run, const guest::PerHost<guest::GuestFacts>& facts);
 
   const Context& ctx_;
   // Per host: the facts with which the guest answered after the rollback restarted its VM, while

@@ -11,20 +11,19 @@
 #include "reconcile/probe_loop.hpp"
 
 namespace pw::reconcile {
-using report::Verdict;
 
 void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& runs) {
   std::vector<PolicyRun*> batch;
-  for (auto* w : runs) {
-    if (w->at(kind)) batch.push_back(w);
+  for (auto* run : runs) {
+    if (run->at(kind)) batch.push_back(run);
   }
   if (batch.empty()) return;
   switch (kind) {
     case plan::StepKind::set_nic: {
       // One config write per VM: two policies on two NICs of one VM are one write with the digest
       // both were planned from (two writes would have the second refused by the first's digest).
-      auto vm_and_digest = [](const PolicyRun* w) {
-        const auto& s = std::get<plan::SetNic>(w->current()->action);
+      auto vm_and_digest = [](const PolicyRun* run) {
+        const auto& s = std::get<plan::SetNic>(run->current()->action);
         return std::pair{s.vm, s.digest};
       };
       for (const auto& group : grouped(batch, vm_and_digest)) set_nics(group);
@@ -41,18 +40,19 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
   }
 }
 
+// One VM's NIC steps as one config write. Long because the write's gates come in order: the
+// restart window, the VM's live state, the new values, then the write and its typed outcome.
 void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
   std::vector<PolicyRun*> begun;
-  for (auto* w : group) {
-    const auto& step = *w->current();
-    const auto& s = std::get<plan::SetNic>(step.action);
+  for (auto* run : group) {
+    const auto& s = std::get<plan::SetNic>(run->current()->action);
     if (s.hotplug) {
-      if (auto refusal = ctx_.restart_window_refusal(s.restart_window); !refusal.empty()) {
-        w->fail(Verdict::precondition_failed, refusal);  // before the step began: nothing of it to undo
+      if (auto closed = ctx_.restart_window_refusal(s.restart_window)) {
+        run->stop(std::move(*closed));  // before the step began: nothing of it to undo
         continue;
       }
     }
-    if (w->begin(step)) begun.push_back(w);
+    if (run->begin()) begun.push_back(run);
   }
   if (begun.empty()) return;
   const auto& first = std::get<plan::SetNic>(begun.front()->current()->action);
@@ -60,30 +60,27 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
   // live, right before the write; a VM stopped (or locked) since is refused like a digest that
   // moved (nothing written) and re-planned.
   if (auto live = ctx_.deps.api.vm_status(first.vm); live && (live->status != "running" || !live->lock.empty())) {
-    for (auto* w : begun) {
-      w->refused(
+    for (auto* run : begun) {
+      run->end(StepEnd::refused(
           "VM " + std::to_string(first.vm.vmid) + " is " + live->status +
               (live->lock.empty() ? "" : ", locked (" + live->lock + ")") + " now (status/current)",
-          "VM " + std::to_string(first.vm.vmid) + " changed state since it was observed: re-planned, not written");
+          "VM " + std::to_string(first.vm.vmid) + " changed state since it was observed: re-planned, not written"));
     }
     return;
   }
   proxmox::ConfigChange change;
   change.digest = first.digest;
   std::vector<std::string> devices;
-  for (auto* w : begun) {
-    const auto& s = std::get<plan::SetNic>(w->current()->action);
+  for (auto* run : begun) {
+    const auto& s = std::get<plan::SetNic>(run->current()->action);
     auto spec = proxmox::NetDeviceSpec::parse(s.to);
     if (!spec) {
-      for (auto* x : begun) {
-        x->failed_step(spec.error().to_string());
-        x->fail(Verdict::precondition_failed, spec.error().to_string());
-      }
+      for (auto* x : begun) x->end(StepEnd::failed(spec.error().to_string(), spec.error().to_string()));
       return;
     }
     change.set.emplace_back(s.device, spec->to_string());
     devices.push_back(s.device);
-    ctx_.progress(w->plan->policy, "proxmox", "setting " + s.device + " " + (s.hotplug ? "(hot-plug)" : "(pending)"));
+    ctx_.progress(run->policy(), "proxmox", "setting " + s.device + " " + (s.hotplug ? "(hot-plug)" : "(pending)"));
   }
   auto r = ctx_.deps.api.update_config(first.vm, change);
   if (r && r->has_value()) {
@@ -92,41 +89,40 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
   }
   if (!r) {
     const auto& e = r.error();
-    for (auto* w : begun) {
-      const auto& s = std::get<plan::SetNic>(w->current()->action);
+    for (auto* run : begun) {
+      const auto& s = std::get<plan::SetNic>(run->current()->action);
       if (e.kind == proxmox::ApiErrorKind::digest_conflict) {
         // Proxmox refused before writing: nothing to undo for this step.
-        w->refused(describe(e), "Proxmox config of VM " + std::to_string(s.vm.vmid) +
-                                    " changed since it was read (digest mismatch): not overwritten");
+        run->end(StepEnd::refused(describe(e), "Proxmox config of VM " + std::to_string(s.vm.vmid) +
+                                                   " changed since it was read (digest mismatch): not overwritten"));
       } else {
-        w->failed_step(describe(e));
         // A failed hot-plug leaves the new value pending: the rollback's inverse clears it.
-        w->fail(Verdict::precondition_failed, "setting " + s.device + ": " + describe(e));
+        run->end(StepEnd::failed(describe(e), "setting " + s.device + ": " + describe(e)));
       }
     }
     return;
   }
-  for (auto* w : begun) {
-    const auto s = std::get<plan::SetNic>(w->current()->action);
-    w->done();
-    if (s.hotplug && w->state == PolicyRun::State::active) wait_for_nic(*w, s);
+  for (auto* run : begun) {
+    const auto s = std::get<plan::SetNic>(run->current()->action);
+    run->end(StepEnd::done());
+    if (s.hotplug && run->state() == PolicyRun::State::active) wait_for_nic(*run, s);
   }
 }
 
 // The NIC was unplugged and plugged again: wait until the guest shows it, found by its MAC.
-bool StepRunner::wait_for_nic(PolicyRun& w, const plan::SetNic& s) {
+bool StepRunner::wait_for_nic(PolicyRun& run, const plan::SetNic& s) {
   const auto mac = proxmox::NetDeviceSpec::parse(s.to)->mac().value_or("");
   const auto deadline = ctx_.deps.sleeper.now() + ctx_.options.interface_return_timeout;
-  const std::array<std::string, 1> hosts{w.host()};
+  const std::array<std::string, 1> hosts{run.host()};
   for (;;) {
     auto facts = ctx_.deps.guests.gather_facts(hosts);
-    if (auto it = facts.find(w.host()); it != facts.end() && it->second) {
+    if (auto it = facts.find(run.host()); it != facts.end() && it->second) {
       const auto* i = guest::find_nic_interface(it->second->interfaces, mac);
       if (i != nullptr && i->operstate != "down") return true;
     }
     if (ctx_.deps.sleeper.now() >= deadline) {
-      w.fail(Verdict::precondition_failed, s.device + " did not come back in the guest after the hot-plug within " +
-                                               std::to_string(ctx_.options.interface_return_timeout.count()) + " s");
+      run.stop(s.device + " did not come back in the guest after the hot-plug within " +
+               std::to_string(ctx_.options.interface_return_timeout.count()) + " s");
       return false;
     }
     ctx_.deps.sleeper.sleep(std::chrono::seconds(2));
@@ -138,70 +134,65 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
   std::vector<std::string> hosts;
   std::vector<PolicyRun*> restarted;
   std::vector<std::pair<proxmox::VmRef, std::optional<std::string>>> rebooted;  // and why it failed
-  for (auto* w : batch) {
-    const auto& step = *w->current();
-    const auto& s = std::get<plan::RestartVm>(step.action);
-    if (auto refusal = ctx_.restart_window_refusal(s.restart_window); !refusal.empty()) {
-      w->fail(Verdict::precondition_failed, refusal);  // the NIC change already pending is undone
+  for (auto* run : batch) {
+    const auto& s = std::get<plan::RestartVm>(run->current()->action);
+    if (auto closed = ctx_.restart_window_refusal(s.restart_window)) {
+      run->stop(std::move(*closed));  // the NIC change already pending is undone
       continue;
     }
-    if (!w->begin(step)) continue;
+    if (!run->begin()) continue;
     auto done = std::find_if(rebooted.begin(), rebooted.end(), [&](const auto& r) { return r.first == s.vm; });
     if (done == rebooted.end()) {
-      ctx_.progress(w->plan->policy, "restart", "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox");
+      ctx_.progress(run->policy(), "restart", "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox");
       auto r = ctx_.deps.api.reboot_and_wait(s.vm, ctx_.options.task_wait);
       done =
           rebooted.insert(rebooted.end(), {s.vm, r ? std::nullopt : std::optional<std::string>(describe(r.error()))});
     }
     if (done->second) {
-      w->failed_step(*done->second);
-      w->fail(Verdict::precondition_failed, "rebooting VM " + std::to_string(s.vm.vmid) + ": " + *done->second);
+      run->end(StepEnd::failed(*done->second, "rebooting VM " + std::to_string(s.vm.vmid) + ": " + *done->second));
       continue;
     }
     if (std::find(hosts.begin(), hosts.end(), s.host) == hosts.end()) hosts.push_back(s.host);
-    restarted.push_back(w);
+    restarted.push_back(run);
   }
   if (restarted.empty()) return;
   auto back = ctx_.deps.guests.wait_reachable(hosts, ctx_.options.guest_return_timeout);
-  for (auto* w : restarted) {
-    auto it = back.find(w->host());
+  for (auto* run : restarted) {
+    auto it = back.find(run->host());
     if (it == back.end() || !it->second) {
       const std::string why = it == back.end() ? "no answer" : describe(it->second.error());
-      w->failed_step(why);
-      w->fail(Verdict::precondition_failed, "guest " + w->host() + " did not come back after the restart: " + why);
+      run->end(StepEnd::failed(why, "guest " + run->host() + " did not come back after the restart: " + why));
       continue;
     }
-    w->done();
+    run->end(StepEnd::done());
   }
 }
 
 void StepRunner::set_channels(const std::vector<PolicyRun*>& batch) {
   // Two policies on two NICs of one guest: one request per guest per call, so two waves.
-  for (const auto& wave : host_waves(batch, [](const PolicyRun* w) -> const std::string& { return w->host(); })) {
+  for (const auto& wave : host_waves(batch, [](const PolicyRun* run) -> const std::string& { return run->host(); })) {
     std::vector<guest::ChannelsRequest> requests;
     std::vector<PolicyRun*> started;
-    for (auto* w : wave) {
-      const auto& step = *w->current();
-      if (!w->begin(step)) continue;
-      requests.push_back(plan::channels_change(std::get<plan::SetChannels>(step.action)));
-      started.push_back(w);
+    for (auto* run : wave) {
+      if (!run->begin()) continue;
+      requests.push_back(plan::channels_change(std::get<plan::SetChannels>(run->current()->action)));
+      started.push_back(run);
     }
     if (started.empty()) continue;
     auto results = ctx_.deps.guests.set_channels(requests);
-    for (auto* w : started) {
-      auto it = results.find(w->host());
+    for (auto* run : started) {
+      auto it = results.find(run->host());
       if (it == results.end() || !it->second) {
         const std::string why = it == results.end() ? "no result" : describe(it->second.error());
         if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::untouched) {
           // The NIC has no combined channels: nothing was set, so nothing of this step is undone.
-          w->failed_untouched(why, "setting channels: " + why);
+          run->end(StepEnd::untouched(why, "setting channels: " + why));
         } else {
-          w->failed_step(why);
-          w->fail(Verdict::precondition_failed, "setting channels: " + why);
+          run->end(StepEnd::failed(why, "setting channels: " + why));
         }
         continue;
       }
-      w->done();
+      run->end(StepEnd::done());
     }
   }
 }
@@ -211,35 +202,35 @@ void StepRunner::set_channels(const std::vector<PolicyRun*>& batch) {
 // recover puts back exactly its own entry in what was written.
 std::optional<guest::FstabChange> StepRunner::begin_write(const std::vector<PolicyRun*>& runs) {
   std::vector<std::string> writers, mount_points;
-  for (auto* w : runs) {
-    writers.push_back(w->plan->policy);
-    mount_points.push_back(std::get<plan::ChangeFstab>(w->current()->action).mount_point);
+  for (auto* run : runs) {
+    writers.push_back(run->policy());
+    mount_points.push_back(std::get<plan::ChangeFstab>(run->current()->action).mount_point);
   }
   const auto& planned = std::get<plan::ChangeFstab>(runs.front()->current()->action);
   auto write = plan::narrowed_write(planned, writers, mount_points);
   if (!write) {
-    for (auto* w : runs)
-      w->fail(Verdict::precondition_failed, "composing the fstab write: " + write.error().to_string());
+    for (auto* run : runs) run->stop("composing the fstab write: " + write.error().to_string());
     return std::nullopt;
   }
   std::vector<PolicyRun*> begun;
   std::vector<std::vector<guest::MountActivation>> lists;
-  for (auto* w : runs) {
-    plan::Step step = *w->current();
+  for (auto* run : runs) {
+    plan::Step step = *run->current();
     auto& c = std::get<plan::ChangeFstab>(step.action);
     c.new_content = write->new_content;
     c.new_sha256 = write->new_sha256;
     c.writers = write->writers;
     c.backup_path = write->backup_path;
     lists.push_back(c.activations);
-    if (w->begin_as(std::move(step))) begun.push_back(w);
+    if (run->begin_as(std::move(step))) begun.push_back(run);
   }
   if (begun.size() != runs.size()) {
     // One writer's start is not on record: nothing is written for any of them (its entry would be
     // in the file with no journal saying so).
-    for (auto* w : begun) {
-      w->failed_untouched("not written: the journal of another policy of " + w->host() + " could not record its start",
-                          "applying the fstab change: nothing written (another policy's journal failed)");
+    for (auto* run : begun) {
+      run->end(StepEnd::untouched(
+          "not written: the journal of another policy of " + run->host() + " could not record its start",
+          "applying the fstab change: nothing written (another policy's journal failed)"));
     }
     return std::nullopt;
   }
@@ -251,7 +242,7 @@ std::optional<guest::FstabChange> StepRunner::begin_write(const std::vector<Poli
 void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
   std::vector<guest::FstabChange> changes;
   std::vector<PolicyRun*> started;
-  for (const auto& runs : grouped(batch, [](const PolicyRun* w) { return w->host(); })) {
+  for (const auto& runs : grouped(batch, [](const PolicyRun* run) { return run->host(); })) {
     auto change = begin_write(runs);
     if (!change) continue;
     changes.push_back(std::move(*change));
@@ -260,22 +251,23 @@ void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
   if (started.empty()) return;
   ctx_.progress("", "guest", "writing fstab and re-making mounts on " + std::to_string(changes.size()) + " guest(s)");
   auto results = ctx_.deps.guests.apply_fstab(changes);
-  for (auto* w : started) {
-    auto it = results.find(w->host());
+  for (auto* run : started) {
+    auto it = results.find(run->host());
     if (it == results.end() || !it->second) {
       const std::string why = it == results.end() ? "no result" : describe(it->second.error());
       if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::conflict) {
         // The compare-and-swap refused before writing anything: nothing to undo for this step.
-        w->refused(why, "the fstab of " + w->host() + " changed since it was observed: not overwritten");
+        run->end(
+            StepEnd::refused(why, "the fstab of " + run->host() + " changed since it was observed: not overwritten"));
       } else if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::untouched) {
-        w->failed_untouched(why, "applying the fstab change: " + why + " (failed before anything was changed)");
+        run->end(
+            StepEnd::untouched(why, "applying the fstab change: " + why + " (failed before anything was changed)"));
       } else {
-        w->failed_step(why);
-        w->fail(Verdict::precondition_failed, "applying the fstab change: " + why);
+        run->end(StepEnd::failed(why, "applying the fstab change: " + why));
       }
       continue;
     }
-    w->done();
+    run->end(StepEnd::done());
   }
 }
 

@@ -21,7 +21,7 @@ class StepRunner {
  private:
   // One VM's NIC steps (planned from one config digest) as one config write.
   void set_nics(const std::vector<PolicyRun*>& group);
-  bool wait_for_nic(PolicyRun& w, const plan::SetNic& s);  // after a hot-plug
+  bool wait_for_nic(PolicyRun& run, const plan::SetNic& s);  // after a hot-plug
   void restart(const std::vector<PolicyRun*>& batch);
   void set_channels(const std::vector<PolicyRun*>& batch);
   void change_fstab(const std::vector<PolicyRun*>& batch);

@@ -1,9 +1,11 @@
 #include "report/run_report.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 
@@ -115,42 +117,69 @@ std::string_view to_string(RunMode m) {
 
 namespace json = boost::json;
 
-int exit_code(const RunReport& r) {
-  bool applied = false, drift = false, failed = false, unobserved = false, rollback_failed = r.journal_left;
-  for (const auto& p : r.policies) {
-    switch (p.verdict) {
-      case Verdict::rollback_failed:
-        rollback_failed = true;
-        break;
-      case Verdict::rolled_back:
-      case Verdict::wrong_path:
-        failed = true;
-        break;
-      case Verdict::inconclusive:
-        (p.changes.empty() ? drift : failed) = true;
-        break;
-      case Verdict::drift:
-      case Verdict::precondition_failed:
-        drift = true;
-        break;
-      case Verdict::verified:
-        applied |= !p.changes.empty();
-        break;
-      case Verdict::unobserved:
-        unobserved = true;
-        break;
-      case Verdict::converged:
-        applied |= !p.changes.empty();
-        break;  // a comment written, the mount left alone
-    }
+ExitReason exit_reason(Verdict v, bool changed) {
+  switch (v) {
+    case Verdict::rollback_failed:
+      return ExitReason::rollback_failed;
+    case Verdict::rolled_back:
+    case Verdict::wrong_path:
+      return ExitReason::failed;
+    case Verdict::inconclusive:  // kept by the policy: a change not proven; found by a check: drift
+      return changed ? ExitReason::failed : ExitReason::drift;
+    case Verdict::drift:
+    case Verdict::precondition_failed:
+      return ExitReason::drift;
+    case Verdict::unobserved:
+      return ExitReason::unobserved;
+    case Verdict::verified:
+    case Verdict::converged:  // converged with changes: a comment written, the mount left alone
+      return changed ? ExitReason::applied : ExitReason::nothing_to_do;
   }
-  if (rollback_failed) return 5;
-  if (r.stopped_by_signal > 0) return 128 + r.stopped_by_signal;
-  if (failed) return 4;
-  if (unobserved) return 6;
-  if (drift) return 3;
-  if (applied) return 2;
+  return ExitReason::drift;
+}
+
+int exit_code(const RunReport& r) {
+  auto rank = [](ExitReason reason) {
+    for (std::size_t i = 0; i < std::size(kExitCodes); ++i) {
+      if (kExitCodes[i].reason == reason) return i;
+    }
+    return std::size(kExitCodes);
+  };
+  auto worst = ExitReason::nothing_to_do;
+  auto meet = [&](ExitReason reason) {
+    if (rank(reason) < rank(worst)) worst = reason;
+  };
+  if (r.journal_left) meet(ExitReason::rollback_failed);
+  if (r.stopped_by_signal > 0) meet(ExitReason::stopped);
+  for (const auto& p : r.policies) meet(exit_reason(p.verdict, !p.changes.empty()));
+  for (const auto& row : kExitCodes) {
+    if (row.reason == worst) return row.code + (worst == ExitReason::stopped ? r.stopped_by_signal : 0);
+  }
   return 0;
+}
+
+std::vector<ExitCodeLine> exit_code_list() {
+  std::vector<std::pair<int, std::string_view>> rows{{1, "bad usage, or a bad policy or settings file"}};
+  for (const auto& row : kExitCodes) rows.emplace_back(row.code, row.meaning);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<ExitCodeLine> out;
+  for (const auto& [code, meaning] : rows) {
+    if (code == 128)
+      out.push_back({"128+N", meaning.substr(meaning.find(": ") + 2)});
+    else
+      out.push_back({std::to_string(code), meaning});
+  }
+  return out;
+}
+
+std::string exit_code_lines(std::string_view indent) {
+  std::string out;
+  for (const auto& line : exit_code_list()) {
+    out += std::string(indent) + line.code + std::string(line.code.size() < 6 ? 6 - line.code.size() : 1, ' ') +
+           std::string(line.meaning) + "\n";
+  }
+  if (!out.empty()) out.pop_back();  // the caller ends the last line
+  return out;
 }
 
 std::string signal_name(int signal) {

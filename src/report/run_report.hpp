@@ -177,13 +177,46 @@ struct RunReport {
   std::vector<PolicyReport> policies;
 };
 
-// Exit codes (contract, DESIGN.md): 0 nothing to do or all verified; 2 changes applied and
-// verified; 3 drift found in check mode, or drift that could not be acted on
-// (precondition-failed); 4 a change failed verification and was rolled back (or left, when the
-// policy keeps inconclusive changes); 5 rollback failed or a journal needs `pathwarden recover`;
-// 6 could not observe; 128 + N the run was stopped by signal N (130 SIGINT, 143 SIGTERM) at a
-// safe point, what it had begun rolled back (5 wins: a journal left needs recover first).
+// The exit codes (contract, DESIGN.md): one table, which exit_code() decides by and the help
+// texts and the man page print. A run's code is the first row, in this order, that one of its
+// policies (or the run) meets: a journal left for recover needs attention before anything else.
+enum class ExitReason {
+  rollback_failed,  // 5
+  stopped,          // 128 + N
+  failed,           // 4
+  unobserved,       // 6
+  drift,            // 3
+  applied,          // 2
+  nothing_to_do,    // 0
+};
+struct ExitCodeRow {
+  ExitReason reason;
+  int code;  // for `stopped`: 128, plus the signal's number
+  std::string_view meaning;
+};
+inline constexpr ExitCodeRow kExitCodes[] = {
+    {ExitReason::rollback_failed, 5, "a rollback failed, or a journal waits for 'pathwarden recover'"},
+    {ExitReason::stopped, 128,
+     "128 + N: stopped by signal N (130 SIGINT, 143 SIGTERM) at a safe point, what it had begun rolled back"},
+    {ExitReason::failed, 4,
+     "a change failed verification and was rolled back (or kept inconclusive by the policy), or a path is wrong"},
+    {ExitReason::unobserved, 6, "a guest or the Proxmox API did not answer: not observed (never drift)"},
+    {ExitReason::drift, 3, "drift found (--check), or a change blocked by a precondition"},
+    {ExitReason::applied, 2, "changes applied and verified"},
+    {ExitReason::nothing_to_do, 0, "nothing to do, or every policy converged or verified"},
+};
+// The row a policy's verdict meets (`changed`: the run applied a change of it).
+ExitReason exit_reason(Verdict v, bool changed);
 int exit_code(const RunReport& report);
+// The table in code order for the help texts and the man page, 1 (bad usage) included: "0",
+// "1", ..., "128+N" with the meanings.
+struct ExitCodeLine {
+  std::string code;
+  std::string_view meaning;
+};
+std::vector<ExitCodeLine> exit_code_list();
+// "  0     nothing to do, ..." lines for a help text, the last without its newline.
+std::string exit_code_lines(std::string_view indent);
 
 // "SIGTERM", "SIGINT", "SIGHUP" (the signals a run stops for), else "signal N"; and back (0 if none).
 std::string signal_name(int signal);

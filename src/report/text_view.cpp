@@ -60,6 +60,7 @@ RunReport cleaned(RunReport r) {
 
 }  // namespace
 
+// The text report. Long because it is the view itself, written in the order it prints.
 std::string render_text(const RunReport& report, bool colour) {
   const RunReport r = cleaned(report);
   auto paint = [&](const std::string& text, const char* code) {

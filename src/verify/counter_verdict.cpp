@@ -100,6 +100,8 @@ bool measurable(const CounterDelta& d) {
   return d.issue == CounterIssue::none || d.issue == CounterIssue::no_baseline;
 }
 
+// The byte counters' verdict. Long because it is one decision list, in the order the contract
+// (DESIGN.md) states it: each rule a few lines with the evidence it gives.
 CounterVerdict decide_counters(const CounterAnalysis& a, const ProbeRun& probe, const VerifySettings& s) {
   CounterVerdict out;
   const std::string what = probe.direction == ProbeDirection::read ? "read" : "write";

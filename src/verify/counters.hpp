@@ -42,6 +42,7 @@ struct ProbeRun {
   std::chrono::nanoseconds wall_time{0};
   std::uint64_t requested_bytes = 0;        // what it was asked to move; 0 when unknown
   std::optional<std::string> open_error{};  // dd could not open the probe file ("No such file or directory")
+  bool file_existed = false;                // the write probe's new file was there already: never overwritten
   std::optional<std::string> error{};       // dd failed after opening it (I/O error, killed)
   // The guest refused the file before anything was read: a link, a FIFO, a device ("... is a
   // FIFO (named pipe), not a regular file"). No counters were read.

@@ -172,6 +172,8 @@ const EffectiveMount* find_mount(const NfsEvidence& evidence, std::string_view m
   return found;
 }
 
+// The preconditions of a proof (the mount, its options, the NIC, the queues). Long because each
+// is a short check with its own message and hint, in the order an operator fixes them.
 std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& e, const CounterSnapshot& interfaces) {
   std::vector<Error> out;
   const std::string where = "guest mount " + d.mount_point;

@@ -74,7 +74,7 @@ void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Er
     if (probe.direction == ProbeDirection::read)
       out.push_back(
           Error{"the probe file " + file + " cannot be read: " + *probe.open_error, "guest file " + file, make});
-    else if (probe.open_error->find("File exists") != std::string::npos)
+    else if (probe.file_existed)
       // The write probe makes a new file (dd conv=excl) and never overwrites one.
       out.push_back(Error{"the write probe's file " + file + " already exists; pathwarden never overwrites a file",
                           "guest file " + file,
@@ -174,6 +174,8 @@ Decision weigh(const std::vector<SignalReading>& sig, const CounterVerdict& cv) 
 
 }  // namespace
 
+// The verifier: preconditions, the signals, the verdict and its diagnosis. Long because it is
+// the pipeline in the order DESIGN.md gives it, each stage a call.
 VerificationResult verify_path(const VerificationInput& in) {
   VerificationResult out;
   const auto& s = in.settings;

@@ -29,9 +29,10 @@ namespace json = boost::json;
 
 namespace {
 
-// How every raw task's command starts (playbooks.cpp, script_task): the script and its arguments
-// in one base64 value, then the guest's own time limit (300 s: PlaybookOptions' default).
-constexpr std::string_view kScriptCommand = "env PW_SCRIPT={{ (";
+// How every raw task's command starts (playbooks.cpp, script_task): the C locale (the tools'
+// messages the controller reads are C's), the script and its arguments in one base64 value,
+// then the guest's own time limit (300 s: PlaybookOptions' default).
+constexpr std::string_view kScriptCommand = "env LC_ALL=C PW_SCRIPT={{ (";
 constexpr std::string_view kScriptRunner = " | b64encode }} timeout -k 5 300 /bin/sh -c\n{{- ' ' }}{% raw %}'";
 
 template <class T>

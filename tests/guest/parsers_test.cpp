@@ -388,6 +388,10 @@ TEST_CASE("dd's complaints: a probe file it could not open, an error midway") {
         "No such file or directory");
   CHECK(dd_open_failure("dd: failed to open '/mnt/movies/probe-64m': Permission denied\n") == "Permission denied");
   CHECK_FALSE(dd_open_failure("64+0 records in\n64+0 records out\n"));
+  // The write probe's conv=excl: only EEXIST is "the file was there", never another open failure.
+  CHECK(dd_output_existed("dd: failed to open '/mnt/m/p.bin': File exists\n"));
+  CHECK_FALSE(dd_output_existed("dd: failed to open '/mnt/m/p.bin': Permission denied\n"));
+  CHECK_FALSE(dd_output_existed("64+0 records in\n64+0 records out\n"));
   CHECK(dd_error_line("dd: error reading '/mnt/x': Input/output error\n3+0 records in\n") ==
         "dd: error reading '/mnt/x': Input/output error");
 }

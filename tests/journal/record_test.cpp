@@ -52,6 +52,7 @@ TEST_CASE("every record type round-trips") {
   CHECK(records[0].plan_id() == "plan-1");
   CHECK(records[2].result().at("backup") == "/etc/fstab.1234~");
   CHECK(records[3].error() == "HTTP 500 from pve1");
+  CHECK_FALSE(records[3].changed_nothing());  // may have changed something: recover undoes it
   CHECK(records[5].ok() == false);
   CHECK(records[5].reason() == "guest unreachable");
   CHECK(records[6].verdicts().at("movies-10g") == "rolled-back");
@@ -97,4 +98,25 @@ TEST_CASE("intact checksums over wrong fields are refused too") {
             .what == "journal format 9 is not one this pathwarden reads");
   CHECK(decode_line(encode({{"time", "t"}, {"type", "run-finished"}}), "j").error().what ==
         "record has no sequence number");
+  CHECK(decode_line(encode({{"seq", 1},
+                            {"time", "t"},
+                            {"type", "step-failed"},
+                            {"phase", "apply"},
+                            {"step", 1},
+                            {"error", "x"},
+                            {"changed_nothing", "yes"}}),
+                    "j")
+            .error()
+            .what == "step-failed record's 'changed_nothing' is not true or false");
+}
+
+TEST_CASE("a step that failed before it changed anything says so by a field, whatever its message") {
+  auto r = JournalRecord::step_failed(StepPhase::apply, 2, "the fstab changed since it was observed", true);
+  r.stamp(1, "t");
+  const auto line = encode_line(r);
+  auto back = decode_line(std::string_view(line).substr(0, line.size() - 1), "j");
+  REQUIRE(back);
+  CHECK(back->changed_nothing());
+  CHECK(back->error() == "the fstab changed since it was observed");
+  CHECK(line.find("\"changed_nothing\":true") != std::string::npos);
 }

@@ -283,3 +283,53 @@ TEST_CASE("recover undoes the interrupted runs of several guests together: one p
   }
   CHECK(both > 0);
 }
+
+TEST_CASE("recover leaves alone a step that refused (nothing changed) and undoes the steps before it") {
+  // The fstab changed under the run (someone's edit between observe and write): the guest's
+  // compare-and-swap refuses, and the journal's step-failed record says "changed nothing", by a
+  // field, not by its text. Killed right after that record, recover must undo the NIC change
+  // before it and never touch the fstab, which holds the other editor's line, not the run's.
+  const std::string edit = "tmpfs /scratch tmpfs defaults 0 0\n";
+  auto refused_record = [](SeedWorld& w) {
+    const auto ids = w.journals.list().value();
+    for (const auto& id : ids) {
+      int n = 0;
+      for (std::size_t at = 0, nl; (nl = w.journals.bytes(id).find('\n', at)) != std::string::npos; at = nl + 1) {
+        ++n;
+        if (w.journals.bytes(id).substr(at, nl - at).find("\"changed_nothing\":true") != std::string::npos) return n;
+      }
+    }
+    return 0;
+  };
+  int at = 0;
+  {
+    SeedWorld w;
+    w.guests.edit_fstab_before_apply = edit;
+    FaultyStore counting(w.journals, JournalFault::kill_after, -1);
+    (void)w.engine({}, &counting).reconcile(movies_policy("[vers=3, nconnect=8, _netdev]", true), false);
+    at = refused_record(w);
+  }
+  REQUIRE(at > 0);
+  SeedWorld w;
+  const auto vm_before = w.vm().current;
+  w.guests.edit_fstab_before_apply = edit;
+  FaultyStore killing(w.journals, JournalFault::kill_after, at);
+  bool died = false;
+  try {
+    (void)w.engine({}, &killing).reconcile(movies_policy("[vers=3, nconnect=8, _netdev]", true), false);
+  } catch (const Killed&) {
+    died = true;
+  }
+  REQUIRE(died);
+  REQUIRE(w.guest().fstab == kSeedFstab + edit);
+  w.guests.calls.clear();
+  auto recovery = w.engine().recover();
+  INFO(report::render_text(recovery));
+  CHECK(report::exit_code(recovery) != 5);
+  CHECK(count_calls(w.guests.calls, "restore_fstab") == 0);
+  CHECK(count_calls(w.guests.calls, "apply_fstab") == 0);
+  CHECK(w.guest().fstab == kSeedFstab + edit);  // the other editor's line stays
+  CHECK(w.vm().current == vm_before);           // the NIC change before it is undone
+  CHECK(w.vm().pending.empty());
+  CHECK(w.engine().recover().policies.empty());
+}

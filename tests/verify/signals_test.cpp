@@ -195,6 +195,7 @@ TEST_CASE("the probe itself: a missing or short probe file and a removed mount a
     m.probe.bytes = 0;
     m.probe.requested_bytes = kProbe64MiB;
     m.probe.open_error = "File exists";  // dd conv=excl refused to open it
+    m.probe.file_existed = true;
     const auto r = verify_path(input(d, clean_evidence(), m));
     CHECK(r.verdict == Verdict::precondition_failed);
     CHECK(r.summary == "the write probe's file /mnt/b/probe-64m already exists; pathwarden never overwrites a file");
