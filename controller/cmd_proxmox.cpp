@@ -252,7 +252,7 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
     std::cout << "\n";
   }
   for (const auto& [ref, e] : failures) std::cerr << "pathwarden proxmox nics: " << e.to_string() << "\n";
-  return failures.empty() ? 0 : 1;
+  return failures.empty() ? 0 : 6;  // a VM not read is not observed: the table's 6, as reconcile says it
 }
 
 int run_proxmox(const Args& args, const GlobalOptions& globals) {
@@ -279,7 +279,8 @@ Command proxmox_command() {
           "and any change still waiting for a restart (pending). Reads go out concurrently over pooled\n"
           "connections. Without --url the connection comes from the controller settings (--config).\n"
           "Secrets come from a file or an environment variable, never from the command line.\n"
-          "Exit status: 0 all VMs read, 1 usage error or a VM could not be read.",
+          "Exit status: 0 every VM read; 1 bad usage or settings; 6 could not observe (the API did not answer,\n"
+          "listed no VM, or a VM could not be read: said on stderr, the others still listed).",
       .options = {{"url", "URL", "Proxmox API, e.g. https://pve1.example.com:8006"},
                   {"token-id", "ID", "API token id USER@REALM!NAME"},
                   {"token-secret-file", "FILE", "file holding the token secret"},

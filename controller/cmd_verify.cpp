@@ -8,7 +8,7 @@ namespace {
 int run_verify(const Args& args, const GlobalOptions& globals) {
   auto s = open_session(args, globals);
   if (!s) return usage_error("verify", s.error());
-  return emit(s->rt->engine->verify(s->policies, args.flag("probe")), args, *s->rt);
+  return emit(s->rt->engine->audit(s->policies, args.flag("probe")), args, *s->rt);
 }
 
 }  // namespace

@@ -2,16 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <map>
 #include <optional>
-
-extern char** environ;
 
 namespace pw::ansible {
 
@@ -153,10 +151,7 @@ Result<ChildProcessResult> run_child_process(const ChildProcessSpec& spec) {
 
   while (!exited) {
     enforce_deadline(Clock::now());
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    }
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
     ::usleep(50 * 1000);
   }
   if (result.timed_out) ::kill(-pid, SIGKILL);  // whatever of the group is still there

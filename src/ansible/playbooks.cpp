@@ -160,7 +160,7 @@ Status fits_command(const std::vector<std::string>& argv, const std::string& hos
   return {};
 }
 
-Playbook finish(std::string name, std::vector<std::string> hosts, Yaml root, std::string vars_json) {
+Playbook finish(std::string name, std::vector<std::string> hosts, const Yaml& root, std::string vars_json) {
   Playbook p;
   p.name = std::move(name);
   p.yaml = emit_yaml_document(root);
@@ -353,7 +353,7 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
                          Privilege::root);
     t.emplace_back("when", "pathwarden_host.docker");
     t.emplace_back("failed_when", false);
-    tasks.push_back(std::move(t));
+    tasks.emplace_back(std::move(t));
   }
   return finish("facts", names,
                 play("Gather guest facts for pathwarden", names, "facts.vars.json", std::move(tasks), options,

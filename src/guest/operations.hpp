@@ -53,7 +53,7 @@ struct ProbeRequest {
   std::string path;         // a file on the mount (read), or a new file to write
   std::uint64_t bytes = 0;  // rounded up to whole blocks
   ProbeDirection direction = ProbeDirection::read;
-  std::uint64_t block_size = 1024 * 1024;
+  std::uint64_t block_size = 1024ULL * 1024;
   // Counters read this long before the probe's own "before" read, to learn background rates
   // (zero: no baseline).
   std::chrono::milliseconds baseline{0};

@@ -28,7 +28,7 @@ guest::ChannelsRequest channels_restore(const SetChannels& s) {
   return {s.host, s.interface, s.from, true};
 }
 
-guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes) {
+guest::ProbeRequest probe_request(const ProvePath& v, std::uint64_t bytes) {
   guest::ProbeRequest r;
   r.host = v.host;
   r.path = v.probe_file;
@@ -72,7 +72,7 @@ guest::RequestSet guest_requests(const Plan& plan) {
       } else if (const auto* c = std::get_if<SetChannels>(&step.action)) {
         out.channels_changes.push_back(channels_change(*c));
         out.channels_restores.push_back(channels_restore(*c));
-      } else if (const auto* v = std::get_if<VerifyPath>(&step.action)) {
+      } else if (const auto* v = std::get_if<ProvePath>(&step.action)) {
         out.probes.push_back(probe_request(*v, v->probe_bytes));
       }
     }

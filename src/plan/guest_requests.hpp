@@ -15,7 +15,7 @@ guest::FstabRestore fstab_restore(const ChangeFstab& step);  // the inverse
 guest::ChannelsRequest channels_change(const SetChannels& step);
 guest::ChannelsRequest channels_restore(const SetChannels& step);  // the inverse: back to `from`
 // One measurement of `bytes` (the adaptive probe grows it from v.probe_bytes).
-guest::ProbeRequest probe_request(const VerifyPath& v, std::uint64_t bytes);
+guest::ProbeRequest probe_request(const ProvePath& v, std::uint64_t bytes);
 
 // Every guest request of a whole plan (guest::RequestSet), in plan order.
 guest::RequestSet guest_requests(const Plan& plan);

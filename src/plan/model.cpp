@@ -14,7 +14,7 @@ static_assert(std::variant_size_v<StepAction> == kPhaseOrder.size());
 static_assert(
     std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::set_nic), StepAction>, SetNic>);
 static_assert(
-    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::verify), StepAction>, VerifyPath>);
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(StepKind::prove_path), StepAction>, ProvePath>);
 
 std::string_view to_string(StepKind kind) {
   switch (kind) {
@@ -26,8 +26,8 @@ std::string_view to_string(StepKind kind) {
       return "set-channels";
     case StepKind::change_fstab:
       return "change-fstab";
-    case StepKind::verify:
-      return "verify";
+    case StepKind::prove_path:
+      return "prove-path";
   }
   return "?";
 }
@@ -36,6 +36,7 @@ std::optional<StepKind> step_kind_from(std::string_view text) {
   for (auto k : kPhaseOrder) {
     if (to_string(k) == text) return k;
   }
+  if (text == "verify") return StepKind::prove_path;  // its name before plan format 1.6
   return std::nullopt;
 }
 
@@ -297,7 +298,7 @@ json::value step_to_json(const Step& step) {
       o["inverse_activations"] = activations_json(s.inverse_activations);
       if (!s.writers.empty()) o["writers"] = strings_json(s.writers);
     }
-    void operator()(const VerifyPath& s) const {
+    void operator()(const ProvePath& s) const {
       o["vm"] = vm_json(s.vm);
       o["nic"] = s.nic ? json::value(*s.nic) : json::value(nullptr);
       o["host"] = s.host;
@@ -369,8 +370,8 @@ Result<Step> step_from_json(const json::value& v) {
     s.inverse_activations = r.activations("inverse_activations");
     if (r.has("writers")) s.writers = r.strings("writers");  // 1.3 on
     step.action = s;
-  } else if (kind == "verify") {
-    VerifyPath s;
+  } else if (step_kind_from(kind) == StepKind::prove_path) {
+    ProvePath s;
     s.vm = r.vm("vm");
     s.nic = r.opt_int32("nic");
     s.host = r.str("host");

@@ -74,7 +74,7 @@ struct ChangeFstab {
 
 // Prove the path with byte counters; no inverse. Carries everything the verifier needs, so an
 // applied plan file does not depend on the policy files still saying the same.
-struct VerifyPath {
+struct ProvePath {
   // Whose tap counters the host side of the verification reads (status/current "nics"): the VM
   // and N of the intended netN. vmid 0 or no nic: plans without them verify guest-side only.
   proxmox::VmRef vm;
@@ -101,14 +101,15 @@ struct VerifyPath {
   bool verify_restored = true;
 };
 
-using StepAction = std::variant<SetNic, RestartVm, SetChannels, ChangeFstab, VerifyPath>;
+using StepAction = std::variant<SetNic, RestartVm, SetChannels, ChangeFstab, ProvePath>;
 
 // The kinds of step, in StepAction's order and in the order phases run. Strings ("set-nic") only
 // at the edges: plan files, journals, reports.
-enum class StepKind { set_nic, restart_vm, set_channels, change_fstab, verify };
+enum class StepKind { set_nic, restart_vm, set_channels, change_fstab, prove_path };
 inline constexpr std::array<StepKind, 5> kPhaseOrder{StepKind::set_nic, StepKind::restart_vm, StepKind::set_channels,
-                                                     StepKind::change_fstab, StepKind::verify};
-std::string_view to_string(StepKind kind);  // "set-nic", "restart-vm", "set-channels", "change-fstab", "verify"
+                                                     StepKind::change_fstab, StepKind::prove_path};
+std::string_view to_string(StepKind kind);  // "set-nic", "restart-vm", "set-channels", "change-fstab", "prove-path"
+// Also reads "verify", prove-path's name in plan files before format 1.6 and their journals.
 std::optional<StepKind> step_kind_from(std::string_view text);
 
 struct Step {
@@ -148,7 +149,7 @@ struct PolicyPlan {
   // trip; `passive` is what that check found (reconcile/observer.cpp). A configuration can stay
   // as the policy says while its path drifts (a host route, a trunked transport): that is never
   // "converged". Runtime only, not in the plan file, whose proofs are its verify steps.
-  std::optional<VerifyPath> proof;
+  std::optional<ProvePath> proof;
   std::optional<verify::VerificationResult> passive;
   // Converged with a proof: the counters this run read of its path (the NFS connections' bytes
   // from the facts, the VM's taps from one read per node), differenced against the last run's
@@ -164,9 +165,10 @@ struct Plan {
   // 1.0 is the plan file that said only "version": 1; 1.1 added format_version and
   // pathwarden_version, and still writes "version": MAJOR for the pathwardens that read only that;
   // 1.2 added each policy's "nas"; 1.3 the "writers" of a change-fstab step (several policies'
-  // entries in one write); 1.4 the file's "seal" (plan/plan_seal.hpp), which `apply` requires.
+  // entries in one write); 1.4 the file's "seal" (plan/plan_seal.hpp), which `apply` requires;
+  // 1.5 the proof's "probe_as_root"; 1.6 names the proof step "prove-path" (was "verify", still read).
   static constexpr int kFormatMajor = 1;
-  static constexpr int kFormatMinor = 5;
+  static constexpr int kFormatMinor = 6;
   std::string id;                 // random, names journals and backups
   std::string created_at;         // ISO 8601 UTC
   std::string policies_revision;  // git commit of the policy directory, when known

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "plan/guest_writes.hpp"
 #include "plan/planner_steps.hpp"
@@ -48,10 +49,10 @@ bool plan_preconditions(const policy::StoragePath& p, const Observation& observe
 }
 
 std::string percent(double share) {
-  return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%";
+  return std::to_string(std::lround(share * 100)) + "%";
 }
 
-std::string verify_summary(const VerifyPath& v, const guest::InterfaceInfo& iface, const policy::StoragePath& p) {
+std::string verify_summary(const ProvePath& v, const guest::InterfaceInfo& iface, const policy::StoragePath& p) {
   return "verify with byte counters: " + std::to_string(p.verify.probe_bytes >> 20) + " MiB " +
          (v.direction == verify::ProbeDirection::write ? "written to " : "read from ") + v.probe_file + " must cross " +
          iface.name + " (" + p.nic.device + ") for at least " + percent(p.verify.min_share);
@@ -67,7 +68,7 @@ void plan_verify(const policy::StoragePath& proven, const policy::StoragePath& p
     return c == nullptr || !c->activations.empty();
   });
   if (!path_changes) return;
-  VerifyPath v = verify_path_of(proven, p, nic.mac, vm);
+  ProvePath v = verify_path_of(proven, p, nic.mac, vm);
   out.steps.push_back({v, false, verify_summary(v, *nic.iface, proven)});
 }
 
@@ -157,8 +158,8 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   return finish(out, observed);
 }
 
-VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended_mac) {
-  VerifyPath v;
+ProvePath verify_path_of(const policy::StoragePath& p, net::MacAddress intended_mac) {
+  ProvePath v;
   v.vm = {p.guest.node, p.guest.vmid};
   v.nic = proxmox::net_index(p.nic.device);
   v.host = p.guest.host;
@@ -183,9 +184,9 @@ VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended
   return v;
 }
 
-VerifyPath verify_path_of(const policy::StoragePath& resolved, const policy::StoragePath& written,
-                          net::MacAddress intended_mac, const proxmox::VmRef& runs_on) {
-  VerifyPath v = verify_path_of(resolved, std::move(intended_mac));
+ProvePath verify_path_of(const policy::StoragePath& resolved, const policy::StoragePath& written,
+                         net::MacAddress intended_mac, const proxmox::VmRef& runs_on) {
+  ProvePath v = verify_path_of(resolved, std::move(intended_mac));
   v.vm = runs_on;
   if (resolved.mount.server != written.mount.server) v.server_name = written.mount.server;
   return v;

@@ -66,10 +66,10 @@ guest::FstabEntrySpec desired_fstab_entry(const policy::StoragePath& policy);
 bool nfs_version_matches(std::string_view wanted, std::string_view effective);
 
 // The verify step's data for a policy whose NIC has this MAC (the planner's, and the audit's).
-VerifyPath verify_path_of(const policy::StoragePath& p, net::MacAddress intended_mac);
+ProvePath verify_path_of(const policy::StoragePath& p, net::MacAddress intended_mac);
 // The same for a policy as the guest resolved its NAS names (with_resolved_names), keeping the
 // name `written` gave, on the VM where it runs now (a migrated one is followed).
-VerifyPath verify_path_of(const policy::StoragePath& resolved, const policy::StoragePath& written,
-                          net::MacAddress intended_mac, const proxmox::VmRef& runs_on);
+ProvePath verify_path_of(const policy::StoragePath& resolved, const policy::StoragePath& written,
+                         net::MacAddress intended_mac, const proxmox::VmRef& runs_on);
 
 }  // namespace pw::plan

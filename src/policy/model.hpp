@@ -127,7 +127,7 @@ class FieldPositions {
   };
 
   // Iterates like the map it replaces, in field order: (field, position) pairs, by value.
-  class const_iterator {
+  class const_iterator {  // NOLINT(readability-identifier-naming): the standard library's name for it
    public:
     using value_type = std::pair<const std::string&, SourcePos>;
     const_iterator(const FieldPositions& owner, std::size_t i) : owner_(&owner), i_(i) {}
@@ -143,7 +143,7 @@ class FieldPositions {
     std::size_t i_;
   };
 
-  Slot operator[](std::string_view field) { return Slot(*this, field); }
+  Slot operator[](std::string_view field) { return {*this, field}; }
   void set(std::string_view field, const SourcePos& pos);
   std::optional<SourcePos> find(std::string_view field) const;
   std::size_t size() const { return entries_.size(); }

@@ -17,7 +17,7 @@ namespace pw::reconcile {
 report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool probe) {
   auto rep = new_report(ctx_, report::RunMode::verify, "");
   auto observed = Observer(ctx_).observe(policies);
-  std::vector<std::optional<plan::VerifyPath>> paths(policies.size());
+  std::vector<std::optional<plan::ProvePath>> paths(policies.size());
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const auto& p = policies[i];
     auto pp = plan::plan_header(p);
@@ -62,7 +62,7 @@ report::RunReport Audit::run(std::span<const policy::StoragePath> policies, bool
         pr.warnings.push_back(p.mount.display() + " " + d + " (its owner's configuration)");
       if (!located->differences.empty()) pr.remedy = plan::unowned_remedy(p, *located);
     }
-    const plan::VerifyPath v = plan::verify_path_of(*named, p, net::MacAddress(*spec->mac()), o.vm->config.ref);
+    const plan::ProvePath v = plan::verify_path_of(*named, p, net::MacAddress(*spec->mac()), o.vm->config.ref);
     if (!probe) {
       auto r = verify::verify_path(audit_input(v, *o.guest));
       pr.verification = verification_report(r, v, 0, 0);

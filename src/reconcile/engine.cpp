@@ -24,8 +24,6 @@
 #include "reconcile/verdicts.hpp"
 
 namespace pw::reconcile {
-namespace json = boost::json;
-
 namespace {
 
 std::string random_hex(std::size_t n) {
@@ -294,7 +292,7 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
           pr.errors.push_back(r.kind == Refusal::Kind::stale ? r.why + "; run 'pathwarden plan' again" : r.why);
       }
       if (pr.errors.empty())
-        pr.errors.push_back("not applied: the plan is stale for other policies; run 'pathwarden plan' again");
+        pr.errors.emplace_back("not applied: the plan is stale for other policies; run 'pathwarden plan' again");
     }
     rep.finished_at = journal::format_utc(ctx_.deps.clock.now());
     return rep;
@@ -305,7 +303,7 @@ report::RunReport Engine::apply(const plan::Plan& plan) {
   return rep;
 }
 
-report::RunReport Engine::verify(std::span<const policy::StoragePath> policies, bool probe) {
+report::RunReport Engine::audit(std::span<const policy::StoragePath> policies, bool probe) {
   auto rep = Audit(ctx_).run(policies, probe);
   rep.stopped_by_signal = ctx_.stop_signal();
   return rep;

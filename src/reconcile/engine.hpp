@@ -3,8 +3,8 @@
 // pass (Observer), plan (pure, plan/planner), apply the plan step by step under a journal and a
 // per-guest lock (StepRunner, PolicyRun), verify with byte counters (ProbeLoop), roll back what
 // cannot be proven (Rollback), report. Conflicts (a Proxmox digest or an fstab hash that moved)
-// are re-observed and re-planned, never overwritten. `verify` is the Audit, `recover` the
-// Recovery; each unit is a file of its own named for its job.
+// are re-observed and re-planned, never overwritten. `pathwarden verify` is the Audit, `recover`
+// the Recovery; each unit is a file of its own named for its job.
 //
 // Component: reconcile. Depends on plan, policy, guest (the port), proxmox (the API), journal,
 // report, verify, timing; never on an adapter (src/ansible), which the controller wires in.
@@ -42,9 +42,9 @@ class Engine {
   // (digests and fstab hashes); refuses otherwise.
   report::RunReport apply(const plan::Plan& plan);
 
-  // Audit without changes: effective options, queues, connection addresses; a probe only when
-  // asked.
-  report::RunReport verify(std::span<const policy::StoragePath> policies, bool probe);
+  // `pathwarden verify`: the audit without changes (effective options, queues, connection
+  // addresses; a probe only when asked).
+  report::RunReport audit(std::span<const policy::StoragePath> policies, bool probe);
 
   // Finishes or undoes every interrupted run found in the journals.
   report::RunReport recover();

@@ -13,7 +13,7 @@ verify::CounterSnapshot snapshot_from(const guest::GuestFacts& f) {
   return guest::counter_snapshot(f.counters, f.interfaces);
 }
 
-verify::DesiredPath desired_from(const plan::VerifyPath& v) {
+verify::DesiredPath desired_from(const plan::ProvePath& v) {
   verify::DesiredPath d;
   d.intended_mac = v.intended_mac;
   d.mount_point = v.mount_point;
@@ -72,7 +72,7 @@ std::vector<verify::ConnectionCounters> connection_counters(const std::vector<gu
 
 }  // namespace
 
-verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& out,
+verify::VerificationInput probe_input(const plan::ProvePath& v, const guest::ProbeOutcome& out,
                                       verify::HostTapSamples host) {
   verify::VerificationInput in;
   in.desired = desired_from(v);
@@ -88,7 +88,7 @@ verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::Pr
   return in;
 }
 
-verify::VerificationInput audit_input(const plan::VerifyPath& v, const guest::GuestFacts& facts) {
+verify::VerificationInput audit_input(const plan::ProvePath& v, const guest::GuestFacts& facts) {
   verify::VerificationInput in;
   in.desired = desired_from(v);
   in.evidence = evidence_from(facts, v.mount_point, v.intended_mac);
@@ -97,7 +97,7 @@ verify::VerificationInput audit_input(const plan::VerifyPath& v, const guest::Gu
   return in;
 }
 
-report::Verification verification_report(const verify::VerificationResult& r, const plan::VerifyPath& v,
+report::Verification verification_report(const verify::VerificationResult& r, const plan::ProvePath& v,
                                          std::uint64_t probe_bytes, int probes) {
   report::Verification out;
   out.verdict = verdict_of(r.verdict);
@@ -153,7 +153,7 @@ namespace {
 // A path whose traffic since the last run took another NIC: the address check passed (the
 // connections were made over the intended interface), the bytes did not follow. Routing is the
 // cause (a route or rule changed under established connections): reported, never changed.
-report::Verification misrouted_since(const plan::VerifyPath& v, const verify::TrafficSince& t) {
+report::Verification misrouted_since(const plan::ProvePath& v, const verify::TrafficSince& t) {
   report::Verification out;
   out.verdict = report::Verdict::wrong_path;
   out.summary = "the path no longer holds: " + t.text;

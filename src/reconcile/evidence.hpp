@@ -19,12 +19,12 @@ verify::NfsEvidence evidence_from(const guest::GuestFacts& facts, std::string_vi
 
 // One probe's measurement and the NFS state right after it.
 // `host`: the hypervisor's tap counters read around the probe run (or why there are none).
-verify::VerificationInput probe_input(const plan::VerifyPath& v, const guest::ProbeOutcome& outcome,
+verify::VerificationInput probe_input(const plan::ProvePath& v, const guest::ProbeOutcome& outcome,
                                       verify::HostTapSamples host);
 // No probe: options, queues and connection addresses from one facts run.
-verify::VerificationInput audit_input(const plan::VerifyPath& v, const guest::GuestFacts& facts);
+verify::VerificationInput audit_input(const plan::ProvePath& v, const guest::GuestFacts& facts);
 
-report::Verification verification_report(const verify::VerificationResult& result, const plan::VerifyPath& v,
+report::Verification verification_report(const verify::VerificationResult& result, const plan::ProvePath& v,
                                          std::uint64_t probe_bytes, int probes);
 // The report's verdict for the verifier's.
 report::Verdict verdict_of(verify::Verdict v);

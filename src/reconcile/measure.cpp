@@ -30,7 +30,7 @@ std::map<int, verify::TapBytes> tap_bytes(const proxmox::VmStatus& s) {
 
 // The host side of one path's measurement, or why it has none (said in the report: the verdict
 // then rests on the guest's side alone).
-verify::HostTapSamples host_samples(const plan::VerifyPath& v, const TapRead& before, const TapRead& after) {
+verify::HostTapSamples host_samples(const plan::ProvePath& v, const TapRead& before, const TapRead& after) {
   verify::HostTapSamples h;
   if (v.vm.vmid == 0 || !v.nic) {
     h.unavailable = "guest-side only: the plan names no Proxmox NIC to read tap counters for";
@@ -175,7 +175,7 @@ std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRe
 
 }  // namespace
 
-report::Verification verification_of(const Measured& m, const plan::VerifyPath& v) {
+report::Verification verification_of(const Measured& m, const plan::ProvePath& v) {
   auto out = verification_report(*m.result, v, m.bytes, m.probes);
   out.commit = m.commit;
   return out;

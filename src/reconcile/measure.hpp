@@ -17,7 +17,7 @@
 namespace pw::reconcile {
 
 struct MeasureRequest {
-  const plan::VerifyPath* path = nullptr;
+  const plan::ProvePath* path = nullptr;
   std::string policy;  // for progress events
 };
 
@@ -35,6 +35,6 @@ struct Measured {
 std::vector<Measured> measure(const Context& ctx, std::span<const MeasureRequest> requests);
 
 // The report's verification of a measurement: verification_report plus the commit figure.
-report::Verification verification_of(const Measured& m, const plan::VerifyPath& v);
+report::Verification verification_of(const Measured& m, const plan::ProvePath& v);
 
 }  // namespace pw::reconcile

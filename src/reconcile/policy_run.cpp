@@ -96,7 +96,7 @@ void PolicyRun::end(StepEnd e) {
   switch (e.kind) {
     case StepEnd::Kind::done: {
       const auto& s = step(next_);
-      if (s.kind() != plan::StepKind::verify) entry_mut().changes.push_back(change_of(s));  // a proof, not a change
+      if (s.kind() != plan::StepKind::prove_path) entry_mut().changes.push_back(change_of(s));  // a proof, not a change
       checked(journal_.step_done(journal::StepPhase::apply, next_, std::move(e.result)),
               "the end of '" + s.summary + "'");
       ++next_;
@@ -203,19 +203,19 @@ PolicyRun::Resumed PolicyRun::resume(const journal::RunReplay& run) {
   // A run whose verification already said "verified" only missed its last record.
   bool finished = false;
   for (const auto& s : run.steps) {
-    if (plan::step_kind_from(s.kind) == plan::StepKind::verify && s.state == journal::StepState::done) {
+    if (plan::step_kind_from(s.kind) == plan::StepKind::prove_path && s.state == journal::StepState::done) {
       const auto* v = s.result.if_contains("verdict");
       finished = v != nullptr && v->is_string() && report::verdict_from(v->get_string()) == Verdict::verified;
     }
   }
   // A plan with nothing to prove (only a comment written over a mount left as it is) whose
   // steps all ended also only missed its last record.
-  const bool provable =
-      std::any_of(steps.begin(), steps.end(), [](const plan::Step& s) { return s.kind() == plan::StepKind::verify; });
+  const bool provable = std::any_of(steps.begin(), steps.end(),
+                                    [](const plan::Step& s) { return s.kind() == plan::StepKind::prove_path; });
   if (!provable && !steps.empty() && run.completed_steps().size() == steps.size()) finished = true;
   if (finished) {
     for (const auto& s : run.steps) {
-      if (s.step < steps.size() && steps[s.step].kind() != plan::StepKind::verify)
+      if (s.step < steps.size() && steps[s.step].kind() != plan::StepKind::prove_path)
         entry_mut().changes.push_back(change_of(steps[s.step]));
     }
     state_ = State::verified;
@@ -281,7 +281,7 @@ bool PolicyRun::finish() {
 
 bool checks_restored_state(const plan::PolicyPlan& p) {
   for (const auto& s : p.steps) {
-    if (const auto* v = std::get_if<plan::VerifyPath>(&s.action)) return v->verify_restored;
+    if (const auto* v = std::get_if<plan::ProvePath>(&s.action)) return v->verify_restored;
   }
   return true;
 }

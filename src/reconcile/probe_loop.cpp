@@ -11,7 +11,7 @@ void ProbeLoop::run(const std::vector<PolicyRun*>& batch) {
   for (auto* run : batch) {
     if (!run->begin()) continue;
     runs.push_back(run);
-    requests.push_back({&std::get<plan::VerifyPath>(run->current()->action), run->policy()});
+    requests.push_back({&std::get<plan::ProvePath>(run->current()->action), run->policy()});
   }
   const auto measured = measure(ctx_, requests);
   for (std::size_t i = 0; i < runs.size(); ++i) {

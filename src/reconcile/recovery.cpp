@@ -11,8 +11,6 @@
 #include "reconcile/run_set.hpp"
 
 namespace pw::reconcile {
-namespace json = boost::json;
-
 report::RunReport Recovery::run() {
   auto rep = new_report(ctx_, report::RunMode::recover, "");
   auto scan = journal::scan_journals(ctx_.deps.journals);

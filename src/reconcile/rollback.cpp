@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <ranges>
 
 #include "guest/interfaces.hpp"
 #include "guest/sha256.hpp"
@@ -39,15 +40,15 @@ std::string join_words(const std::vector<std::string>& words) {
 void Rollback::run(const std::vector<PolicyRun*>& batch) {
   for (auto* run : batch) run->rollback_begin();
   // Inverses run kind by kind across guests, in reverse phase order.
-  for (auto kind_it = plan::kPhaseOrder.rbegin(); kind_it != plan::kPhaseOrder.rend(); ++kind_it) {
+  for (const auto kind : plan::kPhaseOrder | std::views::reverse) {
     Todo todo;
     for (auto* run : batch) {
       for (auto it = run->touched().rbegin(); it != run->touched().rend(); ++it) {
-        if (run->step(*it).kind() == *kind_it) todo.emplace_back(run, *it);
+        if (run->step(*it).kind() == kind) todo.emplace_back(run, *it);
       }
     }
     if (todo.empty()) continue;
-    switch (*kind_it) {
+    switch (kind) {
       case plan::StepKind::change_fstab:
         undo_fstab(todo);
         break;
@@ -58,7 +59,7 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
         undo_nic(todo);
         break;
       case plan::StepKind::restart_vm:  // no inverse of its own: reverting the NIC restarts again when it must
-      case plan::StepKind::verify:
+      case plan::StepKind::prove_path:
         break;  // a proof changes nothing
     }
   }
@@ -250,7 +251,7 @@ void Rollback::check_restored(PolicyRun& run, const guest::PerHost<guest::GuestF
     }
     guest_side = &*it->second;
   }
-  auto problem = [&](std::string what) { run.not_restored("not restored: " + what); };
+  auto problem = [&](const std::string& what) { run.not_restored("not restored: " + what); };
   for (auto idx : run.touched()) {
     const auto& step = run.step(idx);
     if (const auto* fs = std::get_if<plan::ChangeFstab>(&step.action)) {

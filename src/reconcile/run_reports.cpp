@@ -43,7 +43,7 @@ report::Change change_of(const plan::Step& step) {
       c.before = fstab_line(s.old_content, s.mount_point);
       c.after = fstab_line(s.new_content, s.mount_point);
     }
-    void operator()(const plan::VerifyPath& s) const { c.target = s.host + " " + s.mount_point; }
+    void operator()(const plan::ProvePath& s) const { c.target = s.host + " " + s.mount_point; }
   };
   std::visit(Fill{c}, step.action);
   return c;

@@ -35,7 +35,7 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
       return set_channels(batch);
     case plan::StepKind::change_fstab:
       return change_fstab(batch);
-    case plan::StepKind::verify:
+    case plan::StepKind::prove_path:
       return ProbeLoop(ctx_).run(batch);
   }
 }

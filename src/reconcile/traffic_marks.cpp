@@ -36,7 +36,7 @@ std::optional<int> net_number(std::string_view key) {
 
 }  // namespace
 
-verify::TrafficMark mark_of(const plan::VerifyPath& proof, const guest::GuestFacts& facts,
+verify::TrafficMark mark_of(const plan::ProvePath& proof, const guest::GuestFacts& facts,
                             const proxmox::VmConfig* config, const proxmox::VmStatus* status, std::string taps_missing,
                             std::string taken_at) {
   verify::TrafficMark m;

@@ -22,7 +22,7 @@ inline constexpr std::string_view kTrafficMarkKey = "traffic_mark";
 
 // The mark of `proof`'s path now: the guest's NFS connections to its NAS with their counters, and
 // the VM's taps from `status` (or why there are none: `taps_missing`).
-verify::TrafficMark mark_of(const plan::VerifyPath& proof, const guest::GuestFacts& facts,
+verify::TrafficMark mark_of(const plan::ProvePath& proof, const guest::GuestFacts& facts,
                             const proxmox::VmConfig* config, const proxmox::VmStatus* status, std::string taps_missing,
                             std::string taken_at);
 

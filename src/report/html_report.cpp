@@ -16,25 +16,12 @@ constexpr std::string_view kGreen = "#1a7f37";
 constexpr std::string_view kRed = "#cf222e";
 constexpr std::string_view kAmber = "#9a6700";
 
+// The meaning of an exit code, from the one table (run_report.hpp).
 std::string_view exit_meaning(int code) {
-  switch (code) {
-    case 0:
-      return "nothing to do, or everything verified without changes";
-    case 2:
-      return "changes applied and verified";
-    case 3:
-      return "drift found, or drift that could not be acted on";
-    case 4:
-      return "a change failed verification and was rolled back";
-    case 5:
-      return "a rollback failed, or a journal needs 'pathwarden recover'";
-    case 6:
-      return "could not observe: the Proxmox API or a guest did not answer";
-    case 1:
-      return "bad usage or bad policy";
-    default:
-      return code > 128 ? "stopped by a signal; what it had begun was rolled back" : "an unknown exit code";
+  for (const auto& line : exit_code_list()) {
+    if (line.code == std::to_string(code) || (code > 128 && line.code == "128+N")) return line.meaning;
   }
+  return "an unknown exit code";
 }
 
 std::string_view exit_colour(int code) {

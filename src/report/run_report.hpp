@@ -201,7 +201,9 @@ inline constexpr ExitCodeRow kExitCodes[] = {
     {ExitReason::failed, 4,
      "a change failed verification and was rolled back (or kept inconclusive by the policy), or a path is wrong"},
     {ExitReason::unobserved, 6, "a guest or the Proxmox API did not answer: not observed (never drift)"},
-    {ExitReason::drift, 3, "drift found (--check), or a change blocked by a precondition"},
+    {ExitReason::drift, 3,
+     "drift found (plan, --check), or a change blocked by a precondition (a closed restart window, a stale saved "
+     "plan)"},
     {ExitReason::applied, 2, "changes applied and verified"},
     {ExitReason::nothing_to_do, 0, "nothing to do, or every policy converged or verified"},
 };
@@ -226,9 +228,10 @@ int signal_number(std::string_view name);
 // diagnostics/format_version.hpp says. Format 1 is the report that spelt its version only as
 // "schema": "pathwarden-report/v1" (changes as strings); 2.0 made changes structured; 3.0 made
 // planned structured too (a check's fstab diff is data, not a sentence); 3.1 added each policy's
-// "rests_on". Reports of 1 and 2 are still read, their strings as the changes' text.
+// "rests_on"; 3.2 names the proof step's action "prove-path" (was "verify": only in planned[],
+// never a change). Reports of 1 and 2 are still read, their strings as the changes' text.
 inline constexpr int kFormatMajor = 3;
-inline constexpr int kFormatMinor = 1;
+inline constexpr int kFormatMinor = 2;
 std::string format_version();  // "3.0"
 
 boost::json::value to_json(const RunReport& report);

@@ -140,7 +140,7 @@ CounterAnalysis analyze_counters(const CounterSamples& samples, const ProbeRun& 
                          : probe.wall_time;
   const bool baseline_usable = out.baseline_window.count() > 0;
   if (!baseline_usable)
-    out.notes.push_back("the baseline snapshots are not a positive time apart: background assumed 0");
+    out.notes.emplace_back("the baseline snapshots are not a positive time apart: background assumed 0");
 
   const auto intended = find_intended(samples.after_probe, intended_mac);
   std::vector<Track> tracks = follow_interfaces(snaps);

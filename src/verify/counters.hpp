@@ -93,8 +93,8 @@ struct CounterDelta {
 };
 
 struct NoiseModel {
-  std::uint64_t floor_bytes = 64 * 1024;  // ARP, SSH of the probe itself, management chatter
-  double background_uncertainty = 0.5;    // the background may be off by this fraction of itself
+  std::uint64_t floor_bytes = 64ULL * 1024;  // ARP, SSH of the probe itself, management chatter
+  double background_uncertainty = 0.5;       // the background may be off by this fraction of itself
 };
 
 // Which interface of a snapshot is the intended one: the device carrying the MAC, preferring

@@ -131,8 +131,8 @@ Decision weigh(const std::vector<SignalReading>& sig, const CounterVerdict& cv) 
   const auto& conn = reading(sig, Signal::connection_bytes);
   const auto& iface = reading(sig, Signal::connection_interface);
   auto is = [](const SignalReading& r, SignalState st) { return r.state == st; };
-  auto decide = [](Verdict v, const SignalReading& by, std::string summary = {}) {
-    return Decision{v, summary.empty() ? by.detail : std::move(summary), by.signal, {}};
+  auto decide = [](Verdict v, const SignalReading& by, const std::string& summary = {}) {
+    return Decision{v, summary.empty() ? by.detail : summary, by.signal, {}};
   };
 
   if (is(host, SignalState::contradicted))

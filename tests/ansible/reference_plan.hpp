@@ -51,7 +51,7 @@ inline plan::Plan movies_plan() {
   fs.inverse_activations = {{"/mnt/movies", "192.0.2.2:/volume1/movies", "nfs4", {"defaults", "_netdev"}, true}};
   p.steps.push_back({fs, true, "fstab: /mnt/movies from 198.51.100.2 with vers=3,nconnect=8,_netdev"});
 
-  plan::VerifyPath v;
+  plan::ProvePath v;
   v.host = "media-vm";
   v.mount_point = "/mnt/movies";
   v.intended_mac = "bc:24:11:00:00:02";

@@ -38,7 +38,8 @@ def main(binary, pvesim):
         r = role()
         check(r.rc != 0 and r.stats.get("failures") == 1 and r.stats.get("changed") == 0, f"plain run: {r}")
         msg = r.failure
-        check(isinstance(msg, list) and msg[0].startswith("pathwarden exited 6: could not observe")
+        check(isinstance(msg, list)
+              and msg[0].startswith("pathwarden exited 6: a guest or the Proxmox API did not answer")
               and any(line.startswith("movies: unobserved: could not observe guest media-vm") and "unreachable" in line
                       for line in msg), f"failure message: {msg}")
         check(r.report.get("format") == "pathwarden-report" and r.report["mode"] == "reconcile"

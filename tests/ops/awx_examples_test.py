@@ -212,7 +212,8 @@ def check_shard_playbook(binary, pvesim):
                                       awx_workflow_job_id=1, pathwarden_shard_name="cluster-a",
                                       pathwarden_reconcile_plan_dir=plans))
         msg = r.task("Fail when a policy could not be observed, or is blocked").get("msg")
-        check(r.rc != 0 and isinstance(msg, list) and msg[0].startswith("pathwarden exited 6: could not observe")
+        check(r.rc != 0 and isinstance(msg, list)
+              and msg[0].startswith("pathwarden exited 6: a guest or the Proxmox API did not answer")
               and any(line.startswith("movies: unobserved: ") for line in msg) and os.listdir(plans) == ["applied"],
               f"plan job without the guest: {r}\n{msg}\n{os.listdir(plans) if os.path.isdir(plans) else None}")
 

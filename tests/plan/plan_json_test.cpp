@@ -20,7 +20,7 @@ TEST_CASE("a plan file says its format_version and the pathwarden that wrote it;
   Plan plan = make_plan(std::vector{movies_policy()}, std::vector{seed_observation()}, context());
   auto json = to_json(plan).as_object();
   CHECK(json.at("format") == "pathwarden-plan");
-  CHECK(json.at("format_version") == "1.5");
+  CHECK(json.at("format_version") == "1.6");
   CHECK(json.at("pathwarden_version") == PW_VERSION);
   CHECK(json.at("version") == 1);  // the major, for pathwardens that read only "version"
 
@@ -31,6 +31,18 @@ TEST_CASE("a plan file says its format_version and the pathwarden that wrote it;
   auto back = plan_from_json(old);
   REQUIRE(back.has_value());
   CHECK(back->policies[0].steps.size() == plan.policies[0].steps.size());
+
+  // Before 1.6 the proof step was "verify": read as prove-path, written back as prove-path.
+  auto v15 = json;
+  v15["format_version"] = "1.5";
+  auto& steps = v15["policies"].as_array()[0].as_object()["steps"].as_array();
+  REQUIRE(steps.back().as_object()["kind"] == "prove-path");
+  steps.back().as_object()["kind"] = "verify";
+  auto read15 = plan_from_json(v15);
+  REQUIRE(read15.has_value());
+  CHECK(read15->policies[0].steps.back().kind() == StepKind::prove_path);
+  CHECK(step_kind_from("verify") == StepKind::prove_path);
+  CHECK(step_kind_from("prove-path") == StepKind::prove_path);
 
   // A later minor adds fields this reader ignores.
   auto newer = json;

@@ -29,7 +29,7 @@ TEST_CASE("the seed's fix plans queues, restart-free hot-plug, channels, fstab a
   auto p = plan_policy(movies_policy(), seed_observation(), context());
   INFO(render_plan(one(p)));
   REQUIRE(p.state == PolicyState::changes);
-  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "change-fstab", "verify"});
+  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "change-fstab", "prove-path"});
   const auto* nic = find_step<SetNic>(p);
   REQUIRE(nic != nullptr);
   CHECK(nic->hotplug);  // running VM, default hotplug includes network
@@ -48,7 +48,7 @@ TEST_CASE("the seed's fix plans queues, restart-free hot-plug, channels, fstab a
   CHECK(fs->activations[0].path == "/mnt/movies");
   REQUIRE(fs->inverse_activations.size() == 1);
   CHECK_FALSE(fs->inverse_activations[0].mount);  // it was not mounted before: the inverse unmounts
-  const auto* v = find_step<VerifyPath>(p);
+  const auto* v = find_step<ProvePath>(p);
   REQUIRE(v != nullptr);
   CHECK(v->intended_mac == kNet1Mac);
   CHECK(v->probe_file == "/mnt/movies/probe.bin");
@@ -147,7 +147,7 @@ TEST_CASE("hotplug is a list as pve-common's split_list reads it: ',', ';' or wh
     auto p = plan_policy(movies_policy(), o, context());
     REQUIRE(find_step<SetNic>(p) != nullptr);
     CHECK(find_step<SetNic>(p)->hotplug);  // re-plugged at the write: no reboot planned
-    CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "change-fstab", "verify"});
+    CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "change-fstab", "prove-path"});
   }
   auto off = seed_observation();
   off.vm->config.entries.push_back({"hotplug", "disk;usb"});
@@ -171,7 +171,7 @@ TEST_CASE("hot-plug off: the queues change waits for a restart through the API")
   o.vm->config.entries.push_back({"hotplug", "disk,usb"});
   auto p = plan_policy(movies_policy(), o, context());
   REQUIRE(p.state == PolicyState::changes);
-  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "restart-vm", "set-channels", "change-fstab", "verify"});
+  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "restart-vm", "set-channels", "change-fstab", "prove-path"});
   CHECK_FALSE(find_step<SetNic>(p)->hotplug);
 }
 
@@ -182,7 +182,7 @@ TEST_CASE("pending changes") {
                             "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8", 0}};
     auto p = plan_policy(movies_policy(), o, context());
     REQUIRE(p.state == PolicyState::changes);
-    CHECK(kinds(p) == std::vector<std::string>{"restart-vm", "set-channels", "change-fstab", "verify"});
+    CHECK(kinds(p) == std::vector<std::string>{"restart-vm", "set-channels", "change-fstab", "prove-path"});
   }
   SECTION("someone else's pending change blocks") {
     auto o = seed_observation();

@@ -49,8 +49,8 @@ TEST_CASE("the NIC stays pathwarden's: its steps, then a verify at Docker's moun
   auto p =
       plan_policy(unowned_policy("compose", "[rw, nfsvers=4.2]", "198.51.100.2", true), compose_world(), context());
   REQUIRE(p.state == PolicyState::changes);
-  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "verify"});
-  const auto* v = std::get_if<VerifyPath>(&p.steps.back().action);
+  CHECK(kinds(p) == std::vector<std::string>{"set-nic", "set-channels", "prove-path"});
+  const auto* v = std::get_if<ProvePath>(&p.steps.back().action);
   REQUIRE(v != nullptr);
   CHECK(v->mount_point == kComposeMountpoint);
   CHECK(v->probe_file == std::string(kComposeMountpoint) + "/probe.bin");

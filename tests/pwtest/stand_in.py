@@ -15,7 +15,7 @@ STAND_IN = os.path.join(TESTS, "ops", "guest_stand_in.py")
 NET1 = "virtio=BC:24:11:A1:01:02,bridge=vmbr1"
 STAND_IN_STATE = {"nodes": ["pve1"], "guests": [{"vmid": 101, "node": "pve1", "running": True, "config": {
     "name": "media-vm", "net0": "virtio=BC:24:11:A1:01:00,bridge=vmbr0", "net1": NET1}}]}
-PLANNED = ["set-nic", "set-channels", "change-fstab", "verify"]
+PLANNED = ["set-nic", "set-channels", "change-fstab", "prove-path"]
 
 
 def stand_in_controller(binary, sim, work):

@@ -63,7 +63,7 @@ TEST_CASE("the seed's fix is verified, then a second run changes nothing") {
   CHECK(changes["change-fstab"].target == "media-vm /mnt/movies");
   CHECK(changes["change-fstab"].after == "198.51.100.2:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0");
   CHECK(changes["change-fstab"].before != changes["change-fstab"].after);
-  CHECK_FALSE(changes.contains("verify"));  // a proof, not a change
+  CHECK_FALSE(changes.contains("prove-path"));  // a proof, not a change
 
   const auto writes = w.pve.writes;
   const auto fstab = w.guest().fstab;

@@ -280,7 +280,7 @@ TEST_CASE("a converged mount whose path drifted since the last change is never c
   CHECK(w.guest().fstab == fstab);
   // The same verdict --check gives, and `verify` on the same state.
   CHECK(entry(engine.reconcile(policies, true), "movies-10g").verdict == report::Verdict::wrong_path);
-  CHECK(entry(engine.verify(policies, false), "movies-10g").verdict == report::Verdict::wrong_path);
+  CHECK(entry(engine.audit(policies, false), "movies-10g").verdict == report::Verdict::wrong_path);
 
   w.guest().routes[kNewLink] = "ens19";  // the route removed
   auto back = engine.reconcile(policies, false);

@@ -163,7 +163,7 @@ TEST_CASE("a run that changes nothing of the path keeps the last mark for the ne
   Converged c;
   // `verify` stores its result (whatever its verdict) without a mark; the next converged run
   // still compares with the mark before it.
-  const auto audit = c.engine.verify(c.policies, false);
+  const auto audit = c.engine.audit(c.policies, false);
   REQUIRE(c.w.results.get("movies-10g").value()->run_id == audit.run_id);
   c.traffic(3 * kGB, 3100 * 1000 * 1000ull, 0);
   const auto r = c.engine.reconcile(c.policies, false);

@@ -44,7 +44,7 @@ TEST_CASE("a Compose volume configured otherwise: drift with the remedy, exit 3,
     CHECK_THAT(report::render_text(rep), Catch::Contains("remedy 1: in project pg's Compose file"));
   }
   // The audit (`verify`) proves the path as it is, and names the same remedy for the drift.
-  auto audit = engine.verify(compose_policy("[rw, nfsvers=4.2, nconnect=4]"), false);
+  auto audit = engine.audit(compose_policy("[rw, nfsvers=4.2, nconnect=4]"), false);
   INFO(report::render_text(audit));
   REQUIRE(audit.policies.size() == 1);
   CHECK(audit.policies[0].remedy ==

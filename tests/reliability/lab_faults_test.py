@@ -163,7 +163,7 @@ def test_nas_gone(binary):
     p = start(binary, config, policies, "4,6")
     try:
         wait_paused(p, "the start of the verification")
-        expect_paused_at(state, "step-begin", "verify")
+        expect_paused_at(state, "step-begin", "prove-path")
         for t in nas:
             link(t, False)
         os.kill(p.pid, signal.SIGCONT)

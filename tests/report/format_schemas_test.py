@@ -79,7 +79,7 @@ def main(binary, pvesim):
         check(plan["format"] == "pathwarden-plan" and re.fullmatch(r"1\.\d+", plan["format_version"])
               and plan["pathwarden_version"] == version and plan["version"] == 1, f"plan header: {plan}")
         check([s["kind"] for s in plan["policies"][0]["steps"]]
-              == ["set-nic", "set-channels", "change-fstab", "verify"],
+              == ["set-nic", "set-channels", "change-fstab", "prove-path"],
               f"planned steps: {plan['policies'][0]['steps']}")
 
         # A check's report says the drift as data: planned[] structured, the fstab line before and after.
@@ -89,7 +89,7 @@ def main(binary, pvesim):
         valid(report_schema, checked, "the check report")
         planned = {c["action"]: c for c in checked["policies"][0]["planned"]}
         check(checked["policies"][0]["verdict"] == "drift" and not checked["policies"][0]["changes"]
-              and sorted(planned) == ["change-fstab", "set-channels", "set-nic", "verify"],
+              and sorted(planned) == ["change-fstab", "prove-path", "set-channels", "set-nic"],
               f"check's planned: {planned}")
         check(planned["set-nic"]["before"] == NET1 and planned["set-nic"]["after"] == NET1 + ",queues=8",
               f"planned set-nic: {planned['set-nic']}")
@@ -140,7 +140,7 @@ def main(binary, pvesim):
             report = json.load(f)
         check(printed == report, "--output json and --report-file differ")
         valid(report_schema, report, "the apply report")
-        check(report["format"] == "pathwarden-report" and report["format_version"] == "3.1"
+        check(report["format"] == "pathwarden-report" and report["format_version"] == "3.2"
               and report["pathwarden_version"] == version and report["schema"] == "pathwarden-report/v3",
               f"report header: "
               f"{ {k: report.get(k) for k in ('format', 'format_version', 'pathwarden_version', 'schema')} }")

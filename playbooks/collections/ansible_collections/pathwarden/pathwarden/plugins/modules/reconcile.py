@@ -250,14 +250,17 @@ import json  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
+# pathwarden's exit codes, word for word as its one table says them (pathwarden reconcile --help;
+# tests/docs/exit_codes_test.py compares).
 EXIT_MEANINGS = {
-    0: "nothing to do, or everything verified without changes",
-    1: "bad usage, bad policy or bad settings",
+    0: "nothing to do, or every policy converged or verified",
+    1: "bad usage, or a bad policy or settings file",
     2: "changes applied and verified",
-    3: "drift found (check mode), or drift that could not be acted on",
-    4: "a change failed verification and was rolled back",
-    5: "a rollback failed, or a journal needs 'pathwarden recover'",
-    6: "could not observe (the Proxmox API or a guest did not answer)",
+    3: "drift found (plan, --check), or a change blocked by a precondition (a closed restart window, a "
+       "stale saved plan)",
+    4: "a change failed verification and was rolled back (or kept inconclusive by the policy), or a path is wrong",
+    5: "a rollback failed, or a journal waits for 'pathwarden recover'",
+    6: "a guest or the Proxmox API did not answer: not observed (never drift)",
 }
 APPLY_EXIT_MEANINGS = {
     3: "the saved plan was not applied where it had changes: pathwarden refuses a plan when a VM's Proxmox config or a "
