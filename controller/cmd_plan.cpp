@@ -71,6 +71,7 @@ Command plan_command() {
           .options = {{"out", "FILE", "save the plan (JSON) for 'pathwarden apply'"},
                       {"emit-playbooks", "DIR", "write the playbooks the plan would run, for review"},
                       kPolicy,
+                      kExclude,
                       kSelector,
                       kNode,
                       kHost,

@@ -239,8 +239,11 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
                         {"kind", std::string(to_string(e.kind))},
                         {"message", e.to_string()}});
     }
-    std::cout << boost::json::serialize(
-                     boost::json::object{{"nics", nics}, {"errors", errors}, {"containers_skipped", containers}})
+    std::cout << boost::json::serialize(boost::json::object{{"format", "pathwarden-nics"},
+                                                            {"format_version", "1.0"},
+                                                            {"nics", nics},
+                                                            {"errors", errors},
+                                                            {"containers_skipped", containers}})
               << "\n";
   } else {
     print_table(rows);

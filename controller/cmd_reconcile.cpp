@@ -15,22 +15,25 @@ int run_reconcile(const Args& args, const GlobalOptions& globals) {
 }  // namespace
 
 Command reconcile_command() {
-  return {.name = "reconcile",
-          .summary = "observe, plan, apply, verify by byte counters, roll back on mismatch",
-          .usage = "reconcile [--check] [--policy NAME] [--output text|json] [--prometheus FILE] [PATH...]",
-          .description = "Exit codes, for apply, verify and recover too (when several apply: 5, 128+N, 4, 6, 3, 2):\n" +
-                         report::exit_code_lines("  "),
-          .options = {{"check", "", "only report drift; change nothing (exit 3 on drift)"},
-                      kPolicy,
-                      kSelector,
-                      kNode,
-                      kHost,
-                      kOutput,
-                      kReportFile,
-                      kPrometheus,
-                      kShard,
-                      kNoColor},
-          .run = run_reconcile};
+  return {
+      .name = "reconcile",
+      .summary = "observe, plan, apply, verify by byte counters, roll back on mismatch",
+      .usage = "reconcile [--check] [--policy NAME] [--output text|json] [--prometheus FILE] [PATH...]",
+      .description = "Exit codes, for apply, verify and recover too (when several apply: 5, 128+N, 4, 6, 7, 3, 2):\n" +
+                     report::exit_code_lines("  "),
+      .options = {{"check", "", "only report drift; change nothing (exit 3 on drift)"},
+                  {"diff", "", "show each change and planned step with its before (-) and after (+)"},
+                  kPolicy,
+                  kExclude,
+                  kSelector,
+                  kNode,
+                  kHost,
+                  kOutput,
+                  kReportFile,
+                  kPrometheus,
+                  kShard,
+                  kNoColor},
+      .run = run_reconcile};
 }
 
 }  // namespace pw::cli

@@ -103,8 +103,12 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
   }
   auto result = settings::load_paths(inputs);
   auto& diags = result.diagnostics;
+  bool grounded = false;  // the settings were there: their files and the inventory were checked
   if (diags.empty()) {
-    if (auto ground = ground_settings(result, globals, read, diags)) check_ground(*ground, result.paths, diags);
+    if (auto ground = ground_settings(result, globals, read, diags)) {
+      check_ground(*ground, result.paths, diags);
+      grounded = true;
+    }
   }
   std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.pos.file, a.pos.line, a.pos.column) < std::tie(b.pos.file, b.pos.line, b.pos.column);
@@ -113,6 +117,12 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
   for (const auto& d : diags) bad_files.insert(d.pos.file);
   // What some options really do (policy/option_notes.hpp): shown, never a problem.
   Diagnostics notes;
+  if (diags.empty() && !grounded) {
+    // Never a silent pass: say what could not be checked without the controller settings.
+    notes.push_back({SourcePos{settings_file(globals).string(), 0, 0},
+                     "no controller settings here (give --config, or PATH a settings file): the files they name "
+                     "and every policy's guest.host against the inventory were not checked"});
+  }
   for (const auto& p : result.paths) {
     const SourcePos at = p.positions.find("spec.mount.options").value_or(p.source);
     for (auto& n : policy::option_notes(p.mount)) notes.push_back({at, std::move(n.message)});
@@ -131,7 +141,9 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
       note_list.push_back(
           {{"file", n.pos.file}, {"line", n.pos.line}, {"column", n.pos.column}, {"message", n.message}});
     }
-    boost::json::object out{{"valid", diags.empty()},
+    boost::json::object out{{"format", "pathwarden-validate"},
+                            {"format_version", "1.0"},
+                            {"valid", diags.empty()},
                             {"policies", names},
                             {"controllers", result.controllers.size()},
                             {"problems", problems},
@@ -144,6 +156,13 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
       std::cout << "ok: " << result.paths.size() << " storage path polic" << (result.paths.size() == 1 ? "y" : "ies");
       if (!result.controllers.empty()) std::cout << ", " << result.controllers.size() << " controller settings";
       std::cout << "\n";
+      if (args.flag("list")) {
+        // One line a policy: what --policy/--exclude take, and where it is written.
+        for (const auto& p : result.paths) {
+          std::cout << p.name << "  " << p.source.to_string() << "  " << p.guest.node << "/" << p.guest.vmid << " "
+                    << p.guest.host << "\n";
+        }
+      }
     } else {
       std::cout << diags.size() << " problem" << (diags.size() == 1 ? "" : "s") << " in " << bad_files.size() << " file"
                 << (bad_files.size() == 1 ? "" : "s") << "\n";
@@ -158,7 +177,7 @@ Command validate_command() {
   return {
       .name = "validate",
       .summary = "check policy and controller settings files and report every problem",
-      .usage = "validate [--output text|json] [PATH...]",
+      .usage = "validate [--list] [--output text|json] [PATH...]",
       .description =
           "PATH is a file or a directory (every *.yaml/*.yml below it; hidden directories such as .git\n"
           "are skipped). Without PATH, the policies directory of the controller settings is checked.\n"
@@ -166,7 +185,8 @@ Command validate_command() {
           "the files they name must exist and be readable, and every policy's guest.host must be a host\n"
           "of the inventory as `ansible-inventory --list` reads it (so dynamic inventories count).\n"
           "Each problem is printed as file:line:col: message. Exit status: 0 valid, 1 problems found.",
-      .options = {kOutput},
+      .options = {{"list", "", "also list the policies: name, file:line, node/vmid and host (the JSON always does)"},
+                  kOutput},
       .run = run_validate,
   };
 }

@@ -22,6 +22,7 @@ Command verify_command() {
               "it right (the verdict is then inconclusive).",
           .options = {{"probe", "", "read the probe file and compare byte counters"},
                       kPolicy,
+                      kExclude,
                       kSelector,
                       kNode,
                       kHost,

@@ -62,11 +62,16 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
   if (json_output) {
     std::cout << json_text << "\n";
   } else {
-    std::cout << report::render_text(rep, colour(args));
+    std::cout << report::render_text(rep, colour(args), args.flag("diff"));
   }
+  // An output that was asked for and not written is the run's failure too (exit 7): a scheduled
+  // run whose textfile is stale must not look like a success.
+  bool outputs_failed = false;
   if (auto file = args.value("report-file")) {
-    if (auto st = files::write_atomically(*file, json_text + "\n", files::Visibility::readable); !st)
-      spdlog::error("{}", st.error().to_string());
+    if (auto st = files::write_atomically(*file, json_text + "\n", files::Visibility::readable); !st) {
+      spdlog::error("the report file was not written: {}", st.error().to_string());
+      outputs_failed = true;
+    }
   }
   if (auto file = args.value("prometheus")) {
     std::map<std::string, double> last_success;
@@ -81,10 +86,11 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
     if (auto st = files::write_atomically(*file, report::render_prometheus(rep, last_success, labels),
                                           files::Visibility::readable);
         !st) {
-      spdlog::error("{}", st.error().to_string());
+      spdlog::error("the Prometheus textfile was not written: {}", st.error().to_string());
+      outputs_failed = true;
     }
   }
-  return report::exit_code(rep);
+  return report::exit_code(rep, outputs_failed);
 }
 
 Result<Session> open_session(const Args& args, const GlobalOptions& globals) {

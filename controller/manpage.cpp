@@ -116,7 +116,7 @@ std::string man_page(const std::vector<Command>& commands, std::string_view vers
     }
   }
   out << ".SH EXIT STATUS\n"
-         "reconcile, apply, verify and recover; when several apply, the first of 5, 128+N, 4, 6, 3, 2, 0.\n";
+         "reconcile, apply, verify and recover; when several apply, the first of 5, 128+N, 4, 6, 7, 3, 2, 0.\n";
   for (const auto& line : report::exit_code_list())
     out << ".TP\n.B " << roff(line.code) << "\n" << roff(line.meaning) << "\n";
   out << ".SH FILES\n"

@@ -118,9 +118,10 @@ Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const s
   if (!policies.ok()) {
     for (const auto& d : policies.diagnostics) std::cerr << d.to_string() << "\n";
     return fail(std::to_string(policies.diagnostics.size()) + " problem(s) in the policies", inputs.front().string(),
-                "fix them (pathwarden validate lists them all)");
+                "fix them ('pathwarden validate' lists them all)");
   }
-  policy::Selection selection{args.values("policy"), args.values("selector"), args.values("node"), args.values("host")};
+  const auto selection = policy::Selection::from(args.values("policy"), args.values("selector"), args.values("node"),
+                                                 args.values("host"), args.values("exclude"));
   auto selected = policy::select_policies(std::move(policies.paths), selection);
   if (!selected) return std::unexpected(selected.error().with_where(inputs.front().string()));
   return selected;

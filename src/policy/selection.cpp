@@ -28,7 +28,40 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+// Each name or glob must name something: an exact name that is no policy's gets a did-you-mean.
+Status names_something(const std::vector<StoragePath>& all, const std::vector<std::string>& patterns,
+                       std::string_view prefix) {
+  std::vector<std::string_view> names;
+  for (const auto& p : all) names.push_back(p.name);
+  for (const auto& pattern : patterns) {
+    if (std::none_of(all.begin(), all.end(), [&](const StoragePath& p) { return name_matches(pattern, p.name); })) {
+      const std::string shown = std::string(prefix) + pattern;
+      return fail(is_glob(pattern) ? "no policy matches '" + shown + "'"
+                                   : "no policy named '" + shown + "'" + did_you_mean(pattern, names),
+                  {}, "'pathwarden validate --list' lists the policies");
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+Selection Selection::from(const std::vector<std::string>& policy, std::vector<std::string> selectors,
+                          std::vector<std::string> nodes, std::vector<std::string> hosts,
+                          const std::vector<std::string>& exclude) {
+  Selection s;
+  for (const auto& p : policy) {
+    if (p.size() > 1 && p.front() == '!')
+      s.excluded.push_back(p.substr(1));
+    else
+      s.names.push_back(p);
+  }
+  s.excluded.insert(s.excluded.end(), exclude.begin(), exclude.end());
+  s.selectors = std::move(selectors);
+  s.nodes = std::move(nodes);
+  s.hosts = std::move(hosts);
+  return s;
+}
 
 Result<std::vector<StoragePath>> select_policies(std::vector<StoragePath> all, const Selection& selection) {
   if (selection.empty()) return all;
@@ -40,16 +73,8 @@ Result<std::vector<StoragePath>> select_policies(std::vector<StoragePath> all, c
     }
     labels.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
-  // Each --policy must name something: an exact name that is no policy's gets a did-you-mean.
-  std::vector<std::string_view> names;
-  for (const auto& p : all) names.push_back(p.name);
-  for (const auto& pattern : selection.names) {
-    if (std::none_of(all.begin(), all.end(), [&](const StoragePath& p) { return name_matches(pattern, p.name); })) {
-      return fail(is_glob(pattern) ? "no policy matches '" + pattern + "'"
-                                   : "no policy named '" + pattern + "'" + did_you_mean(pattern, names),
-                  {}, "pathwarden validate lists the policies");
-    }
-  }
+  if (auto st = names_something(all, selection.names, ""); !st) return std::unexpected(st.error());
+  if (auto st = names_something(all, selection.excluded, "!"); !st) return std::unexpected(st.error());
   std::vector<StoragePath> out;
   for (auto& p : all) {
     const bool named =
@@ -59,7 +84,10 @@ Result<std::vector<StoragePath>> select_policies(std::vector<StoragePath> all, c
       auto it = p.labels.find(kv.first);
       return it != p.labels.end() && it->second == kv.second;
     });
-    if (named && labelled && any_of(selection.nodes, p.guest.node) && any_of(selection.hosts, p.guest.host)) {
+    const bool excluded = std::any_of(selection.excluded.begin(), selection.excluded.end(),
+                                      [&](const std::string& n) { return name_matches(n, p.name); });
+    if (named && !excluded && labelled && any_of(selection.nodes, p.guest.node) &&
+        any_of(selection.hosts, p.guest.host)) {
       out.push_back(std::move(p));
     }
   }
@@ -69,8 +97,9 @@ Result<std::vector<StoragePath>> select_policies(std::vector<StoragePath> all, c
     if (!selection.selectors.empty()) what += " --selector " + join(selection.selectors);
     if (!selection.nodes.empty()) what += " --node " + join(selection.nodes);
     if (!selection.hosts.empty()) what += " --host " + join(selection.hosts);
+    if (!selection.excluded.empty()) what += " --exclude " + join(selection.excluded);
     return fail("no policy is selected by" + what, {},
-                "each option narrows the others; pathwarden validate lists the policies");
+                "each option narrows the others; 'pathwarden validate --list' lists the policies");
   }
   return out;
 }

@@ -62,6 +62,7 @@ bool PolicyRun::checked(Status st, std::string_view what) {
   if (state_ == State::active || state_ == State::verified) {
     state_ = State::failed;
     cause_ = Verdict::precondition_failed;
+    apply_failed_ = true;  // the journal is part of applying: its layer failed, not the proof
   }
   return false;
 }
@@ -109,16 +110,19 @@ void PolicyRun::end(StepEnd e) {
       return;
     case StepEnd::Kind::untouched:
       failed_record(e.detail, true);
+      apply_failed_ = true;
       fail(Verdict::precondition_failed, std::move(e.message));
       return;
     case StepEnd::Kind::failed:
       failed_record(e.detail, false);
+      apply_failed_ = true;
       fail(Verdict::precondition_failed, std::move(e.message));
       return;
   }
 }
 
 void PolicyRun::stop(std::string error) {
+  apply_failed_ = true;
   fail(Verdict::precondition_failed, std::move(error));
 }
 
@@ -154,6 +158,7 @@ void PolicyRun::end_verify(verify::Verdict verdict, const std::string& summary, 
 
 report::RollbackCause PolicyRun::rollback_cause() const {
   if (interrupted_) return report::RollbackCause::interrupted;
+  if (apply_failed_) return report::RollbackCause::apply_failed;
   if (cause_) {
     if (auto c = report::rollback_cause_of(*cause_)) return *c;
   }

@@ -153,6 +153,7 @@ class PolicyRun {
   State state_ = State::active;
   std::optional<report::Verdict> cause_;  // the verdict that sent it to rollback, or kept it
   bool interrupted_ = false;              // killed or stopped: the rollback's cause is "interrupted"
+  bool apply_failed_ = false;             // a step failed while applying: the cause is "apply-failed"
   bool rollback_ok_ = true;
   bool journal_ok_ = true;  // every record of this run reached the journal
 };

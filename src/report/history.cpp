@@ -10,6 +10,7 @@ HistoryPoint history_point(const PolicyReport& p, const std::string& finished_at
   h.finished_at = finished_at;
   h.run_id = run_id;
   h.verdict = p.verdict;
+  h.changed = !p.changes.empty();
   if (p.verification) {
     h.intended_share = p.verification->intended_share;
     h.throughput = p.verification->throughput;
@@ -21,6 +22,7 @@ json::value to_json(const HistoryPoint& h) {
   json::object o{{"finished_at", h.finished_at}, {"run_id", h.run_id}, {"verdict", to_string(h.verdict)}};
   if (h.intended_share) o["intended_share"] = *h.intended_share;
   if (h.throughput) o["throughput_bytes_per_second"] = *h.throughput;
+  if (h.changed) o["changed"] = true;
   return o;
 }
 
@@ -56,6 +58,7 @@ Result<std::vector<HistoryPoint>> history_from_json(const json::value& list, std
          {std::pair{"intended_share", &h.intended_share}, std::pair{"throughput_bytes_per_second", &h.throughput}}) {
       if (const auto* n = o->if_contains(key); n != nullptr && n->is_number()) *into = n->to_number<double>();
     }
+    if (const auto* c = o->if_contains("changed"); c != nullptr && c->is_bool()) h.changed = c->as_bool();
     out.push_back(std::move(h));
   }
   return out;

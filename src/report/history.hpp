@@ -19,6 +19,7 @@ struct HistoryPoint {
   Verdict verdict = Verdict::inconclusive;
   std::optional<double> intended_share;  // 0..1, when the run probed
   std::optional<double> throughput;      // bytes per second, when the run probed
+  bool changed = false;                  // the run changed the path and did not undo it (status: the last change)
 };
 
 // The point a run leaves for one policy of its report.

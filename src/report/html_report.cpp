@@ -163,7 +163,7 @@ class Page {
     out_ << "<section class=\"policy\" style=\"border-left-color:" << colour << "\">\n<div class=\"head\"><h2>"
          << html_escape(p.policy) << "</h2><span class=\"verdict\" style=\"background:" << colour << "\">"
          << html_escape(to_string(p.verdict)) << "</span>";
-    if (p.cause) out_ << "<span class=\"cause\">verification: " << html_escape(to_string(*p.cause)) << "</span>";
+    if (p.cause) out_ << "<span class=\"cause\">" << html_escape(cause_label(*p.cause)) << "</span>";
     out_ << "</div>\n<p class=\"where\">VM " << p.vmid << " on " << html_escape(p.node) << " · host "
          << html_escape(p.host);
     if (!p.source.empty()) out_ << " · " << html_escape(p.source);

@@ -50,12 +50,29 @@ std::string_view to_string(RollbackCause c) {
       return "inconclusive";
     case RollbackCause::precondition_failed:
       return "precondition-failed";
+    case RollbackCause::apply_failed:
+      return "apply-failed";
     case RollbackCause::interrupted:
       return "interrupted";
     case RollbackCause::conflict:
       return "conflict";
   }
   return "?";
+}
+
+std::string cause_label(RollbackCause c) {
+  switch (c) {
+    case RollbackCause::wrong_path:
+    case RollbackCause::inconclusive:
+    case RollbackCause::precondition_failed:
+      return "verification: " + std::string(to_string(c));
+    case RollbackCause::apply_failed:
+      return "apply failed";
+    case RollbackCause::interrupted:
+    case RollbackCause::conflict:
+      return std::string(to_string(c));
+  }
+  return std::string(to_string(c));
 }
 
 std::optional<RollbackCause> rollback_cause_of(Verdict v) {
@@ -138,7 +155,7 @@ ExitReason exit_reason(Verdict v, bool changed) {
   return ExitReason::drift;
 }
 
-int exit_code(const RunReport& r) {
+int exit_code(const RunReport& r, bool outputs_failed) {
   auto rank = [](ExitReason reason) {
     for (std::size_t i = 0; i < std::size(kExitCodes); ++i) {
       if (kExitCodes[i].reason == reason) return i;
@@ -151,6 +168,7 @@ int exit_code(const RunReport& r) {
   };
   if (r.journal_left) meet(ExitReason::rollback_failed);
   if (r.stopped_by_signal > 0) meet(ExitReason::stopped);
+  if (outputs_failed) meet(ExitReason::output_failed);
   for (const auto& p : r.policies) meet(exit_reason(p.verdict, !p.changes.empty()));
   for (const auto& row : kExitCodes) {
     if (row.reason == worst) return row.code + (worst == ExitReason::stopped ? r.stopped_by_signal : 0);

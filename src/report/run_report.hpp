@@ -36,14 +36,17 @@ inline constexpr Verdict kVerdicts[] = {Verdict::converged,   Verdict::drift,   
                                         Verdict::wrong_path,  Verdict::inconclusive,    Verdict::precondition_failed,
                                         Verdict::rolled_back, Verdict::rollback_failed, Verdict::unobserved};
 
-// Why a change was rolled back: the verification's verdict that sent it there (wrong-path,
-// inconclusive, precondition-failed), or an event: the run was interrupted and `recover` undid
-// it, or another controller's change conflicted with it.
-enum class RollbackCause { wrong_path, inconclusive, precondition_failed, interrupted, conflict };
+// Why a change was rolled back, by the layer that failed: the verification's verdict that sent
+// it there (wrong-path, inconclusive, precondition-failed), a step that failed while applying
+// (apply-failed: a Proxmox write, a reboot, the guest's fstab write), or an event: the run was
+// interrupted and `recover` undid it, or another controller's change conflicted with it.
+enum class RollbackCause { wrong_path, inconclusive, precondition_failed, apply_failed, interrupted, conflict };
 std::string_view to_string(RollbackCause c);
-inline constexpr RollbackCause kRollbackCauses[] = {RollbackCause::wrong_path, RollbackCause::inconclusive,
-                                                    RollbackCause::precondition_failed, RollbackCause::interrupted,
-                                                    RollbackCause::conflict};
+inline constexpr RollbackCause kRollbackCauses[] = {RollbackCause::wrong_path,          RollbackCause::inconclusive,
+                                                    RollbackCause::precondition_failed, RollbackCause::apply_failed,
+                                                    RollbackCause::interrupted,         RollbackCause::conflict};
+// How the views say it: "verification: wrong-path", "apply failed", "interrupted", "conflict".
+std::string cause_label(RollbackCause c);
 // The cause a verdict stands for; nullopt for verdicts that never send a change back.
 std::optional<RollbackCause> rollback_cause_of(Verdict v);
 std::ostream& operator<<(std::ostream& out, RollbackCause c);
@@ -185,6 +188,7 @@ enum class ExitReason {
   stopped,          // 128 + N
   failed,           // 4
   unobserved,       // 6
+  output_failed,    // 7
   drift,            // 3
   applied,          // 2
   nothing_to_do,    // 0
@@ -201,6 +205,9 @@ inline constexpr ExitCodeRow kExitCodes[] = {
     {ExitReason::failed, 4,
      "a change failed verification and was rolled back (or kept inconclusive by the policy), or a path is wrong"},
     {ExitReason::unobserved, 6, "a guest or the Proxmox API did not answer: not observed (never drift)"},
+    {ExitReason::output_failed, 7,
+     "the run stands, but an output it was asked for (--report-file, --prometheus) "
+     "could not be written"},
     {ExitReason::drift, 3,
      "drift found (plan, --check), or a change blocked by a precondition (a closed restart window, a stale saved "
      "plan)"},
@@ -209,7 +216,8 @@ inline constexpr ExitCodeRow kExitCodes[] = {
 };
 // The row a policy's verdict meets (`changed`: the run applied a change of it).
 ExitReason exit_reason(Verdict v, bool changed);
-int exit_code(const RunReport& report);
+// `outputs_failed`: a --report-file or --prometheus file the run was asked for was not written.
+int exit_code(const RunReport& report, bool outputs_failed = false);
 // The table in code order for the help texts and the man page, 1 (bad usage) included: "0",
 // "1", ..., "128+N" with the meanings.
 struct ExitCodeLine {
@@ -229,15 +237,19 @@ int signal_number(std::string_view name);
 // "schema": "pathwarden-report/v1" (changes as strings); 2.0 made changes structured; 3.0 made
 // planned structured too (a check's fstab diff is data, not a sentence); 3.1 added each policy's
 // "rests_on"; 3.2 names the proof step's action "prove-path" (was "verify": only in planned[],
-// never a change). Reports of 1 and 2 are still read, their strings as the changes' text.
+// never a change); 3.3 the rollback cause "apply-failed" (a step that failed while applying, which
+// 3.2 called precondition-failed). Reports of 1 and 2 are still read, their strings as the
+// changes' text.
 inline constexpr int kFormatMajor = 3;
-inline constexpr int kFormatMinor = 2;
+inline constexpr int kFormatMinor = 3;
 std::string format_version();  // "3.0"
 
 boost::json::value to_json(const RunReport& report);
 boost::json::value to_json(const Change& change);
 
-std::string render_text(const RunReport& report, bool colour = false);
+// `diff`: each change and planned step followed by its before and after as "-" / "+" lines
+// (reconcile --diff, as `terraform plan` shows them inline).
+std::string render_text(const RunReport& report, bool colour = false, bool diff = false);
 
 // What every series of one textfile carries, so that the textfiles of several runs on one host
 // (shards: each a disjoint set of policies) never repeat a series, which node_exporter refuses.

@@ -61,7 +61,7 @@ RunReport cleaned(RunReport r) {
 }  // namespace
 
 // The text report. Long because it is the view itself, written in the order it prints.
-std::string render_text(const RunReport& report, bool colour) {
+std::string render_text(const RunReport& report, bool colour, bool diff) {
   const RunReport r = cleaned(report);
   auto paint = [&](const std::string& text, const char* code) {
     return colour ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
@@ -85,11 +85,22 @@ std::string render_text(const RunReport& report, bool colour) {
   out << "\n";
   for (const auto& p : r.policies) {
     out << "\n" << paint(p.policy, "1") << ": " << paint(std::string(to_string(p.verdict)), verdict_colour(p.verdict));
-    if (p.cause) out << " (verification: " << *p.cause << ")";
+    if (p.cause) out << " (" << cause_label(*p.cause) << ")";
     out << "  VM " << p.vmid << " on " << p.node << ", host " << p.host << "\n";
-    for (const auto& c : p.changes) out << "  changed: " << c.text << "\n";
+    auto before_after = [&](const Change& c) {
+      if (!diff) return;
+      if (c.before) out << "    " << paint("- " + *c.before, "31") << "\n";
+      if (c.after) out << "    " << paint("+ " + *c.after, "32") << "\n";
+    };
+    for (const auto& c : p.changes) {
+      out << "  changed: " << c.text << "\n";
+      before_after(c);
+    }
     for (const auto& s : p.planned) {
-      if (p.changes.empty() && p.verdict != Verdict::converged) out << "  planned: " << s.text << "\n";
+      if (p.changes.empty() && p.verdict != Verdict::converged) {
+        out << "  planned: " << s.text << "\n";
+        before_after(s);
+      }
     }
     if (p.verification) {
       const auto& v = *p.verification;

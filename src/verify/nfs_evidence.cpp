@@ -193,7 +193,9 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
     const std::string& name = intended.found->name;
     if (!e.guest_channels) {
       out.push_back(Error{"the combined channel count of " + name + " is unknown", "guest interface " + name,
-                          "check that ethtool is installed in the guest"});
+                          "run `ethtool -l " + name +
+                              "` in the guest: not found, install ethtool; no combined channels, the NIC is not "
+                              "a multi-queue virtio NIC (queues= on the Proxmox NIC)"});
     } else if (*e.guest_channels < *d.queues) {
       out.push_back(Error{name + " uses " + std::to_string(*e.guest_channels) +
                               " combined channel(s), the policy wants " + std::to_string(*d.queues),
@@ -205,8 +207,9 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
 
   const EffectiveMount* m = find_mount(e, d.mount_point);
   if (!m) {
-    out.push_back(
-        Error{d.mount_point + " is not mounted", where, "mount it (pathwarden apply) and check the guest's fstab"});
+    out.push_back(Error{d.mount_point + " is not mounted", where,
+                        "`pathwarden reconcile` makes a policy's mount; otherwise `mount " + d.mount_point +
+                            "` in the guest, and check the guest's fstab"});
     return out;
   }
   if (!m->fstype.starts_with("nfs")) {

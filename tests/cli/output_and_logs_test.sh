@@ -51,7 +51,9 @@ else fail journald-other-stream "$(cat -A other.log)"; fi
 # Selections that select nothing are refused before anything is asked of the cluster.
 for sel in "--policy movies-10h|no policy named 'movies-10h', did you mean 'movies-10g'" \
            "--policy web-*|no policy matches 'web-\\*'" \
-           "--selector tier=db --node pve2|no policy is selected by --selector tier=db --node pve2"; do
+           "--selector tier=db --node pve2|no policy is selected by --selector tier=db --node pve2" \
+           "--policy !movies-10h|no policy named '!movies-10h', did you mean 'movies-10g'" \
+           "--exclude movies-10g --policy movies-10g|no policy is selected by --policy movies-10g --exclude movies-10g"; do
   args=${sel%%|*} want=${sel#*|}
   # shellcheck disable=SC2086
   out=$("$pw" --config pathwarden.yaml plan $args "$src/policies" 2>&1); rc=$?

@@ -31,7 +31,7 @@ def main():
         check(m is not None, f"reconcile --help: not a code line: {line!r}")
         if m:
             table[m.group(1)] = m.group(2)
-    check(list(table) == ["0", "1", "2", "3", "4", "5", "6", "128+N"], f"help's codes: {list(table)}")
+    check(list(table) == ["0", "1", "2", "3", "4", "5", "6", "7", "128+N"], f"help's codes: {list(table)}")
 
     man = subprocess.run([binary, "--help-man"], check=True, capture_output=True, text=True).stdout
     section = man.split(".SH EXIT STATUS\n", 1)[1].split("\n.SH ", 1)[0]

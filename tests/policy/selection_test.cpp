@@ -39,28 +39,28 @@ TEST_CASE("no selection takes every policy") {
 }
 
 TEST_CASE("names and globs; one kind is alternatives, kinds narrow each other") {
-  CHECK(names(select_policies(fleet(), {{"media-*"}, {}, {}, {}})) ==
+  CHECK(names(select_policies(fleet(), {{"media-*"}, {}, {}, {}, {}})) ==
         std::vector<std::string>{"media-movies", "media-tv"});
-  CHECK(names(select_policies(fleet(), {{"media-tv", "postgres-data"}, {}, {}, {}})) ==
+  CHECK(names(select_policies(fleet(), {{"media-tv", "postgres-data"}, {}, {}, {}, {}})) ==
         std::vector<std::string>{"media-tv", "postgres-data"});
-  CHECK(names(select_policies(fleet(), {{}, {"site=basement", "tier=bulk"}, {}, {}})) ==
+  CHECK(names(select_policies(fleet(), {{}, {"site=basement", "tier=bulk"}, {}, {}, {}})) ==
         std::vector<std::string>{"media-movies"});
-  CHECK(names(select_policies(fleet(), {{}, {}, {"pve2"}, {}})) == std::vector<std::string>{"postgres-data"});
-  CHECK(names(select_policies(fleet(), {{"media-*"}, {}, {}, {"media-vm", "docker-vm"}})) ==
+  CHECK(names(select_policies(fleet(), {{}, {}, {"pve2"}, {}, {}})) == std::vector<std::string>{"postgres-data"});
+  CHECK(names(select_policies(fleet(), {{"media-*"}, {}, {}, {"media-vm", "docker-vm"}, {}})) ==
         std::vector<std::string>{"media-movies", "media-tv"});
 }
 
 TEST_CASE("what selects nothing is refused with what to do") {
-  auto typo = select_policies(fleet(), {{"postgres-dat"}, {}, {}, {}});
+  auto typo = select_policies(fleet(), {{"postgres-dat"}, {}, {}, {}, {}});
   REQUIRE_FALSE(typo);
   CHECK(typo.error().what == "no policy named 'postgres-dat', did you mean 'postgres-data'?");
-  auto glob = select_policies(fleet(), {{"web-*"}, {}, {}, {}});
+  auto glob = select_policies(fleet(), {{"web-*"}, {}, {}, {}, {}});
   REQUIRE_FALSE(glob);
   CHECK(glob.error().what == "no policy matches 'web-*'");
-  auto none = select_policies(fleet(), {{"media-*"}, {}, {"pve2"}, {}});
+  auto none = select_policies(fleet(), {{"media-*"}, {}, {"pve2"}, {}, {}});
   REQUIRE_FALSE(none);
   CHECK(none.error().what == "no policy is selected by --policy media-* --node pve2");
-  auto bad = select_policies(fleet(), {{}, {"site"}, {}, {}});
+  auto bad = select_policies(fleet(), {{}, {"site"}, {}, {}, {}});
   REQUIRE_FALSE(bad);
   CHECK(bad.error().what == "--selector 'site' is not key=value");
 }
@@ -79,5 +79,29 @@ spec:
   REQUIRE(r.ok());
   REQUIRE(r.paths.size() == 1);
   CHECK(r.paths[0].labels == std::map<std::string, std::string>{{"site", "basement"}, {"tier", "bulk"}});
-  CHECK(names(select_policies(std::move(r.paths), {{}, {"tier=bulk"}, {}, {}})) == std::vector<std::string>{"m"});
+  CHECK(names(select_policies(std::move(r.paths), {{}, {"tier=bulk"}, {}, {}, {}})) == std::vector<std::string>{"m"});
+}
+
+TEST_CASE("an exclusion takes policies out: --exclude, or a --policy that starts with '!'") {
+  using V = std::vector<std::string>;
+  // Alone, from every policy; with names, from what they select.
+  CHECK(names(select_policies(fleet(), Selection::from({"!media-tv"}, {}, {}, {}, {}))) ==
+        V{"media-movies", "postgres-data"});
+  CHECK(names(select_policies(fleet(), Selection::from({}, {}, {}, {}, {"media-*"}))) == V{"postgres-data"});
+  CHECK(names(select_policies(fleet(), Selection::from({"media-*", "!media-movies"}, {}, {}, {}, {}))) ==
+        V{"media-tv"});
+  CHECK(names(select_policies(fleet(), Selection::from({}, {"site=basement"}, {}, {}, {"media-tv"}))) ==
+        V{"media-movies"});
+  // The name part gets the did-you-mean, said with the '!' the operator wrote.
+  auto typo = select_policies(fleet(), Selection::from({"!media-t"}, {}, {}, {}, {}));
+  REQUIRE_FALSE(typo);
+  CHECK(typo.error().what == "no policy named '!media-t', did you mean 'media-tv'?");
+  CHECK(typo.error().hint == "'pathwarden validate --list' lists the policies");
+  auto glob = select_policies(fleet(), Selection::from({}, {}, {}, {}, {"web-*"}));
+  REQUIRE_FALSE(glob);
+  CHECK(glob.error().what == "no policy matches '!web-*'");
+  // Excluding everything is a selection of nothing: an error, never a run that does nothing.
+  auto all = select_policies(fleet(), Selection::from({"!*"}, {}, {}, {}, {}));
+  REQUIRE_FALSE(all);
+  CHECK(all.error().what == "no policy is selected by --exclude *");
 }

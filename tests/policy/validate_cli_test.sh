@@ -21,6 +21,10 @@ check() {  # check NAME EXPECTED_RC GREP_PATTERN -- args...
 }
 
 check shipped-policies 0 '^ok: 3 storage path policies$' -- "$src/policies"
+# Without controller settings the inventory is not checked, and validate says so (never silently).
+out=$(PATHWARDEN_CONFIG="$tmp/none.yaml" "$pw" validate "$src/policies" 2>&1) \
+  && grep -qF "$tmp/none.yaml: note: no controller settings here" <<<"$out" && grep -q "inventory were not checked" <<<"$out" \
+  && echo "ok   says-unchecked" || { echo "FAIL says-unchecked: $out"; ((failures++)); }
 for f in "$src"/tests/policy/bad/*.yaml "$src"/tests/policy/bad/duplicate-claims; do
   check "bad:$(basename "$f")" 1 '^[^ ]+:[0-9]+:[0-9]+: ' -- "$f"
 done
@@ -48,8 +52,12 @@ check anchor-bomb 1 'laughs.yaml:[0-9]+:[0-9]+: ' -- "$tmp/laughs.yaml"
 : > "$tmp/empty.yaml"
 check empty-file 1 'empty.yaml:1:1: file holds no document' -- "$tmp/empty.yaml"
 check unknown-option 1 "unknown option '--outptu', did you mean '--output'" -- --outptu json "$src/policies"
-out=$("$pw" validate --output json "$src/policies") && grep -q '"valid":true' <<<"$out" && echo "ok   json-output" \
+out=$("$pw" validate --output json "$src/policies") && grep -q '"valid":true' <<<"$out" \
+  && grep -q '"format":"pathwarden-validate","format_version":"1.0"' <<<"$out" && echo "ok   json-output" \
   || { echo "FAIL json-output: $out"; ((failures++)); }
+# --list: one line a policy, the name first (what --policy and --exclude take), then where it is.
+out=$("$pw" validate --list "$src/policies") && grep -qE '^movies-10g  .*movies-10g\.yaml:[0-9]+:[0-9]+  pve1/101 ' <<<"$out" \
+  && [[ $(grep -cE '\.yaml:[0-9]+:[0-9]+  ' <<<"$out") == 3 ]] && echo "ok   list" || { echo "FAIL list: $out"; ((failures++)); }
 
 # An operator's own ground: settings written from policies/README.md with relative paths, read
 # through a relative --config from another directory; the inventory as ansible-inventory reads it.

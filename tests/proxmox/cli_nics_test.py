@@ -48,6 +48,7 @@ def main(pvesim, binary):
         check(nics[(301, "net0")]["queues"] is None and nics[(301, "net0")]["pending"] is None, "net0 plain")
         check(nics[(302, "net0")]["model"] == "e1000" and nics[(302, "net0")]["status"] == "stopped", "e1000 NIC")
         check(report["containers_skipped"] == 1 and report["errors"] == [], "LXC skipped, no errors")
+        check(report["format"] == "pathwarden-nics" and report["format_version"] == "1.0", "versioned JSON")
 
         text = pathwarden(binary, sim, secret_file)
         check(text.returncode == 0, text.stderr)

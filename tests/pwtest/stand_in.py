@@ -32,6 +32,23 @@ def stand_in_controller(binary, sim, work):
     return ctl
 
 
+def one_host_shards(binary, sim_a, sim_b, work):
+    """Two controllers of one host sharing one state directory, as two shards do: `a` with the
+    guest stand-in (pvesim `sim_a` with STAND_IN_STATE), `b` whose guest does not answer (pvesim
+    `sim_b` with offline_controller.STATE). Returns (a, b)."""
+    a_dir, b_dir = os.path.join(work, "a"), os.path.join(work, "b")
+    os.makedirs(a_dir)
+    os.makedirs(b_dir)
+    ctl_a = stand_in_controller(binary, sim_a, a_dir)
+    ctl_b = OfflineController(binary, sim_b, b_dir)
+    with open(ctl_b.settings) as f:
+        settings = yaml.safe_load(f)
+    settings["spec"]["state_dir"] = ctl_a.state_dir
+    with open(ctl_b.settings, "w") as f:
+        yaml.safe_dump(settings, f)
+    return ctl_a, ctl_b
+
+
 def guest_runs(ctl):
     """The playbooks the stand-in answered, in order."""
     path = os.path.join(ctl.guest, "runs.jsonl")

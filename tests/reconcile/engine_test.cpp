@@ -585,7 +585,7 @@ TEST_CASE("a journal that stops taking records mid-apply stops the run, undoes i
   REQUIRE(rep.policies.size() == 1);
   const auto& p = rep.policies[0];
   CHECK(p.verdict == pw::report::Verdict::rolled_back);
-  CHECK(p.cause == pw::report::RollbackCause::precondition_failed);
+  CHECK(p.cause == pw::report::RollbackCause::apply_failed);  // labelled by the layer that failed
   const auto said = [&](std::string_view what) {
     return std::any_of(p.errors.begin(), p.errors.end(),
                        [&](const auto& e) { return e.find(what) != std::string::npos; });

@@ -73,16 +73,30 @@ TEST_CASE("each verdict's exit code, and the first row of the table wins when se
   CHECK(report::exit_code(stopped) == 143);
   stopped.journal_left = true;  // recover first
   CHECK(report::exit_code(stopped) == 5);
+  // An output asked for and not written: over drift and success, under a failed or unseen path.
+  CHECK(report::exit_code(with({{Verdict::verified, true}}), true) == 7);
+  CHECK(report::exit_code(with({{Verdict::drift, false}}), true) == 7);
+  CHECK(report::exit_code(with({{Verdict::unobserved, false}}), true) == 6);
+  CHECK(report::exit_code(with({{Verdict::rolled_back, false}}), true) == 4);
 }
 
 TEST_CASE("the exit-code list the help and the man page print has every code once, in order") {
   const auto list = report::exit_code_list();
   std::vector<std::string> codes;
   for (const auto& line : list) codes.push_back(line.code);
-  CHECK(codes == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "128+N"});
+  CHECK(codes == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "128+N"});
   for (const auto& line : list) CHECK_FALSE(line.meaning.empty());
   const auto text = report::exit_code_lines("  ");
   CHECK(text.starts_with("  0     nothing to do"));
   CHECK(text.find("\n  128+N stopped by signal N") != std::string::npos);
   CHECK_FALSE(text.ends_with("\n"));
+}
+
+TEST_CASE("a rollback's cause is said by the layer that failed") {
+  using report::RollbackCause;
+  CHECK(report::cause_label(RollbackCause::wrong_path) == "verification: wrong-path");
+  CHECK(report::cause_label(RollbackCause::precondition_failed) == "verification: precondition-failed");
+  CHECK(report::cause_label(RollbackCause::apply_failed) == "apply failed");
+  CHECK(report::cause_label(RollbackCause::interrupted) == "interrupted");  // never "verification: interrupted"
+  CHECK(report::cause_label(RollbackCause::conflict) == "conflict");
 }

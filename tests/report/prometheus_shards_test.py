@@ -21,13 +21,11 @@ import re
 import subprocess
 import tempfile
 
-import yaml  # Debian's python3-yaml
-
 from pwtest import policies
-from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, write_policy
+from pwtest.offline_controller import PVESIM_ARGS, STATE, write_policy
 from pwtest.pvesim_process import Pvesim
 from pwtest.script import check, test_main
-from pwtest.stand_in import STAND_IN_STATE, stand_in_controller
+from pwtest.stand_in import NET1, STAND_IN_STATE, one_host_shards
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -91,17 +89,7 @@ def main(binary, pvesim):
 
     with tempfile.TemporaryDirectory(prefix="pw-shards-") as work, \
             Pvesim(pvesim, STAND_IN_STATE, PVESIM_ARGS) as sim_a, Pvesim(pvesim, STATE, PVESIM_ARGS) as sim_b:
-        a_dir, b_dir = os.path.join(work, "a"), os.path.join(work, "b")
-        os.makedirs(a_dir)
-        os.makedirs(b_dir)
-        ctl_a = stand_in_controller(binary, sim_a, a_dir)
-        ctl_b = OfflineController(binary, sim_b, b_dir)
-        # One host: both shards keep their results in one state directory.
-        with open(ctl_b.settings) as f:
-            settings = yaml.safe_load(f)
-        settings["spec"]["state_dir"] = ctl_a.state_dir
-        with open(ctl_b.settings, "w") as f:
-            yaml.safe_dump(settings, f)
+        ctl_a, ctl_b = one_host_shards(binary, sim_a, sim_b, work)  # one state directory
         pol_a, pol_b = os.path.join(work, "policies-a"), os.path.join(work, "policies-b")
         policies.write(pol_a, "movies.yaml", policies.seed_fix("movies-10g", 101, "media-vm", queues=8))
         write_policy(pol_b)  # "movies", VM 301 on pve1: its guest does not answer
@@ -109,8 +97,22 @@ def main(binary, pvesim):
         textfiles = os.path.join(work, "node-exporter")
         os.makedirs(textfiles)
         prom_a, prom_b = os.path.join(textfiles, "cluster-a.prom"), os.path.join(textfiles, "cluster-b.prom")
+        # --check --diff: each planned step with its before (-) and after (+); nothing is changed.
+        r = ctl_a.run("reconcile", pol_a, "--check", "--diff", "--no-color")
+        check(r.returncode == 3 and f"\n    - {NET1}\n    + {NET1},queues=8\n" in r.stdout
+              and re.search(r"planned: .*mount.*\n    - .*\n    \+ .*nconnect=8", r.stdout),
+              f"--check --diff: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        r = ctl_a.run("reconcile", pol_a, "--check", "--no-color")
+        check(r.returncode == 3 and "    - " not in r.stdout, f"--check without --diff shows no diff:\n{r.stdout}")
         r = ctl_a.run("reconcile", pol_a, "--prometheus", prom_a, "--shard", "cluster-a")
         check(r.returncode == 2, f"shard cluster-a: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        # An output asked for and not written is the run's failure (exit 7), with the OS's reason:
+        # the run itself stands (converged now) and its report is printed.
+        missing = os.path.join(work, "no-such-dir", "x.prom")
+        r = ctl_a.run("reconcile", pol_a, "--prometheus", missing, "--shard", "cluster-a")
+        check(r.returncode == 7 and "the Prometheus textfile was not written" in r.stderr
+              and "No such file or directory" in r.stderr and "movies-10g: converged" in r.stdout,
+              f"unwritable textfile: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         r = ctl_b.run("reconcile", pol_b, "--prometheus", prom_b)
         check(r.returncode == 6, f"shard cluster-b: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         with open(prom_a) as f:

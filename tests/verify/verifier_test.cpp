@@ -418,7 +418,9 @@ TEST_CASE("preconditions fail before any probe is believed") {
     CHECK(r.verdict == Verdict::precondition_failed);
     CHECK(r.summary == "/mnt/b is not mounted");
     CHECK(r.failed_preconditions.front().where == "guest mount /mnt/b");
-    CHECK_FALSE(r.failed_preconditions.front().hint.empty());
+    // A hint names a command that does what it says: apply needs a plan file, reconcile does not.
+    CHECK(r.failed_preconditions.front().hint.find("`pathwarden reconcile`") != std::string::npos);
+    CHECK(r.failed_preconditions.front().hint.find("pathwarden apply") == std::string::npos);
   }
   SECTION("the wrong protocol version (vers=3 wanted, still 4.2 from before the fstab change)") {
     d.vers = "3";
@@ -444,6 +446,15 @@ TEST_CASE("preconditions fail before any probe is believed") {
     CHECK(r.verdict == Verdict::precondition_failed);
     CHECK(r.summary == "link2 uses 1 combined channel(s), the policy wants 8");
     CHECK(r.failed_preconditions.front().hint.find("ethtool -L link2 combined 8") != std::string::npos);
+  }
+  SECTION("a channel count the guest could not read: the hint says how to tell why, not that ethtool is missing") {
+    d.queues = 8;
+    e.guest_channels.reset();
+    const auto r = verify_path(lab::input(d, e, m));
+    CHECK(r.verdict == Verdict::precondition_failed);
+    CHECK(r.summary == "the combined channel count of link2 is unknown");
+    CHECK(r.failed_preconditions.front().hint.find("`ethtool -l link2`") != std::string::npos);
+    CHECK(r.failed_preconditions.front().hint.find("multi-queue virtio") != std::string::npos);
   }
   SECTION("enough channels pass") {
     d.queues = 2;

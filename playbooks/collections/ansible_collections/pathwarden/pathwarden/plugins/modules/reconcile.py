@@ -261,6 +261,7 @@ EXIT_MEANINGS = {
     4: "a change failed verification and was rolled back (or kept inconclusive by the policy), or a path is wrong",
     5: "a rollback failed, or a journal waits for 'pathwarden recover'",
     6: "a guest or the Proxmox API did not answer: not observed (never drift)",
+    7: "the run stands, but an output it was asked for (--report-file, --prometheus) could not be written",
 }
 APPLY_EXIT_MEANINGS = {
     3: "the saved plan was not applied where it had changes: pathwarden refuses a plan when a VM's Proxmox config or a "
@@ -412,6 +413,13 @@ def report_diff(policies, check_mode):
     return diffs
 
 
+def cause_label(cause):
+    """A rollback's cause as pathwarden's views say it: by the layer that failed."""
+    if cause in ("wrong-path", "inconclusive", "precondition-failed"):
+        return "verification: " + cause
+    return "apply failed" if cause == "apply-failed" else cause
+
+
 def failure_lines(rc, report, meanings, not_applied):
     lines = ["pathwarden exited %d: %s" % (rc, meanings.get(rc, "an internal error"))]
     policies = report.get("policies") or []
@@ -423,7 +431,7 @@ def failure_lines(rc, report, meanings, not_applied):
             continue
         line = "%s: %s" % (p.get("policy"), p.get("verdict"))
         if p.get("cause"):
-            line += " (verification: %s)" % p["cause"]
+            line += " (%s)" % cause_label(p["cause"])
         if p.get("errors"):
             line += ": " + "; ".join(p["errors"])
         verification = p.get("verification") or {}
