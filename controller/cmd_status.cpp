@@ -4,6 +4,7 @@
 // selected policy is healthy, so a monitoring check can call it.
 #include <boost/json.hpp>
 #include <charconv>
+#include <cmath>
 #include <iostream>
 
 #include "command_support.hpp"
@@ -83,7 +84,7 @@ void print(const journal::PolicyResult& r, std::optional<report::Verdict> verdic
   for (std::size_t i = runs.size() > show_runs ? runs.size() - show_runs : 0; i < runs.size(); ++i) {
     const auto& h = runs[i];
     std::cout << "  run " << h.finished_at << " " << report::to_string(h.verdict) << (h.changed ? " changed" : "");
-    if (h.intended_share) std::cout << " share " << static_cast<int>(*h.intended_share * 100 + 0.5) << "%";
+    if (h.intended_share) std::cout << " share " << std::lround(*h.intended_share * 100) << "%";
     std::cout << "\n";
   }
 }
