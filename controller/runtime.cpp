@@ -132,7 +132,16 @@ std::optional<PolicyRevision> policy_revision(const std::filesystem::path& dir) 
   ansible::ChildProcessSpec spec;
   spec.argv = {"git", "-C", where.empty() ? "." : where.string(), "rev-parse", "HEAD"};
   spec.timeout = std::chrono::seconds(10);
+  spec.environment = {{"LC_ALL", "C"}};  // git's messages as written below, whatever the locale
   auto head = ansible::run_child_process(spec);
+  if (head && head->exit_code != 0 && head->err.find("dubious ownership") != std::string::npos) {
+    // A repository of another user: git refuses it (CVE-2022-24765), and the report would carry no
+    // revision without a word. Say so, with git's own remedy.
+    spdlog::warn(
+        "the policies' git revision is not recorded: git refuses {} (dubious ownership: it belongs to another "
+        "user); trust it with: git config --global --add safe.directory {}",
+        escape_controls(where.string()), escape_controls(std::filesystem::absolute(where).string()));
+  }
   if (!head || head->exit_code != 0) return std::nullopt;
   PolicyRevision rev;
   rev.commit = head->out.substr(0, head->out.find_first_of("\r\n"));

@@ -61,6 +61,19 @@ for sel in "--policy movies-10h|no policy named 'movies-10h', did you mean 'movi
   else fail "select: $args: exit $rc" "$out"; fi
 done
 
+# git refuses a policy repository of another user (dubious ownership): a warning with git's remedy,
+# never a report silently without its revision. Needs root to give the copy away.
+if [[ $(id -u) == 0 ]]; then
+  cp -r "$src/policies" theirs
+  git -C theirs init -q && git -C theirs add -A \
+    && git -C theirs -c user.name=t -c user.email=t@example.invalid commit -qm policies
+  chown -R nobody theirs
+  out=$("$pw" --config pathwarden.yaml plan theirs 2>&1)
+  if grep -q "git revision is not recorded: git refuses theirs (dubious ownership" <<<"$out" \
+    && grep -q "git config --global --add safe.directory $tmp/theirs" <<<"$out"; then ok git-dubious-ownership
+  else fail git-dubious-ownership "$out"; fi
+fi
+
 # Colours: `script` gives stderr a terminal; NO_COLOR and --no-color take them away.
 if command -v script >/dev/null; then
   script -qec "$pw --config pathwarden.yaml plan $src/policies" /dev/null > tty.log 2>&1
