@@ -191,7 +191,9 @@ VerificationResult verify_path(const VerificationInput& in) {
     out.notes = analysis->notes;
     if (const auto* i = analysis->intended(); i && m.probe.bytes > 0 && measurable(*i))
       out.intended_share = static_cast<double>(i->net(m.probe.direction)) / static_cast<double>(m.probe.bytes);
-    if (m.probe.wall_time.count() > 0) {
+    // A throughput only of a probe that moved bytes over the path: not of one whose preconditions
+    // failed (an unmounted path reads the local directory's file) nor of one that read nothing.
+    if (m.probe.wall_time.count() > 0 && m.probe.bytes > 0 && out.failed_preconditions.empty()) {
       out.throughput = static_cast<double>(m.probe.bytes) * 1e9 / static_cast<double>(m.probe.wall_time.count());
       out.exactly_old_number = match_line_rate(*out.throughput, out.deltas, s);
       if (out.exactly_old_number)

@@ -421,6 +421,8 @@ TEST_CASE("preconditions fail before any probe is believed") {
     // A hint names a command that does what it says: apply needs a plan file, reconcile does not.
     CHECK(r.failed_preconditions.front().hint.find("`pathwarden reconcile`") != std::string::npos);
     CHECK(r.failed_preconditions.front().hint.find("pathwarden apply") == std::string::npos);
+    // The probe read a local file under the empty mount point: no throughput is claimed for it.
+    CHECK_FALSE(r.throughput.has_value());
   }
   SECTION("the wrong protocol version (vers=3 wanted, still 4.2 from before the fstab change)") {
     d.vers = "3";
