@@ -94,6 +94,7 @@ Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loade
   if (rt->api && rt->guests) {
     engine_options.stop_requested = [] { return stop_signal(); };
     engine_options.api_identity = s.proxmox.token_id.empty() ? s.proxmox.user : s.proxmox.token_id;
+    engine_options.retention = {s.keep_journals, std::chrono::days(s.keep_days)};
     install_stop_handlers();
     rt->engine = std::make_unique<reconcile::Engine>(
         reconcile::Dependencies{*rt->api, *rt->guests, *rt->journals, *rt->locks, *rt->results, rt->clock, rt->sleeper,

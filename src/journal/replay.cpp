@@ -219,6 +219,13 @@ Result<RunReplay> replay(std::string_view run_id, std::string_view text, std::st
   return replay(run_id, read_journal(text, where), where);
 }
 
+bool journal_finished(JournalStore& store, std::string_view id) {
+  auto storage = store.open(id);
+  if (!storage) return false;
+  auto tail = (*storage)->read_tail(kTailBytes);
+  return tail && ends_finished(*tail, tail->size() < kTailBytes, (*storage)->describe());
+}
+
 JournalScan scan_journals(JournalStore& store, ScanScope scope) {
   JournalScan scan;
   auto ids = store.list();

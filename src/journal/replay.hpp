@@ -100,6 +100,10 @@ enum class ScanScope {
   unfinished_only,
 };
 
+// Whether journal `id` ended with an intact run-finished record, read from its tail alone; false
+// when it did not, or cannot be read.
+bool journal_finished(JournalStore& store, std::string_view id);
+
 // The journals of the store, replayed (all of them, or only those not finished).
 JournalScan scan_journals(JournalStore& store, ScanScope scope = ScanScope::every_journal);
 

@@ -12,6 +12,7 @@
 #include "journal/clock.hpp"
 #include "journal/guest_lock.hpp"
 #include "journal/result_store.hpp"
+#include "journal/retention.hpp"
 #include "journal/storage.hpp"
 #include "policy/time_window.hpp"
 #include "proxmox/api.hpp"
@@ -49,6 +50,8 @@ struct EngineOptions {
   // Asked at each safe point (before each phase, between probe rounds and observe batches):
   // the signal number when the run was asked to stop (SIGTERM, SIGINT), else 0. Unset: never.
   std::function<int()> stop_requested;
+  // Finished journals kept after a run that wrote some (journal/retention.hpp).
+  journal::Retention retention;
   // Who the API calls are made as ("pathwarden@pve!reconcile", or a user): named in the pveum
   // command a missing privilege is reported with.
   std::string api_identity;

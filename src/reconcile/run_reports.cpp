@@ -4,6 +4,7 @@
 
 #include "guest/fstab.hpp"
 #include "journal/journal.hpp"
+#include "journal/retention.hpp"
 #include "reconcile/traffic_marks.hpp"
 #include "report/history.hpp"
 #include "report/run_report.hpp"
@@ -104,6 +105,9 @@ void remember_results(const Context& ctx, const report::RunReport& r) {
       ctx.progress(p.policy, "warning", "could not store the result: " + st.error().to_string());
     }
   }
+  const auto pruned = journal::prune_finished(ctx.deps.journals, ctx.options.retention, ctx.deps.clock);
+  for (const auto& e : pruned.errors)
+    ctx.progress("", "warning", "could not remove a finished journal: " + e.to_string());
 }
 
 }  // namespace pw::reconcile

@@ -16,6 +16,7 @@ report::Change change_of(const plan::Step& step);
 // The entry of this policy, added when missing.
 report::PolicyReport& report_of(report::RunReport& r, const plan::PolicyPlan& p);
 // Stores each policy's outcome for `status`; a failure to store is a warning, the run stands.
+// Then prunes the finished journals beyond the retention (EngineOptions::retention).
 void remember_results(const Context& ctx, const report::RunReport& r);
 
 }  // namespace pw::reconcile

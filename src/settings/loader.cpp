@@ -15,7 +15,9 @@ using namespace policy::schema;
 using policy::kMetadataKeys;
 using policy::parse_duration;
 
-constexpr std::array<std::string_view, 4> kControllerSpecKeys{"proxmox", "ansible", "state_dir", "policies"};
+constexpr std::array<std::string_view, 5> kControllerSpecKeys{"proxmox", "ansible", "state_dir", "policies",
+                                                              "retention"};
+constexpr std::array<std::string_view, 2> kRetentionKeys{"journals", "days"};
 // The inline secret keys are accepted by the schema only so that they get their own message.
 constexpr std::array<std::string_view, 16> kProxmoxKeys{
     "url",     "token_id",    "token_secret_file",    "token_secret_env", "user",    "password_file", "password_env",
@@ -66,6 +68,7 @@ class ControllerDecoder {
     if (auto v = spec.get("policies")) {
       if (auto p = read_string(d_, *v, "spec.policies")) out_.policies_dir = resolve(*p);
     }
+    if (auto n = spec.get("retention")) retention(*n, spec.value_pos("retention"));
   }
 
  private:
@@ -101,6 +104,18 @@ class ControllerDecoder {
                  "'" + path + "." + key + "': secrets are not accepted inline (policy files live in git); use " +
                      (key == "password" ? "password_file or password_env" : "token_secret_file or token_secret_env"));
       }
+    }
+  }
+
+  void retention(const YAML::Node& node, const SourcePos& where) {
+    Section s(d_, node, "spec.retention", kRetentionKeys, where);
+    if (!s.valid()) return;
+    if (auto v = s.get("journals")) {
+      if (auto n = read_int(d_, *v, "spec.retention.journals", 1, 1000000))
+        out_.keep_journals = static_cast<std::size_t>(*n);
+    }
+    if (auto v = s.get("days")) {
+      if (auto n = read_int(d_, *v, "spec.retention.days", 1, 3650)) out_.keep_days = static_cast<int>(*n);
     }
   }
 

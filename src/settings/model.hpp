@@ -5,6 +5,7 @@
 // (what a become user or method may be, checked where the playbooks use it); nothing
 // in src/ depends on settings, only the controller does. The format is in policies/README.md.
 #include <chrono>
+#include <cstddef>
 #include <string>
 
 #include "diagnostics/error.hpp"
@@ -53,6 +54,9 @@ struct ControllerSettings {
   AnsibleSettings ansible;
   std::string state_dir = "/var/lib/pathwarden";
   std::string policies_dir;
+  // spec.retention: finished journals kept (the newest so many, none older than so many days).
+  std::size_t keep_journals = 200;
+  int keep_days = 30;
   SourcePos source;
 };
 

@@ -202,6 +202,28 @@ TEST_CASE("guest_timeout: each guest's limit, below the run's so that one hung g
         "(120s), so that one hung guest fails alone");
 }
 
+TEST_CASE("retention: how many finished journals stay, and how old they may be") {
+  const std::string head =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox: {url: \"https://127.0.0.1:8006\", token_id: pw@pve!ci, token_secret_file: token}\n"
+      "  ansible: {inventory: i}\n";
+  auto defaults = pw::settings::load_text(head, "c.yaml");
+  REQUIRE(defaults.ok());
+  CHECK(defaults.controllers.at(0).keep_journals == 200);
+  CHECK(defaults.controllers.at(0).keep_days == 30);
+  auto given = pw::settings::load_text(head + "  retention: {journals: 50, days: 7}\n", "c.yaml");
+  INFO(render(given.diagnostics));
+  REQUIRE(given.ok());
+  CHECK(given.controllers.at(0).keep_journals == 50);
+  CHECK(given.controllers.at(0).keep_days == 7);
+  auto typo = pw::settings::load_text(head + "  retention: {journal: 50}\n", "c.yaml");
+  REQUIRE(typo.diagnostics.size() == 1);
+  CHECK(typo.diagnostics[0].to_string().find("did you mean 'journals'") != std::string::npos);
+  auto zero = pw::settings::load_text(head + "  retention: {days: 0}\n", "c.yaml");
+  REQUIRE(zero.diagnostics.size() == 1);
+  CHECK(zero.diagnostics[0].to_string().find("spec.retention.days") != std::string::npos);
+}
+
 TEST_CASE("become: Ansible's names, checked where they are written") {
   const std::string head =
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"

@@ -611,3 +611,20 @@ TEST_CASE("a journal that stops taking records mid-apply stops the run, undoes i
   auto again = engine.recover();
   CHECK(again.policies.empty());
 }
+
+TEST_CASE("a run that stored results prunes the finished journals to the retention") {
+  SeedWorld w;
+  pw::reconcile::EngineOptions o;
+  o.retention = {1, std::chrono::days(30)};
+  // Two fixes an hour apart (a journal each, both finished): only the newer one stays.
+  auto first = w.engine(o).reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+  REQUIRE(first.policies.at(0).verdict == pw::report::Verdict::verified);
+  CHECK(w.journals.list().value().size() == 1);
+  w.clock.advance(std::chrono::hours(1));
+  auto again = w.engine(o).reconcile(movies_policy("[vers=3, nconnect=4, _netdev]"), false);
+  INFO(text(again));
+  CHECK(again.policies.at(0).verdict == pw::report::Verdict::verified);
+  const auto left = w.journals.list().value();
+  REQUIRE(left.size() == 1);
+  CHECK(left.front().starts_with(again.plan_id));  // the newest is the one kept
+}
