@@ -16,19 +16,10 @@
 #include "journal/storage.hpp"
 #include "policy/time_window.hpp"
 #include "proxmox/api.hpp"
+#include "reconcile/progress.hpp"
 #include "timing/sleeper.hpp"
 
 namespace pw::reconcile {
-
-// Long steps announce themselves so a terminal can show progress; JSON output ignores them.
-struct ProgressEvent {
-  std::string policy;
-  std::string what;        // "probe", "restart", "task", ...
-  std::string detail;      // human text
-  std::uint64_t done = 0;  // bytes or seconds done, when known
-  std::uint64_t total = 0;
-};
-using ProgressSink = std::function<void(const ProgressEvent&)>;
 
 struct EngineOptions {
   int max_rounds = 3;                               // re-plans after conflicts
@@ -72,9 +63,14 @@ struct Context {
   Dependencies deps;
   EngineOptions options;
 
-  void progress(std::string policy, std::string what, std::string detail, std::uint64_t done = 0,
+  void progress(Activity activity, std::string policy, std::string detail, std::uint64_t done = 0,
                 std::uint64_t total = 0) const {
-    if (deps.progress) deps.progress({std::move(policy), std::move(what), std::move(detail), done, total});
+    if (deps.progress) deps.progress({activity, std::move(policy), std::move(detail), done, total});
+  }
+  // Something failed that the run's report cannot carry (a result or journal not stored): the
+  // controller logs it as a warning whatever the output.
+  void warn(std::string policy, std::string text) const {
+    progress(Activity::warning, std::move(policy), std::move(text));
   }
   // The signal a stop was asked by, 0 when none (EngineOptions::stop_requested).
   int stop_signal() const { return options.stop_requested ? options.stop_requested() : 0; }

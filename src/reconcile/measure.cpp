@@ -106,7 +106,7 @@ std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRe
       if (round > 0) probe.commit_cycles = 0;  // one figure per measurement, from the first probe
       probes.push_back(std::move(probe));
       if (v.vm.vmid != 0 && v.nic && std::find(vms.begin(), vms.end(), v.vm) == vms.end()) vms.push_back(v.vm);
-      ctx.progress(requests[i].policy, "probe", "probing " + v.probe_file, 0, out[i].bytes);
+      ctx.progress(Activity::probe, requests[i].policy, "probing " + v.probe_file, 0, out[i].bytes);
     }
     if (probes.empty()) break;
     // The taps' window holds the whole probe run: background only adds to it.
@@ -138,6 +138,7 @@ std::vector<Measured> measure_wave(const Context& ctx, std::span<const MeasureRe
         f.minimum = v.min_commit_rate;
       }
       const auto& run = it->second->run;
+      if (run.bytes > 0) ctx.progress(Activity::probe, requests[i].policy, "probed " + v.probe_file, run.bytes);
       m.result = verify::verify_path(probe_input(v, *it->second, host_samples(v, taps_before, taps_after)));
       if (run.error) m.errors.push_back("probe: " + *run.error);
       // dd stopped short of what was asked without an error: the file ends there.

@@ -59,8 +59,15 @@ proxmox::VmRef Observer::ref_of(const ListedGuests& listed, const policy::Storag
 std::vector<plan::Observation> Observer::observe(std::span<const policy::StoragePath> policies) {
   std::vector<const policy::StoragePath*> all;
   all.reserve(policies.size());
-  for (const auto& p : policies) all.push_back(&p);
-  return observe_listed(list_guests(all), all);
+  std::set<std::string_view> hosts;
+  for (const auto& p : policies) {
+    all.push_back(&p);
+    hosts.insert(p.guest.host);
+  }
+  ctx_.progress(Activity::observe, "", "observing guests", 0, hosts.size());
+  auto out = observe_listed(list_guests(all), all);
+  ctx_.progress(Activity::observe, "", "observing guests", hosts.size(), hosts.size());
+  return out;
 }
 
 std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& listed,
@@ -176,6 +183,7 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
   all = {};
   const std::size_t per_batch = std::max<std::size_t>(1, ctx_.options.observe_batch);
   for (std::size_t first = 0; first < by_host.size(); first += per_batch) {
+    ctx_.progress(Activity::observe, "", "observing guests", first, by_host.size());
     std::vector<std::size_t> indices;
     for (std::size_t h = first; h < std::min(by_host.size(), first + per_batch); ++h) {
       indices.insert(indices.end(), by_host[h].begin(), by_host[h].end());
@@ -206,6 +214,7 @@ void Observer::observe_and_plan(std::span<const policy::StoragePath> policies, c
       observed[k] = {};  // the facts of a guest are the big part: drop them as soon as planned
     }
   }
+  ctx_.progress(Activity::observe, "", "observing guests", by_host.size(), by_host.size());
 }
 
 void Observer::prove_converged(std::span<const plan::Observation> observed, std::span<plan::PolicyPlan> plans) {

@@ -14,6 +14,9 @@ namespace pw::reconcile {
 report::RunReport Recovery::run() {
   auto rep = new_report(ctx_, report::RunMode::recover, "");
   auto scan = journal::scan_journals(ctx_.deps.journals);
+  if (!scan.interrupted.empty())
+    ctx_.progress(Activity::recover, "",
+                  "finishing " + std::to_string(scan.interrupted.size()) + " interrupted run(s)");
   for (const auto& bad : scan.unreadable) {
     report::PolicyReport pr;
     pr.policy = "(journal)";
@@ -31,7 +34,7 @@ report::RunReport Recovery::run() {
       // Killed while writing its very first record: the run never started anything.
       if (auto st = ctx_.deps.journals.remove(replay.run_id); !st) {
         rep.journal_left = true;
-        ctx_.progress("", "warning", "cannot remove empty journal " + replay.run_id + ": " + st.error().to_string());
+        ctx_.warn("", "cannot remove empty journal " + replay.run_id + ": " + st.error().to_string());
       }
       continue;
     }

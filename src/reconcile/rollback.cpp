@@ -38,6 +38,8 @@ std::string join_words(const std::vector<std::string>& words) {
 }  // namespace
 
 void Rollback::run(const std::vector<PolicyRun*>& batch) {
+  ctx_.progress(Activity::rollback, batch.size() == 1 ? batch.front()->policy() : "",
+                batch.size() == 1 ? "rolling back" : "rolling back " + std::to_string(batch.size()) + " policies");
   for (auto* run : batch) run->rollback_begin();
   // Inverses run kind by kind across guests, in reverse phase order.
   for (const auto kind : plan::kPhaseOrder | std::views::reverse) {

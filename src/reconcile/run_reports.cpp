@@ -102,12 +102,11 @@ void remember_results(const Context& ctx, const report::RunReport& r) {
                                          report::to_json(report::history_point(p, r.finished_at, r.run_id)));
         !st) {
       // The run's outcome stands; only `status` will not show it.
-      ctx.progress(p.policy, "warning", "could not store the result: " + st.error().to_string());
+      ctx.warn(p.policy, "could not store the result: " + st.error().to_string());
     }
   }
   const auto pruned = journal::prune_finished(ctx.deps.journals, ctx.options.retention, ctx.deps.clock);
-  for (const auto& e : pruned.errors)
-    ctx.progress("", "warning", "could not remove a finished journal: " + e.to_string());
+  for (const auto& e : pruned.errors) ctx.warn("", "could not remove a finished journal: " + e.to_string());
 }
 
 }  // namespace pw::reconcile

@@ -80,7 +80,9 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
     }
     change.set.emplace_back(s.device, spec->to_string());
     devices.push_back(s.device);
-    ctx_.progress(run->policy(), "proxmox", "setting " + s.device + " " + (s.hotplug ? "(hot-plug)" : "(pending)"));
+    ctx_.progress(
+        Activity::proxmox, run->policy(),
+        "setting " + s.device + " of VM " + std::to_string(s.vm.vmid) + (s.hotplug ? " (hot-plug)" : " (pending)"));
   }
   auto r = ctx_.deps.api.update_config(first.vm, change);
   if (r && r->has_value()) {
@@ -114,6 +116,8 @@ bool StepRunner::wait_for_nic(PolicyRun& run, const plan::SetNic& s) {
   const auto mac = proxmox::NetDeviceSpec::parse(s.to)->mac().value_or("");
   const auto deadline = ctx_.deps.sleeper.now() + ctx_.options.interface_return_timeout;
   const std::array<std::string, 1> hosts{run.host()};
+  ctx_.progress(Activity::proxmox, run.policy(),
+                "waiting for " + s.device + " of VM " + std::to_string(s.vm.vmid) + " to come back in " + run.host());
   for (;;) {
     auto facts = ctx_.deps.guests.gather_facts(hosts);
     if (auto it = facts.find(run.host()); it != facts.end() && it->second) {
@@ -143,7 +147,8 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
     if (!run->begin()) continue;
     auto done = std::find_if(rebooted.begin(), rebooted.end(), [&](const auto& r) { return r.first == s.vm; });
     if (done == rebooted.end()) {
-      ctx_.progress(run->policy(), "restart", "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox");
+      ctx_.progress(Activity::restart, run->policy(),
+                    "rebooting VM " + std::to_string(s.vm.vmid) + " through Proxmox, waiting for it to return");
       auto r = ctx_.deps.api.reboot_and_wait(s.vm, ctx_.options.task_wait);
       done =
           rebooted.insert(rebooted.end(), {s.vm, r ? std::nullopt : std::optional<std::string>(describe(r.error()))});
@@ -156,6 +161,8 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
     restarted.push_back(run);
   }
   if (restarted.empty()) return;
+  ctx_.progress(Activity::restart, "", "waiting for " + std::to_string(hosts.size()) + " guest(s) to answer again", 0,
+                hosts.size());
   auto back = ctx_.deps.guests.wait_reachable(hosts, ctx_.options.guest_return_timeout);
   for (auto* run : restarted) {
     auto it = back.find(run->host());
@@ -249,7 +256,9 @@ void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
     started.insert(started.end(), runs.begin(), runs.end());
   }
   if (started.empty()) return;
-  ctx_.progress("", "guest", "writing fstab and re-making mounts on " + std::to_string(changes.size()) + " guest(s)");
+  ctx_.progress(Activity::guests, "",
+                "writing fstab and re-making mounts on " + std::to_string(changes.size()) + " guest(s)", 0,
+                changes.size());
   auto results = ctx_.deps.guests.apply_fstab(changes);
   for (auto* run : started) {
     auto it = results.find(run->host());
