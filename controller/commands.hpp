@@ -14,5 +14,6 @@ Command recover_command();
 Command status_command();
 Command proxmox_command();
 Command report_command();
+Command import_command();
 
 }  // namespace pw::cli

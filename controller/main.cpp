@@ -19,9 +19,9 @@ using pw::cli::Command;
 
 std::vector<Command> all_commands() {
   return {
-      pw::cli::validate_command(),  pw::cli::plan_command(),    pw::cli::apply_command(),
-      pw::cli::reconcile_command(), pw::cli::verify_command(),  pw::cli::recover_command(),
-      pw::cli::status_command(),    pw::cli::proxmox_command(), pw::cli::report_command(),
+      pw::cli::import_command(),    pw::cli::validate_command(), pw::cli::plan_command(),    pw::cli::apply_command(),
+      pw::cli::reconcile_command(), pw::cli::verify_command(),   pw::cli::recover_command(), pw::cli::status_command(),
+      pw::cli::proxmox_command(),   pw::cli::report_command(),
 
   };
 }

@@ -47,7 +47,14 @@ Status write_all(int fd, std::string_view data, const std::filesystem::path& whe
   return {};
 }
 
-Status write_atomically(const std::filesystem::path& target, std::string_view content, Visibility visibility) {
+namespace {
+
+enum class Place { replace, only_new };
+
+// Writes `content` to a temp file beside `target`, then puts it in place: rename (replacing) or
+// link (failing with EEXIST when the name is taken). Returns false when only_new found it taken.
+Result<bool> write_and_place(const std::filesystem::path& target, std::string_view content, Visibility visibility,
+                             Place place) {
   static std::atomic<unsigned> counter{0};
   const auto path = target.is_absolute() ? target : std::filesystem::absolute(target);
   const auto dir = path.parent_path();
@@ -59,7 +66,7 @@ Status write_atomically(const std::filesystem::path& target, std::string_view co
     return std::unexpected(system_error("cannot create a temp file next to it", path, errno,
                                         "check that the directory exists and is writable"));
   }
-  auto fail = [&](Error e) -> Status {
+  auto fail = [&](Error e) -> Result<bool> {
     ::unlink(tmp.c_str());
     return std::unexpected(std::move(e));
   };
@@ -68,15 +75,38 @@ Status write_atomically(const std::filesystem::path& target, std::string_view co
   if (auto s = write_all(fd.get(), content, tmp); !s) return fail(s.error());
   if (::fsync(fd.get()) != 0) return fail(system_error("cannot fsync", tmp, errno));
   if (fd.close() != 0) return fail(system_error("cannot close", tmp, errno));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return fail(
-        system_error("cannot rename into place", path, errno, "a directory of that name, or a read-only file system?"));
+  if (place == Place::replace) {
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      return fail(system_error("cannot rename into place", path, errno,
+                               "a directory of that name, or a read-only file system?"));
+    }
+  } else {
+    // link(2) never replaces: a name taken (a file, a link, a directory) stays as it is.
+    if (::link(tmp.c_str(), path.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      if (err == EEXIST) return false;
+      return std::unexpected(system_error("cannot link into place", path, err, "a read-only file system?"));
+    }
+    ::unlink(tmp.c_str());
   }
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) return std::unexpected(system_error("cannot open directory", dir, errno));
   Fd d(dfd);
   if (::fsync(d.get()) != 0) return std::unexpected(system_error("cannot fsync directory", dir, errno));
+  return true;
+}
+
+}  // namespace
+
+Status write_atomically(const std::filesystem::path& target, std::string_view content, Visibility visibility) {
+  auto r = write_and_place(target, content, visibility, Place::replace);
+  if (!r) return std::unexpected(r.error());
   return {};
+}
+
+Result<bool> write_new(const std::filesystem::path& target, std::string_view content, Visibility visibility) {
+  return write_and_place(target, content, visibility, Place::only_new);
 }
 
 }  // namespace pw::files

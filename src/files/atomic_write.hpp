@@ -22,6 +22,11 @@ enum class Visibility {
 Status write_atomically(const std::filesystem::path& path, std::string_view content,
                         Visibility visibility = Visibility::owner_only);
 
+// The same, but never over an existing name (a file, a link, anything): false when the name is
+// taken, and nothing is written. For files the operator owns once written (`pathwarden import`).
+Result<bool> write_new(const std::filesystem::path& path, std::string_view content,
+                       Visibility visibility = Visibility::readable);
+
 // Writes every byte to an open descriptor (retrying short writes and EINTR).
 Status write_all(int fd, std::string_view data, const std::filesystem::path& where);
 

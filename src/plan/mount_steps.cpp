@@ -39,7 +39,7 @@ guest::MountActivation activation_as_is(const guest::MountInfo& m, const guest::
   a.fstype = m.fstype;
   if (auto v = m.nfs_version(); !v.empty()) a.options.push_back("vers=" + v);
   if (m.nconnect() > 1) a.options.push_back("nconnect=" + std::to_string(m.nconnect()));
-  if (m.has_option("ro")) a.options.push_back("ro");
+  if (m.has_option("ro")) a.options.emplace_back("ro");
   return a;
 }
 
@@ -69,7 +69,7 @@ MountCheck check_mount(const guest::MountInfo* m, const policy::StoragePath& p) 
     diffs.push_back("has nconnect=" + std::to_string(m->nconnect()) + " instead of " + std::to_string(want_nconnect));
   }
   const bool want_ro = p.mount.option("ro") != nullptr;
-  if (m->has_option("ro") != want_ro) diffs.push_back(want_ro ? "is read-write" : "is read-only");
+  if (m->has_option("ro") != want_ro) diffs.emplace_back(want_ro ? "is read-write" : "is read-only");
   if (diffs.empty()) return {true, {}};
   return {false, p.mount.path + " " + join(diffs, ", ")};
 }
@@ -98,7 +98,8 @@ std::optional<policy::StoragePath> plan_unowned(const policy::StoragePath& p, co
   if (!diffs.empty()) {
     out.notes.insert(out.notes.begin(), p.mount.display() + " (" + owner + "'s mount, " + located->path +
                                             ") differs from the policy: " + join(diffs, "; "));
-    if (!out.steps.empty()) out.notes.push_back("the NIC's planned changes wait until the mount is as the policy says");
+    if (!out.steps.empty())
+      out.notes.emplace_back("the NIC's planned changes wait until the mount is as the policy says");
     out.steps.clear();
     out.remedy = unowned_remedy(p, *located);
     out.state = PolicyState::drift;
@@ -164,10 +165,10 @@ ChangeFstab fstab_write(const policy::StoragePath& p, const guest::GuestFacts& f
 // The ChangeFstab step: write `fstab` (the guest's with the policy's entry set) and re-make the
 // mount, with the mounts sharing its client. false when a blocker stops the plan.
 bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
-                       const guest::FstabFile& fstab, const guest::MountInfo* current, const MountCheck& mount_check,
-                       const PlanningContext& ctx, PolicyPlan& out) {
+                       const guest::FstabFile& fstab, const guest::FstabEntrySpec& spec,
+                       const guest::MountInfo* current, const MountCheck& mount_check, const PlanningContext& ctx,
+                       PolicyPlan& out) {
   ChangeFstab c = fstab_write(p, facts, fstab, ctx);
-  const auto spec = desired_fstab_entry(p);
   c.activations.push_back({p.mount.path, spec.spec, spec.vfstype, spec.options, true});
 
   const std::vector<const guest::MountInfo*> sharing = mounts_sharing_client(p, q, facts);
@@ -232,6 +233,17 @@ void warn_trunking_risk(const policy::StoragePath& p, const policy::StoragePath&
   }
 }
 
+// The policy's fstab entry. An entry written `nfs4` (by hand, or adopted by `pathwarden import`)
+// keeps that type when the policy asks NFSv4 or no version: mount.nfs4 is mount.nfs without the
+// fall-back to v3, so the entry means what the operator wrote, and rewriting only the type would
+// re-make a mount that is as the policy says.
+guest::FstabEntrySpec entry_spec(const policy::StoragePath& p, const std::optional<guest::FstabEntry>& before) {
+  auto spec = desired_fstab_entry(p);
+  const auto version = p.mount.nfs_version();
+  if (before && before->vfstype == "nfs4" && (!version || version->starts_with('4'))) spec.vfstype = "nfs4";
+  return spec;
+}
+
 // A mount pathwarden owns: its fstab entry and the mount, re-made when either differs from the
 // policy or the NIC changes under it.
 std::optional<policy::StoragePath> plan_owned(const policy::StoragePath& p, const policy::StoragePath& q,
@@ -240,7 +252,8 @@ std::optional<policy::StoragePath> plan_owned(const policy::StoragePath& p, cons
   guest::FstabFile fstab = facts.fstab;
   const auto entry_before = facts.fstab.entry_for(p.mount.path);
   const auto owner_before = facts.fstab.owner_of(p.mount.path);
-  auto changed = fstab.set_entry(desired_fstab_entry(p), {p.name, p.mount.reason});
+  const auto spec = entry_spec(p, entry_before);
+  auto changed = fstab.set_entry(spec, {p.name, p.mount.reason});
   if (!changed) {
     out.blockers.push_back("cannot write the fstab entry of " + p.mount.path + ": " + changed.error().to_string());
     return std::nullopt;
@@ -256,7 +269,7 @@ std::optional<policy::StoragePath> plan_owned(const policy::StoragePath& p, cons
     return q;
   }
   if (*changed || !mount_check.ok || nic_changes) {
-    if (!plan_fstab_change(p, q, facts, fstab, current, mount_check, ctx, out)) return std::nullopt;
+    if (!plan_fstab_change(p, q, facts, fstab, spec, current, mount_check, ctx, out)) return std::nullopt;
     warn_trunking_risk(p, q, facts, out);
   } else {
     out.notes.push_back(p.mount.path + " is mounted as the policy says and its fstab entry is current");

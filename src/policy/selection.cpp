@@ -29,11 +29,14 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 // Each name or glob must name something: an exact name that is no policy's gets a did-you-mean.
+// An exclusion glob may match nothing: a timer's `--exclude 'lab-*'` deployed to every site
+// must not fail the sites without lab policies. An excluded exact name is still checked (a typo).
 Status names_something(const std::vector<StoragePath>& all, const std::vector<std::string>& patterns,
                        std::string_view prefix) {
   std::vector<std::string_view> names;
   for (const auto& p : all) names.push_back(p.name);
   for (const auto& pattern : patterns) {
+    if (prefix == "!" && is_glob(pattern)) continue;
     if (std::none_of(all.begin(), all.end(), [&](const StoragePath& p) { return name_matches(pattern, p.name); })) {
       const std::string shown = std::string(prefix) + pattern;
       return fail(is_glob(pattern) ? "no policy matches '" + shown + "'"

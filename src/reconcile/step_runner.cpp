@@ -256,9 +256,10 @@ void StepRunner::change_fstab(const std::vector<PolicyRun*>& batch) {
     started.insert(started.end(), runs.begin(), runs.end());
   }
   if (started.empty()) return;
-  ctx_.progress(Activity::guests, "",
-                "writing fstab and re-making mounts on " + std::to_string(changes.size()) + " guest(s)", 0,
-                changes.size());
+  ctx_.progress(
+      Activity::guests, "",
+      "writing the fstab of " + std::to_string(changes.size()) + " guest(s) and re-making the mounts it changes", 0,
+      changes.size());
   auto results = ctx_.deps.guests.apply_fstab(changes);
   for (auto* run : started) {
     auto it = results.find(run->host());

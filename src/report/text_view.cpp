@@ -89,6 +89,11 @@ std::string render_text(const RunReport& report, bool colour, bool diff) {
     out << "  VM " << p.vmid << " on " << p.node << ", host " << p.host << "\n";
     auto before_after = [&](const Change& c) {
       if (!diff) return;
+      if (c.before && c.after && *c.before == *c.after) {
+        // An entry adopted as it is (or its reason updated): only the comment above it changes.
+        out << "    = " << *c.before << "  (unchanged: pathwarden's comment goes above it)\n";
+        return;
+      }
       if (c.before) out << "    " << paint("- " + *c.before, "31") << "\n";
       if (c.after) out << "    " << paint("+ " + *c.after, "32") << "\n";
     };

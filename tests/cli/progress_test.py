@@ -65,7 +65,7 @@ def main(binary, pvesim):
         lines = progress_lines(r.stderr)
         check(r.returncode == 2, f"the fix applied: {r.returncode}\n{r.stdout}{r.stderr}")
         expected = ["observing guests (0 of 1)", "movies-10g: setting net1 of VM 101 (hot-plug)",
-                    "writing fstab and re-making mounts on 1 guest(s)", "movies-10g: probing "]
+                    "writing the fstab of 1 guest(s)", "movies-10g: probing "]
         at = 0
         for want in expected:
             found = [i for i, line in enumerate(lines) if i >= at and line.startswith(want)]

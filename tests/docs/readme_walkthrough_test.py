@@ -271,6 +271,24 @@ def reconciled(w, r):
     check(len(made) == 1 and made[0].startswith("root "), f"not one fstab backup made by root: {made}")
 
 
+def status_told(w, r):
+    name = w.policy["metadata"]["name"]
+    out = ran(r, 4, f"{name}: rolled-back", "  why: ", "  last change: ", "0 of 1 policy healthy; exit code 4")
+    check("  run 20" in out, f"status --runs shows the runs:\n{out}")
+
+
+def diffed(w, r):
+    ran(r, 3, f"{w.policy['metadata']['name']}: drift ", "    + " + fstab_line(w))
+    check(w.snapshot() == w.before, "reconcile --check --diff changed something")
+
+
+def imported(w, r):
+    # The light guest mounts no NFS: the guest was observed and its VM found by its MAC, nothing written.
+    ran(r, 0, f"{w.policy['spec']['guest']['host']} (VM {w.vmid} on {w.policy['spec']['guest']['node']}): no NFS mount",
+        "0 policies written")
+    check(os.listdir(os.path.join(w.dir, "imported")) == [], "import wrote a file for a guest without NFS mounts")
+
+
 def parse_size(text):
     units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
              "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
@@ -288,7 +306,10 @@ EXPECT = [
     (r"^\(umask \d+; printf .* > token\)$", token_written),
     (r"^pathwarden .* validate ", validated),
     (r"^pathwarden .* plan ", planned),
-    (r"^pathwarden .* reconcile --check ", checked),
+    (r"^pathwarden .* reconcile --check \./", checked),
+    (r"^pathwarden .* status ", status_told),
+    (r"^pathwarden .* reconcile --check --diff ", diffed),
+    (r"^pathwarden .* import ", imported),
     (r"^pathwarden .* reconcile --policy ", reconciled),
 ]
 

@@ -2,7 +2,7 @@
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
 an operator's ground, and several policies on the one guest (issue 38).
 
-usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|drift
+usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -154,6 +154,35 @@ def test_adopt(binary):
     check(_local_ports(now) == ports, f"the mount's NFS connections changed: {ports} -> {_local_ports(now)}")
 
 
+def test_import(binary):
+    """`pathwarden import` on the real guest (issue 41 item 12): its hand-written entry of /mnt/movies
+    over link2 becomes a policy (net1 found from the NFS connection's interface by its permanent
+    address), validate passes on it, and reconcile adopts it without re-making the mount."""
+    ctl.reset_nic()
+    guest = lab.Guest()
+    applied = guest.helper("apply", json.dumps(scenarios.scenario("clean-link2")))
+    ports = _local_ports(applied["connections"])
+    out_dir = tempfile.mkdtemp(prefix="pw-import-")
+    settings = ctl.operator_settings()
+    rc, imported, err = ctl.pathwarden(binary, settings, "import", out_dir, "--host", topo.GUEST_NAME)
+    written = imported["written"]
+    check(rc == 0 and len(written) == 1, f"exit {rc}:\n{json.dumps(imported, indent=1)}\n{err[-1500:]}")
+    w = written[0]
+    check((w["path"], w["nic"], w["interface"], w["owner"], w["server"]) ==
+          ("/mnt/movies", "net1", "link2", "fstab", topo.LINK2["nas"]), f"imported: {w}")
+    r = subprocess.run([binary, "--config", settings, "validate", out_dir], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"validate on what import wrote: {r.returncode}\n{r.stdout}{r.stderr}")
+    rc, report, err = ctl.pathwarden(binary, settings, "reconcile", out_dir)
+    p = report["policies"][0]
+    check(rc == 2 and p["verdict"] == "converged" and [c["action"] for c in p["changes"]] == ["change-fstab"],
+          f"exit {rc}:\n{json.dumps(report, indent=1)[-4000:]}\n{err[-1500:]}")
+    check(_entries(ctl.guest_state()["fstab"]) == {"/mnt/movies": w["policy"]}, "pathwarden's comment above the entry")
+    now = guest.run("ss -Htn state established '( dport = :2049 )'").stdout.splitlines()
+    check(_local_ports(now) == ports, f"the mount's NFS connections changed: {ports} -> {_local_ports(now)}")
+    rc, report, err = ctl.pathwarden(binary, settings, "reconcile", out_dir)
+    check(rc == 0 and report["policies"][0]["verdict"] == "converged", f"then converged: exit {rc}")
+
+
 def test_drift(binary):
     """A path that drifts between runs: converged, then a /32 host route sends the NAS's link2
     address through link1 and the mount's connection is made again through it (a reconnect, a
@@ -202,4 +231,4 @@ def test_drift(binary):
 
 if __name__ == "__main__":
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
-               "adopt": test_adopt, "drift": test_drift}, __doc__)
+               "adopt": test_adopt, "import": test_import, "drift": test_drift}, __doc__)

@@ -93,7 +93,7 @@ TEST_CASE("off a terminal: a line per activity, and one a minute while it lasts"
   const auto t0 = std::chrono::steady_clock::time_point{} + 1000s;
   ProgressTracker t(t0);
   CHECK_FALSE(t.minute_due(t0 + 5min));  // nothing before the first activity
-  CHECK(t.take({Activity::guests, "", "writing fstab and re-making mounts on 3 guest(s)", 0, 3}, t0 + 5min));
+  CHECK(t.take({Activity::guests, "", "writing the fstab of 3 guest(s)", 0, 3}, t0 + 5min));
   CHECK_FALSE(t.minute_due(t0 + 5min + 59s));
   CHECK(t.minute_due(t0 + 6min));
   CHECK_FALSE(t.minute_due(t0 + 6min + 30s));  // the minute counts from the last line
