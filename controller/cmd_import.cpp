@@ -10,6 +10,7 @@
 #include <set>
 
 #include "ansible/inventory.hpp"
+#include "command_errors.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "diagnostics/suggest.hpp"
@@ -179,7 +180,7 @@ boost::json::object to_json(const Outcome& o) {
   boost::json::array no_mounts;
   for (const auto& [host, vm] : o.no_mounts)
     no_mounts.push_back({{"host", host}, {"node", vm.node}, {"vmid", vm.vmid}});
-  return {{"kind", "pathwarden-import"},         {"format_version", "1.0"},
+  return {{"format", "pathwarden-import"},       {"format_version", "1.0"},
           {"written", std::move(written)},       {"left_out", std::move(left_out)},
           {"unobserved", std::move(unobserved)}, {"no_mounts", std::move(no_mounts)}};
 }
@@ -249,7 +250,7 @@ int run_import(const Args& args, const GlobalOptions& globals) {
     const std::array<std::filesystem::path, 1> inputs{dir};
     auto r = settings::load_paths(inputs);
     if (!r.ok()) {
-      for (const auto& d : r.diagnostics) std::cerr << d.to_string() << "\n";
+      for (const auto& d : r.diagnostics) report_problem(d);
       return usage_error("import", Error{"the policies there have problems: import adds to a valid directory only",
                                          dir.string(), "fix them first ('pathwarden validate')"});
     }
@@ -263,8 +264,7 @@ int run_import(const Args& args, const GlobalOptions& globals) {
   if (!rt) return usage_error("import", rt.error());
   auto vms = (*rt)->api->list_guests();
   if (!vms) {
-    std::cerr << "pathwarden import: cannot list the VMs: " << reconcile::describe(vms.error()) << "\n";
-    return 6;
+    return fail_command("import", Error{"cannot list the VMs: " + reconcile::describe(vms.error()), {}, {}}, 6);
   }
   auto hosts = chosen_hosts(args, inventory->hosts, *vms);
   if (!hosts) return usage_error("import", hosts.error());

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "command_errors.hpp"
 #include "commands.hpp"
 #include "diagnostics/suggest.hpp"
 #include "proxmox/client.hpp"
@@ -119,31 +120,27 @@ void print_table(const std::vector<NicRow>& rows) {
 int run_nics(const Args& args, const GlobalOptions& globals) {
   const std::string output = args.value_or("output", "text");
   if (output != "text" && output != "json") {
-    std::cerr << "pathwarden proxmox nics: --output must be text or json\n";
-    return 1;
+    return fail_command("proxmox nics", Error{"--output must be text or json", {}, {}});
   }
   auto options = args.value("url") ? options_from_flags(args) : options_from_settings(globals);
   if (!options) {
-    std::cerr << "pathwarden proxmox nics: " << options.error().to_string() << "\n";
-    return 1;
+    return fail_command("proxmox nics", options.error());
   }
   if (auto n = args.value("max-in-flight")) {
     try {
       options->max_in_flight = std::max(1, std::stoi(*n));
     } catch (const std::exception&) {
-      std::cerr << "pathwarden proxmox nics: --max-in-flight wants a number, not '" << *n << "'\n";
-      return 1;
+      return fail_command("proxmox nics", Error{"--max-in-flight wants a number, not '" + *n + "'", {}, {}});
     }
   }
   auto client = Client::create(std::move(*options));
   if (!client) {
-    std::cerr << "pathwarden proxmox nics: " << client.error().to_string() << "\n";
-    return 1;
+    return fail_command("proxmox nics", client.error());
   }
   auto guests = (*client)->list_guests();
   if (!guests) {
-    std::cerr << "pathwarden proxmox nics: could not observe the cluster: " << guests.error().to_string() << "\n";
-    return 6;
+    return fail_command("proxmox nics", Error{"could not observe the cluster: " + guests.error().to_string(), {}, {}},
+                        6);
   }
   const auto nodes = args.values("node");
   std::set<int> vmids;
@@ -151,8 +148,7 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
     try {
       vmids.insert(std::stoi(v));
     } catch (const std::exception&) {
-      std::cerr << "pathwarden proxmox nics: --vmid wants a number, not '" << v << "'\n";
-      return 1;
+      return fail_command("proxmox nics", Error{"--vmid wants a number, not '" + v + "'", {}, {}});
     }
   }
   std::vector<GuestSummary> qemu;
@@ -170,10 +166,12 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
   if (qemu.empty() && containers == 0 && guests->empty()) {
     // Proxmox lists only what the token may see (VM.Audit): an empty cluster list is almost
     // always a token without privileges, not a cluster without VMs.
-    std::cerr
-        << "pathwarden proxmox nics: the API lists no guest at all: the token sees no VM "
-           "(grant it VM.Audit on /vms, e.g. `pveum acl modify /vms --tokens USER@REALM!NAME --roles PVEAuditor`)\n";
-    return 6;
+    return fail_command("proxmox nics",
+                        Error{"the API lists no guest at all: the token sees no VM",
+                              {},
+                              "grant it VM.Audit on /vms, e.g. `pveum acl modify /vms --tokens USER@REALM!NAME "
+                              "--roles PVEAuditor`"},
+                        6);
   }
   std::vector<VmRef> refs;
   for (const auto& g : qemu) refs.push_back(g.ref);
@@ -254,7 +252,7 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
       std::cout << "; " << containers << " LXC container" << (containers == 1 ? "" : "s") << " skipped";
     std::cout << "\n";
   }
-  for (const auto& [ref, e] : failures) std::cerr << "pathwarden proxmox nics: " << e.to_string() << "\n";
+  for (const auto& [ref, e] : failures) report_problem({SourcePos{ref.to_string(), 0, 0}, e.to_string()});
   return failures.empty() ? 0 : 6;  // a VM not read is not observed: the table's 6, as reconcile says it
 }
 
@@ -262,10 +260,11 @@ int run_proxmox(const Args& args, const GlobalOptions& globals) {
   const auto& pos = args.positional();
   if (pos.empty() || pos[0] != "nics" || pos.size() > 1) {
     static constexpr std::array<std::string_view, 1> kActions = {"nics"};
-    std::cerr << "pathwarden proxmox: expected 'nics'"
-              << (pos.empty() ? "" : ", not '" + pos[0] + "'" + did_you_mean(pos[0], kActions))
-              << " (see 'pathwarden proxmox --help')\n";
-    return 1;
+    return fail_command(
+        "proxmox", Error{"expected 'nics'" +
+                             (pos.empty() ? std::string() : ", not '" + pos[0] + "'" + did_you_mean(pos[0], kActions)),
+                         {},
+                         "see 'pathwarden proxmox --help'"});
   }
   return run_nics(args, globals);
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "command_errors.hpp"
 #include "commands.hpp"
 #include "files/atomic_write.hpp"
 #include "journal/posix_file.hpp"
@@ -94,8 +95,7 @@ std::optional<std::size_t> parse_count(const std::string& text) {
 }
 
 int report_error(const Error& e) {
-  std::cerr << "pathwarden report: " << e.to_string() << "\n";
-  return 1;
+  return fail_command("report", e);
 }
 
 int run_report(const Args& args, const GlobalOptions& globals) {

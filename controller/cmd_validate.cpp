@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "ansible/inventory.hpp"
+#include "command_errors.hpp"
 #include "commands.hpp"
 #include "diagnostics/suggest.hpp"
 #include "policy/option_notes.hpp"
@@ -90,14 +91,12 @@ int run_validate(const Args& args, const GlobalOptions& globals) {
   if (inputs.empty()) {
     auto loaded = load_settings(globals);
     if (!loaded) {
-      std::cerr << "pathwarden validate: " << loaded.error().to_string() << "\n";
-      return 1;
+      return fail_command("validate", loaded.error());
     }
     read = std::move(*loaded);
     auto dir = default_policies_dir(*read, globals);
     if (!dir) {
-      std::cerr << "pathwarden validate: " << dir.error().to_string() << "\n";
-      return 1;
+      return fail_command("validate", dir.error());
     }
     inputs.emplace_back(*dir);
   }

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "build_info/build_info.hpp"
+#include "command_errors.hpp"
 #include "files/atomic_write.hpp"
 #include "progress.hpp"
 #include "settings_file.hpp"
@@ -110,8 +111,7 @@ Result<Session> open_session(const Args& args, const GlobalOptions& globals) {
 }
 
 int usage_error(const std::string& command, const Error& e) {
-  std::cerr << "pathwarden " << command << ": " << e.to_string() << "\n";
-  return 1;
+  return fail_command(command, e);
 }
 
 }  // namespace pw::cli

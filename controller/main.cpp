@@ -9,6 +9,7 @@
 
 #include "build_info/build_info.hpp"
 #include "cli.hpp"
+#include "command_errors.hpp"
 #include "commands.hpp"
 #include "diagnostics/suggest.hpp"
 #include "logging.hpp"
@@ -95,6 +96,13 @@ int run(int argc, char** argv) {
     print_usage(commands);
     return 1;
   }
+  // Logging first (colours decided again below, with the command's --no-color): every failure
+  // after this is said on stderr as the log lines are, and under --output json also on stdout.
+  if (auto st = pw::cli::configure_logging(globals.log_level, globals.log_format); !st) {
+    std::cerr << "pathwarden: " << st.error().to_string() << "\n";
+    return 1;
+  }
+  pw::cli::set_error_channels({pw::cli::asks_json_output(rest), globals.log_format == "json"});
   const Command* command = nullptr;
   std::vector<std::string_view> names;
   for (const auto& c : commands) {
@@ -102,23 +110,19 @@ int run(int argc, char** argv) {
     if (c.name == command_name) command = &c;
   }
   if (command == nullptr) {
-    std::cerr << "pathwarden: unknown command '" << command_name << "'" << pw::did_you_mean(command_name, names)
-              << " (run 'pathwarden --help' for the list)\n";
-    return 1;
+    return pw::cli::fail_command(
+        "", pw::Error{"unknown command '" + command_name + "'" + pw::did_you_mean(command_name, names),
+                      {},
+                      "run 'pathwarden --help' for the list"});
   }
   auto args = pw::cli::parse_args(*command, rest);
-  if (!args) {
-    std::cerr << "pathwarden " << command->name << ": " << args.error().to_string() << "\n";
-    return 1;
-  }
+  if (!args) return pw::cli::fail_command(command->name, args.error());
   if (args->flag("help")) {
     std::cout << pw::cli::help_text(*command);
     return 0;
   }
-  if (auto st = pw::cli::configure_logging(globals.log_level, globals.log_format, !args->flag("no-color")); !st) {
-    std::cerr << "pathwarden: " << st.error().to_string() << "\n";
-    return 1;
-  }
+  if (args->flag("no-color")) (void)pw::cli::configure_logging(globals.log_level, globals.log_format, false);
+  pw::cli::set_error_channels({args->value_or("output", "text") == "json", globals.log_format == "json"});
   return command->run(*args, globals);
 }
 
@@ -132,7 +136,8 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pathwarden: internal error: %s (please report this with the command line)\n", e.what());
+    return pw::cli::fail_command(
+        "", pw::Error{std::string("internal error: ") + e.what(), {}, "please report this with the command line"}, 70);
   } catch (...) {
     std::fprintf(stderr, "pathwarden: internal error (please report this with the command line)\n");
   }

@@ -8,6 +8,7 @@
 #include "ansible/child_process.hpp"
 #include "ansible/guest_port.hpp"
 #include "ansible/ssh_control.hpp"
+#include "command_errors.hpp"
 #include "policy/selection.hpp"
 #include "proxmox/client.hpp"
 #include "settings/loader.hpp"
@@ -117,7 +118,7 @@ Result<std::vector<policy::StoragePath>> load_policies(const Args& args, const s
   if (policies_root != nullptr) *policies_root = inputs.front();
   auto policies = settings::load_paths(inputs);
   if (!policies.ok()) {
-    for (const auto& d : policies.diagnostics) std::cerr << d.to_string() << "\n";
+    for (const auto& d : policies.diagnostics) report_problem(d);
     return fail(std::to_string(policies.diagnostics.size()) + " problem(s) in the policies", inputs.front().string(),
                 "fix them ('pathwarden validate' lists them all)");
   }

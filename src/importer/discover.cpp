@@ -152,7 +152,7 @@ std::vector<std::string> checked_options(const guest::MountInfo& m) {
   std::vector<std::string> out;
   if (auto v = m.nfs_version(); !v.empty()) out.push_back("vers=" + v);
   if (m.nconnect() > 1) out.push_back("nconnect=" + std::to_string(m.nconnect()));
-  if (m.has_option("ro")) out.push_back("ro");
+  if (m.has_option("ro")) out.emplace_back("ro");
   return out;
 }
 

@@ -93,7 +93,7 @@ def main(binary, pvesim):
         # Again: the mount is described already, nothing is written, nothing overwritten.
         r = ctl.run("import", pol, "--host", "media-vm", "--output", "json")
         out = json.loads(r.stdout)
-        check(r.returncode == 0 and out["format_version"] == "1.0" and out["kind"] == "pathwarden-import" and
+        check(r.returncode == 0 and out["format_version"] == "1.0" and out["format"] == "pathwarden-import" and
               out["written"] == [], f"a second import: {r.returncode}\n{r.stdout}")
         check(any("describes it already" in e["why"] and e["mount"] == "/mnt/movies" for e in out["left_out"]),
               f"said why: {out['left_out']}")

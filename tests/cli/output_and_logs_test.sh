@@ -61,6 +61,31 @@ for sel in "--policy movies-10h|no policy named 'movies-10h', did you mean 'movi
   else fail "select: $args: exit $rc" "$out"; fi
 done
 
+# --output json: a failure is a diagnostics document on stdout (as `terraform -json` gives), every
+# problem of the policies in it; --log-format json: every stderr line is a JSON object.
+mkdir bad
+printf 'apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: x}\nspec:\n  guest: {vmid: nope}\n' > bad/p.yaml
+json_check() {  # json_check NAME PYTHON-EXPRESSION-ON-d STDOUT
+  if /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if ($2) else 1)" "$3" 2>/dev/null
+  then ok "$1"; else fail "$1" "$3"; fi
+}
+out=$("$pw" --config pathwarden.yaml plan --policy movies-10h --output json "$src/policies" 2>/dev/null)
+json_check json-error-selection "d['format'] == 'pathwarden-diagnostics' and d['format_version'] == '1.0' and \
+  d['exit_code'] == 1 and d['command'] == 'plan' and 'did you mean' in d['diagnostics'][-1]['summary']" "$out"
+out=$("$pw" --config pathwarden.yaml plan bad --output json 2>/dev/null)
+json_check json-error-policies "len(d['diagnostics']) >= 2 and d['diagnostics'][0]['where'].startswith('bad/p.yaml:') \
+  and 'problem(s) in the policies' in d['diagnostics'][-1]['summary']" "$out"
+out=$("$pw" plna --output json 2>/dev/null)
+json_check json-error-command "'did you mean' in d['diagnostics'][0]['summary']" "$out"
+"$pw" --log-format json --config pathwarden.yaml plan bad --output json >/dev/null 2>json.log
+"$pw" --log-format json --config pathwarden.yaml plan "$src/policies" >/dev/null 2>>json.log
+if [[ -s json.log ]] && /usr/bin/python3 -c "
+import json, sys
+lines = open('json.log').read().splitlines()
+levels = {json.loads(line)['level'] for line in lines}
+sys.exit(0 if {'error', 'warning'} <= levels or {'error', 'warn'} <= levels else 1)"; then ok json-log-every-line
+else fail json-log-every-line "$(head -5 json.log)"; fi
+
 # git refuses a policy repository of another user (dubious ownership): a warning with git's remedy,
 # never a report silently without its revision. Needs root to give the copy away.
 if [[ $(id -u) == 0 ]]; then

@@ -142,6 +142,11 @@ CASES = {
                                                           errors=["VM 101 is locked"])),
                       True, False, {"fail_on_blocked": True}),
     "no_report": (1, None, False, False, {}),
+    "diagnostics": (1, {"format": "pathwarden-diagnostics", "format_version": "1.0", "command": "reconcile",
+                        "exit_code": 1, "diagnostics": [
+                            {"severity": "error", "summary": "bad policy", "where": "policies/x.yaml:1:1"},
+                            {"severity": "error", "summary": "1 problem(s) in the policies", "where": "policies",
+                             "hint": "fix them"}]}, False, False, {}),
     "rolled_back": (4, report("reconcile", 4, ROLLED_BACK), False, True, {}),
     "rollback_failed": (5, report("reconcile", 5, policy_report("movies-10g", "rollback-failed", True,
                                                                 errors=["net1 could not be restored"])),
@@ -391,6 +396,11 @@ def module_cases(work, installed):
     res = expect("no_report", False, True)
     check(res["msg"].startswith("pathwarden exited 1 (bad usage, or a bad policy or settings file) without a report: ")
           and "policies/x.yaml:1:1: bad policy" in res["msg"] and res["report"] == {}, f"no report: {res['msg']}")
+    res = expect("diagnostics", False, True)
+    usage = "pathwarden exited 1 (bad usage, or a bad policy or settings file): "
+    check(res["failures"] == [usage + "policies/x.yaml:1:1: bad policy",
+                              usage + "policies: 1 problem(s) in the policies (fix them)"],
+          f"--output json's diagnostics document: {res['failures']}")
     # changed as the report's policy says (changes were made, then rolled back), as the role always had it
     res = expect("rolled_back", True, True)
     check(res["failures"][0] == ("pathwarden exited 4: a change failed verification and was rolled back (or kept "

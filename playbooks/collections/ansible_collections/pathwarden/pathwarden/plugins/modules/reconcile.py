@@ -286,6 +286,12 @@ def parse_json(text):
     return value if isinstance(value, dict) else None
 
 
+def describe_diagnostic(d):
+    """One entry of a pathwarden-diagnostics document as a line: where: summary (hint)."""
+    text = (d.get("where") + ": " if d.get("where") else "") + (d.get("summary") or "")
+    return text + (" (%s)" % d["hint"] if d.get("hint") else "")
+
+
 def base_argv(params):
     return [params["binary"], "--config=" + params["config"], "--log-level=" + params["log_level"]]
 
@@ -507,6 +513,12 @@ def main():
     if plan_file:
         meanings.update(APPLY_EXIT_MEANINGS)
     report = parse_json(out)
+    if report is not None and report.get("format") == "pathwarden-diagnostics":
+        # The failure as pathwarden said it on stdout (--output json): each problem, where and what to do.
+        lines = ["pathwarden exited %d (%s): %s" % (rc, meanings.get(rc, "an internal error"), describe_diagnostic(d))
+                 for d in report.get("diagnostics") or []] or ["pathwarden exited %d" % rc]
+        result.update(failures=lines, msg="\n".join(lines))
+        module.fail_json(**result)
     if report is None or "schema" not in report:
         lines = ["pathwarden exited %d (%s) without a report: %s"
                  % (rc, meanings.get(rc, "an internal error"), " | ".join(err.splitlines()))]
