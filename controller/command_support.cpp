@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -12,23 +13,43 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "build_info/build_info.hpp"
 #include "command_errors.hpp"
 #include "files/atomic_write.hpp"
 #include "progress.hpp"
+#include "report/history.hpp"
+#include "report/report_json.hpp"
 #include "settings_file.hpp"
 
 namespace pw::cli {
 namespace {
 
-std::optional<double> unix_time(const std::string& rfc3339) {
-  std::tm tm{};
-  std::istringstream in(rfc3339);
-  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
-  if (in.fail()) return std::nullopt;
-  return static_cast<double>(timegm(&tm));
+// What the result store remembers of the report's policies, for the textfile's series that a
+// run without a probe (or without success) still writes.
+std::map<std::string, report::StoredFigures> stored_figures(const report::RunReport& rep, Runtime& rt) {
+  std::map<std::string, report::StoredFigures> out;
+  std::set<std::string_view> wanted;
+  for (const auto& p : rep.policies) wanted.insert(p.policy);
+  auto all = rt.results->all();
+  if (!all) return out;
+  for (const auto& r : *all) {
+    if (!wanted.contains(r.policy)) continue;
+    auto& f = out[r.policy];
+    if (r.last_verified_at) f.last_verified = report::unix_seconds(*r.last_verified_at);
+    if (auto history = report::history_from_json(r.history, r.policy)) {
+      const auto healthy = std::find_if(history->rbegin(), history->rend(), [](const report::HistoryPoint& h) {
+        return h.verdict == report::Verdict::verified || h.verdict == report::Verdict::converged;
+      });
+      if (healthy != history->rend()) f.last_success = report::unix_seconds(healthy->finished_at);
+    }
+    if (const auto* probe = r.details.if_contains(report::kLastProbeKey)) {
+      if (auto v = report::verification_from_json(*probe, r.policy)) f.last_probe = std::move(*v);
+    }
+  }
+  return out;
 }
 
 reconcile::EngineOptions engine_options(const std::filesystem::path& policies_root) {
@@ -75,16 +96,8 @@ int emit(const report::RunReport& rep, const Args& args, Runtime& rt) {
     }
   }
   if (auto file = args.value("prometheus")) {
-    std::map<std::string, double> last_success;
-    if (auto all = rt.results->all()) {
-      for (const auto& r : *all) {
-        if (r.last_verified_at) {
-          if (auto t = unix_time(*r.last_verified_at)) last_success[r.policy] = *t;
-        }
-      }
-    }
     const report::MetricsLabels labels{.shard = shard_name(args), .commit = std::string(build_info::commit())};
-    if (auto st = files::write_atomically(*file, report::render_prometheus(rep, last_success, labels),
+    if (auto st = files::write_atomically(*file, report::render_prometheus(rep, stored_figures(rep, rt), labels),
                                           files::Visibility::readable);
         !st) {
       spdlog::error("the Prometheus textfile was not written: {}", st.error().to_string());

@@ -121,9 +121,16 @@ Result<std::vector<PolicyResult>> InMemoryPolicyResultStore::all() {
   return out;
 }
 
-Status record_result(PolicyResultStore& store, PolicyResult result, json::value point, std::size_t keep) {
+Status record_result(PolicyResultStore& store, PolicyResult result, json::value point, std::size_t keep,
+                     std::span<const std::string_view> carried) {
   auto previous = store.get(result.policy);
   if (!previous) return std::unexpected(previous.error());
+  if (*previous) {
+    for (const auto key : carried) {
+      if (result.details.contains(key)) continue;
+      if (const auto* kept = (*previous)->details.if_contains(key)) result.details[key] = *kept;
+    }
+  }
   if (result.verdict == "verified") {
     result.last_verified_at = result.finished_at;
   } else {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,8 +73,10 @@ inline constexpr std::size_t kHistoryRuns = 100;
 
 // Stores a run's result for one policy, keeping the time of its last "verified" (the one the
 // new result has when it is verified itself) and the history: the stored one with `point` (this
-// run's) appended, the oldest dropped beyond `keep`.
+// run's) appended, the oldest dropped beyond `keep`. Each key of `carried` the new details lack
+// is copied from the stored ones (what a run that did not read it keeps: the last traffic mark,
+// the last probe), with the one read of the stored result the history needs anyway.
 Status record_result(PolicyResultStore& store, PolicyResult result, boost::json::value point,
-                     std::size_t keep = kHistoryRuns);
+                     std::size_t keep = kHistoryRuns, std::span<const std::string_view> carried = {});
 
 }  // namespace pw::journal

@@ -90,16 +90,18 @@ void remember_results(const Context& ctx, const report::RunReport& r) {
     report::RunReport single;
     single.policies.push_back(p);
     res.details = report::to_json(single).as_object()["policies"].as_array()[0].as_object();
-    if (p.traffic_mark) {
-      res.details[kTrafficMarkKey] = to_json(*p.traffic_mark);
-    } else if (auto stored = ctx.deps.results.get(p.policy); stored && *stored) {
-      // A run that read no counters of the path (a change, a verify, a recover) keeps the last
-      // mark: the next run compares with it, and its own identity checks (4-tuples, the QEMU
-      // process, the netN line) say "no comparison" where the path was made anew since.
-      if (const auto* mark = (*stored)->details.if_contains(kTrafficMarkKey)) res.details[kTrafficMarkKey] = *mark;
+    // A run that read no counters of the path (a change, a verify, a recover) keeps the last
+    // mark: the next run compares with it, and its own identity checks (4-tuples, the QEMU
+    // process, the netN line) say "no comparison" where the path was made anew since. A run
+    // that probed nothing keeps the last probe: its textfile series stay (report::StoredFigures).
+    if (p.traffic_mark) res.details[kTrafficMarkKey] = to_json(*p.traffic_mark);
+    if (p.verification && !p.verification->interfaces.empty()) {
+      if (const auto* v = res.details.if_contains("verification")) res.details[report::kLastProbeKey] = *v;
     }
+    static constexpr std::string_view kCarried[] = {kTrafficMarkKey, report::kLastProbeKey};
     if (auto st = journal::record_result(ctx.deps.results, res,
-                                         report::to_json(report::history_point(p, r.finished_at, r.run_id)));
+                                         report::to_json(report::history_point(p, r.finished_at, r.run_id)),
+                                         journal::kHistoryRuns, kCarried);
         !st) {
       // The run's outcome stands; only `status` will not show it.
       ctx.warn(p.policy, "could not store the result: " + st.error().to_string());

@@ -299,6 +299,14 @@ Result<PolicyReport> policy_report_from_json(const json::value& v, std::string_v
   return p;
 }
 
+Result<Verification> verification_from_json(const json::value& v, std::string_view where) {
+  FieldReader r(where);
+  Verification out;
+  if (const auto* o = r.object(v, "verification")) read_verification(r, *o, "verification", out);
+  if (r.error()) return std::unexpected(*r.error());
+  return out;
+}
+
 Result<RunReport> run_report_from_json(const json::value& v, std::string_view where) {
   FieldReader r(where);
   const auto* o = r.object(v, "report");

@@ -15,6 +15,8 @@ namespace pw::report {
 // `where` names the source (a file); errors point into it: "FILE: policies[0].vmid: ...".
 Result<RunReport> run_report_from_json(const boost::json::value& v, std::string_view where);
 Result<PolicyReport> policy_report_from_json(const boost::json::value& v, std::string_view where);
+// One policy entry's `verification` object (the result store keeps the last probe's).
+Result<Verification> verification_from_json(const boost::json::value& v, std::string_view where);
 
 // Parses JSON text, with the line and column of a syntax error ("FILE:3:17: ...").
 Result<boost::json::value> parse_json_text(std::string_view text, std::string_view where);

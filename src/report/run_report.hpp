@@ -258,12 +258,26 @@ struct MetricsLabels {
   std::string commit;  // the binary's git commit (pathwarden_build_info)
 };
 
-// node_exporter textfile collector format. last_success holds, per policy, the Unix time of its
-// last verified (or converged) result, carried across runs by the result store; only the
-// report's policies are written (another shard's policies are that shard's to report). Every
-// policy series carries `node` and `vmid`, to join with prometheus-pve-exporter's series.
-std::string render_prometheus(const RunReport& report, const std::map<std::string, double>& last_success,
+// What the result store remembers of a policy across runs, for the series a run that did not
+// probe still writes (a converged run keeps the last probe's figures present, so a dashboard or
+// an alert on them never sees the series vanish).
+// The key under which a stored result (journal::PolicyResult::details) keeps the last probe's
+// `verification`, carried by the runs that probe nothing.
+inline constexpr std::string_view kLastProbeKey = "last_probe";
+struct StoredFigures {
+  std::optional<double> last_success;   // Unix time of the last verified or converged result
+  std::optional<double> last_verified;  // Unix time of the last result a probe proved (verified)
+  std::optional<Verification> last_probe;
+};
+
+// node_exporter textfile collector format: only the report's policies are written (another
+// shard's policies are that shard's to report). Every policy series carries `node` and `vmid`,
+// to join with prometheus-pve-exporter's series.
+std::string render_prometheus(const RunReport& report, const std::map<std::string, StoredFigures>& stored,
                               const MetricsLabels& labels);
+
+// Seconds since the epoch of an RFC 3339 UTC time as the reports write it; nullopt if unreadable.
+std::optional<double> unix_seconds(std::string_view rfc3339);
 
 std::string human_bytes(std::uint64_t bytes);
 std::string human_rate(double bytes_per_second);

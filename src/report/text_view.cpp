@@ -90,8 +90,9 @@ std::string render_text(const RunReport& report, bool colour, bool diff) {
     auto before_after = [&](const Change& c) {
       if (!diff) return;
       if (c.before && c.after && *c.before == *c.after) {
-        // An entry adopted as it is (or its reason updated): only the comment above it changes.
-        out << "    = " << *c.before << "  (unchanged: pathwarden's comment goes above it)\n";
+        // The value stays (a mount re-made with its fstab line, an entry adopted with a comment
+        // above it): said once, not as a "-" and "+" of the same line.
+        out << "    = " << *c.before << "  (unchanged)\n";
         return;
       }
       if (c.before) out << "    " << paint("- " + *c.before, "31") << "\n";

@@ -311,24 +311,49 @@ TEST_CASE("a report says its format_version; format 1's changes and format 2's p
 
 TEST_CASE("the Prometheus textfile carries the shard, the build, and per policy its node and vmid") {
   RunReport r;
-  PolicyReport& p = r.policies.emplace_back();
-  p.policy = "movies";
-  p.node = "pve1";
-  p.vmid = 101;
-  p.verdict = Verdict::verified;
-  p.changes.push_back({"set-nic", "VM 101 net1", "a", "b", "x"});
-  const std::map<std::string, double> last_success{{"movies", 1750000000}, {"other-shards-policy", 1750000001}};
-  const auto text = render_prometheus(r, last_success, {.shard = "cluster-a", .commit = "0123abcd"});
+  r.started_at = "2026-12-06T10:00:00.000Z";
+  r.finished_at = "2026-12-06T10:00:42.500Z";  // 1796551242.5
+  auto add = [&](std::string name, Verdict v) -> PolicyReport& {
+    PolicyReport& p = r.policies.emplace_back();
+    p.policy = std::move(name);
+    p.node = "pve1";
+    p.vmid = 101;
+    p.verdict = v;
+    return p;
+  };
+  add("movies", Verdict::verified).changes.push_back({"set-nic", "VM 101 net1", "a", "b", "x"});
+  add("tv", Verdict::converged);
+  add("pg", Verdict::unobserved);
+  Verification probe;
+  probe.interfaces = {{"ens19", "bc:24:11:00:00:02", true, 64u << 20, 0, 64 << 20, 10000}};
+  probe.throughput = 123456789.0;
+  const std::map<std::string, StoredFigures> stored{
+      {"tv", {.last_success = 1750000000, .last_verified = 1740000000, .last_probe = probe}},
+      {"pg", {.last_success = 1750000002, .last_verified = std::nullopt, .last_probe = std::nullopt}},
+      {"other-shards-policy", {.last_success = 1750000001, .last_verified = std::nullopt, .last_probe = std::nullopt}}};
+  const auto text = render_prometheus(r, stored, {.shard = "cluster-a", .commit = "0123abcd"});
   INFO(text);
-  CHECK(text.find("pathwarden_build_info{shard=\"cluster-a\",version=\"" PW_VERSION "\",commit=\"0123abcd\"} 1\n") !=
-        std::string::npos);
-  CHECK(text.find("pathwarden_policy_verdict{shard=\"cluster-a\",policy=\"movies\",node=\"pve1\",vmid=\"101\","
-                  "verdict=\"verified\"} 1\n") != std::string::npos);
-  CHECK(
-      text.find("pathwarden_policy_last_success_timestamp_seconds{shard=\"cluster-a\",policy=\"movies\",node=\"pve1\","
-                "vmid=\"101\"} 1750000000\n") != std::string::npos);
+  auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  CHECK(has("pathwarden_build_info{shard=\"cluster-a\",version=\"" PW_VERSION "\",commit=\"0123abcd\"} 1"));
+  const std::string movies = "{shard=\"cluster-a\",policy=\"movies\",node=\"pve1\",vmid=\"101\"";
+  const std::string tv = "{shard=\"cluster-a\",policy=\"tv\",node=\"pve1\",vmid=\"101\"";
+  const std::string pg = "{shard=\"cluster-a\",policy=\"pg\",node=\"pve1\",vmid=\"101\"";
+  CHECK(has("pathwarden_policy_verdict" + movies + ",verdict=\"verified\"} 1"));
+  // Healthy now: this run's end; not healthy: the stored last success, which stays.
+  CHECK(has("pathwarden_policy_last_success_timestamp_seconds" + movies + "} 1796551243"));
+  CHECK(has("pathwarden_policy_last_success_timestamp_seconds" + tv + "} 1796551243"));
+  CHECK(has("pathwarden_policy_last_success_timestamp_seconds" + pg + "} 1750000002"));
+  // Verified by a probe: this run for movies, the stored time for tv, never for pg.
+  CHECK(has("pathwarden_policy_last_verified_timestamp_seconds" + movies + "} 1796551243"));
+  CHECK(has("pathwarden_policy_last_verified_timestamp_seconds" + tv + "} 1740000000"));
+  CHECK(text.find("pathwarden_policy_last_verified_timestamp_seconds" + pg) == std::string::npos);
+  // A converged run probes nothing: the last probe's series stay present.
+  CHECK(has("pathwarden_probe_bytes" + tv + ",interface=\"ens19\",intended=\"true\"} 67108864"));
+  CHECK(has("pathwarden_probe_throughput_bytes_per_second" + tv + "} 123456789"));
   CHECK(text.find("other-shards-policy") == std::string::npos);  // that shard's file reports it
-  CHECK(text.find("pathwarden_run_exit_code{shard=\"cluster-a\"} 2\n") != std::string::npos);
+  CHECK(has("pathwarden_run_exit_code{shard=\"cluster-a\"} 6"));
+  CHECK(has("pathwarden_run_last_timestamp_seconds{shard=\"cluster-a\"} 1796551242.500"));
+  CHECK(has("pathwarden_run_duration_seconds{shard=\"cluster-a\"} 42.500"));
 }
 
 TEST_CASE("a bad report is refused with where and what") {

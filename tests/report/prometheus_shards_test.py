@@ -100,7 +100,7 @@ def main(binary, pvesim):
         # --check --diff: each planned step with its before (-) and after (+); nothing is changed.
         r = ctl_a.run("reconcile", pol_a, "--check", "--diff", "--no-color")
         check(r.returncode == 3 and f"\n    - {NET1}\n    + {NET1},queues=8\n" in r.stdout
-              and re.search(r"planned: .*mount.*\n    - .*\n    \+ .*nconnect=8", r.stdout),
+              and re.search(r"planned: .*mount.*\n    = .*nconnect=8.*  \(unchanged\)\n", r.stdout),
               f"--check --diff: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         r = ctl_a.run("reconcile", pol_a, "--check", "--no-color")
         check(r.returncode == 3 and "    - " not in r.stdout, f"--check without --diff shows no diff:\n{r.stdout}")
@@ -113,6 +113,16 @@ def main(binary, pvesim):
         check(r.returncode == 7 and "the Prometheus textfile was not written" in r.stderr
               and "No such file or directory" in r.stderr and "movies-10g: converged" in r.stdout,
               f"unwritable textfile: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        # A converged run probes nothing: the last probe's series stay, with when it was proven.
+        converged = os.path.join(work, "converged.prom")
+        r = ctl_a.run("reconcile", pol_a, "--prometheus", converged, "--shard", "cluster-a")
+        with open(converged) as f:
+            fams = parse(f.read())
+        probe = [labels for labels, _ in fams.get("pathwarden_probe_bytes", {"samples": []})["samples"]]
+        check(r.returncode == 0 and any(p.get("policy") == "movies-10g" and p.get("intended") == "true" for p in probe)
+              and fams.get("pathwarden_policy_last_verified_timestamp_seconds", {}).get("samples")
+              and fams.get("pathwarden_run_duration_seconds", {}).get("samples"),
+              f"a converged run's textfile: exit {r.returncode}\n{sorted(fams)}\n{probe}")
         r = ctl_b.run("reconcile", pol_b, "--prometheus", prom_b)
         check(r.returncode == 6, f"shard cluster-b: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         with open(prom_a) as f:
@@ -144,11 +154,13 @@ def main(binary, pvesim):
         check(not duplicates, f"the two shards' files repeat series: {duplicates}")
         promtool(union, "the union of both shards")
 
-        # Both runs under one shard name: the build info and the exit code repeat, and the check says so.
+        # Both runs under one shard name: the build info and the run's series repeat, and the check says so.
         r = ctl_b.run("reconcile", pol_b, "--prometheus", prom_b, "--shard", "cluster-a")
         with open(prom_b) as f:
             _, duplicates = merge(text_a, f.read())
-        check({name for name, _ in duplicates} == {"pathwarden_build_info", "pathwarden_run_exit_code"},
+        check({name for name, _ in duplicates} == {"pathwarden_build_info", "pathwarden_run_exit_code",
+                                                   "pathwarden_run_last_timestamp_seconds",
+                                                   "pathwarden_run_duration_seconds"},
               f"one shard name for both runs: duplicates {duplicates}")
 
 
