@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -55,6 +56,8 @@ Result<LoadedReport> from_state_dir(const GlobalOptions& globals, std::size_t ru
   auto all = (*rt)->results->all();
   if (!all) return std::unexpected(all.error());
   LoadedReport out;
+  const double now = std::chrono::duration<double>((*rt)->clock.now().time_since_epoch()).count();
+  out.html.now = now;
   out.report.mode = report::RunMode::last_results;
   out.html.title = "pathwarden: last results";
   const auto where = ((*rt)->state->result_dir()).string();
@@ -72,8 +75,12 @@ Result<LoadedReport> from_state_dir(const GlobalOptions& globals, std::size_t ru
                   "a newer pathwarden wrote it, or the file was edited; the next run replaces it");
     }
     p.verdict = *verdict;
-    std::string context = "recorded " + r.finished_at + " by run " + r.run_id;
-    if (r.last_verified_at) context += "; last verified " + *r.last_verified_at;
+    auto ago = [&](const std::string& when) {
+      const auto text = report::time_ago(when, now);
+      return text.empty() ? text : " (" + text + ")";
+    };
+    std::string context = "recorded " + r.finished_at + ago(r.finished_at) + " by run " + r.run_id;
+    if (r.last_verified_at) context += "; last verified by a probe " + *r.last_verified_at + ago(*r.last_verified_at);
     out.html.policy_context[r.policy] = std::move(context);
     if (!r.history.empty()) {
       auto points = report::history_from_json(r.history, where + "/" + r.policy + ".json");
@@ -118,6 +125,9 @@ int run_report(const Args& args, const GlobalOptions& globals) {
   }
   auto loaded = args.value("input") ? from_file(*args.value("input")) : from_state_dir(globals, runs);
   if (!loaded) return report_error(loaded.error());
+  if (!loaded->html.now) {
+    loaded->html.now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
   if (auto wanted = args.values("policy"); !wanted.empty()) {
     auto& ps = loaded->report.policies;
     for (const auto& name : wanted) {
@@ -135,7 +145,9 @@ int run_report(const Args& args, const GlobalOptions& globals) {
       return 0;
     }
     // Absolute, so the directory fsync after the rename has a directory to open.
-    if (auto st = files::write_atomically(*file, page); !st) return report_error(st.error());
+    // Readable (0644), as the reports and the textfile: a page is made to be served or mailed.
+    if (auto st = files::write_atomically(*file, page, files::Visibility::readable); !st)
+      return report_error(st.error());
     const auto n = loaded->report.policies.size();
     std::cout << "wrote " << *file << " (" << n << (n == 1 ? " policy" : " policies") << ")\n";
     return 0;

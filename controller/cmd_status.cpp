@@ -74,6 +74,11 @@ void print(const journal::PolicyResult& r, std::optional<report::Verdict> verdic
       for (const auto& rem : strings_at(v->get_object(), "remedies")) std::cout << "  remedy: " << rem << "\n";
     }
     for (const auto& rem : strings_at(r.details, "remedy")) std::cout << "  remedy: " << rem << "\n";
+    if (*verdict == report::Verdict::unobserved) {
+      report::PolicyReport p;
+      p.host = string_at(r.details, "host");
+      for (const auto& rem : report::unobserved_remedies(p)) std::cout << "  remedy: " << rem << "\n";
+    }
   }
   const auto changed = std::find_if(runs.rbegin(), runs.rend(), [](const auto& h) { return h.changed; });
   std::cout << "  last change: "

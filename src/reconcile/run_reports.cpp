@@ -26,6 +26,7 @@ report::Change change_of(const plan::Step& step) {
   report::Change c;
   c.action = plan::to_string(step.kind());
   c.text = step.summary;
+  c.disruptive = step.disruptive;
   struct Fill {
     report::Change& c;
     void operator()(const plan::SetNic& s) const {

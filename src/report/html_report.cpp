@@ -15,6 +15,7 @@ namespace {
 constexpr std::string_view kGreen = "#1a7f37";
 constexpr std::string_view kRed = "#cf222e";
 constexpr std::string_view kAmber = "#9a6700";
+constexpr std::string_view kGrey = "#6e7781";  // unobserved: no verdict on the path, so no traffic light
 
 // The meaning of an exit code, from the one table (run_report.hpp).
 std::string_view exit_meaning(int code) {
@@ -57,6 +58,13 @@ class Page {
  private:
   std::string title() const { return r_.run_id.empty() ? o_.title : o_.title + " " + r_.run_id; }
 
+  // " (3 h 2 min ago)" when the page knows its time and the time is readable.
+  std::string ago(std::string_view when) const {
+    if (!o_.now) return {};
+    const auto text = time_ago(when, *o_.now);
+    return text.empty() ? text : " (" + html_escape(text) + ")";
+  }
+
   void header() {
     out_ << "<header>\n<h1>" << html_escape(o_.title);
     if (!r_.run_id.empty()) out_ << " <code>" << html_escape(r_.run_id) << "</code>";
@@ -65,7 +73,10 @@ class Page {
     meta.push_back(r_.mode == RunMode::last_results ? std::string("last result per policy")
                                                     : html_escape(to_string(r_.mode)));
     if (!r_.started_at.empty()) meta.push_back("started " + html_escape(r_.started_at));
-    if (!r_.finished_at.empty()) meta.push_back("finished " + html_escape(r_.finished_at));
+    if (!r_.finished_at.empty()) meta.push_back("finished " + html_escape(r_.finished_at) + ago(r_.finished_at));
+    const auto started = unix_seconds(r_.started_at);
+    const auto finished = unix_seconds(r_.finished_at);
+    if (started && finished) meta.push_back("took " + human_duration(*finished - *started));
     if (!r_.policies_revision.empty()) {
       meta.push_back("policies at <code>" + html_escape(r_.policies_revision.substr(0, 12)) + "</code>" +
                      (r_.policies_dirty ? " <b>(uncommitted changes)</b>" : ""));
@@ -181,7 +192,10 @@ class Page {
     if (p.changes.empty() && p.rolled_back.empty() && p.verdict != Verdict::converged) {
       changes(p.verdict == Verdict::drift ? "Drift: what a run would change" : "Planned", p.planned);
     }
+    // What a rolled-back run tried (the fstab line, the netN string), not only that it was undone.
+    if (!p.rolled_back.empty()) changes("Tried, then rolled back", p.planned);
     items("Rolled back", p.rolled_back, "");
+    if (p.verdict == Verdict::unobserved) items("What to do", unobserved_remedies(p), "");
     items("Found restored", p.restored_checks, "");
     items("Warnings", p.warnings, "warning");
     items("Errors", p.errors, "error");
@@ -258,6 +272,7 @@ class Page {
     out_ << "<h3>" << heading << "</h3><ul class=\"items\">";
     for (const auto& c : list) {
       out_ << "<li class=\"change\">" << html_escape(c.text);
+      if (c.disruptive) out_ << "<span class=\"tag disruptive\">disruptive</span>";
       if (c.before && c.after && *c.before == *c.after) {
         out_ << "<code>  " << html_escape(*c.after) << "</code>";  // the same line, re-applied
       } else {
@@ -280,6 +295,7 @@ class Page {
     out_ << "<div class=\"history\"><figure>" << svg_verdict_strip(runs) << "<figcaption>last " << n
          << (n == 1 ? " run" : " runs") << ": " << html_escape(runs.front().finished_at);
     if (n > 1) out_ << " → " << html_escape(runs.back().finished_at);
+    out_ << ago(runs.back().finished_at);
     out_ << "</figcaption></figure><div class=\"plots\">";
     out_ << "<figure>" << svg_share_plot(runs) << "<figcaption>intended share</figcaption></figure>";
     out_ << "<figure>" << svg_throughput_plot(runs) << "<figcaption>throughput</figcaption></figure></div></div>\n";
@@ -364,6 +380,8 @@ std::string_view verdict_colour(Verdict v) {
       return kGreen;
     case Tone::bad:
       return kRed;
+    case Tone::unknown:
+      return kGrey;
     case Tone::attention:
       return kAmber;
   }

@@ -6,6 +6,7 @@
 // assets (a Content-Security-Policy forbids both); every text is escaped, since policy values
 // and the kernel's strings are untrusted.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@ struct HtmlOptions {
   // Per policy, its last runs (oldest first, the store's bounded history): drawn as a verdict
   // strip in the overview and as plots of the intended share and the throughput in its section.
   std::map<std::string, std::vector<HistoryPoint>, std::less<>> history;
+  // The time the page is made (Unix seconds), a value so the page stays pure: times are shown
+  // with how long ago they were ("3 h 2 min ago"). Unset: absolute times only.
+  std::optional<double> now;
 };
 
 // Why a policy could not act, in one line: its first failed precondition, else its first error;

@@ -34,6 +34,7 @@ table.bars{width:100%;border-collapse:collapse;table-layout:fixed}
 .intended .track div.bar{background:#0969da}
 .bars td.num{width:190px;text-align:right;font-variant-numeric:tabular-nums;padding-left:10px;white-space:nowrap}
 .tag{display:inline-block;margin-left:6px;padding:0 6px;border-radius:4px;background:#ddf4ff;color:#0550ae;font-size:12px}
+.tag.disruptive{background:#fff8c5;color:#9a6700}
 .figures{display:flex;flex-wrap:wrap;gap:6px 28px;margin:10px 0 0;padding:0;list-style:none;color:#1f2328}
 .figures b{font-variant-numeric:tabular-nums}
 .old{margin:8px 0 0;padding:6px 10px;border-radius:6px;background:#fff8c5;border:1px solid #d4a72c}

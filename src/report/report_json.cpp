@@ -225,6 +225,7 @@ void read_changes(FieldReader& r, const json::object& o, std::string_view key, c
     r.text(*co, "before", at, out.before);
     r.text(*co, "after", at, out.after);
     r.text(*co, "text", at, out.text);
+    r.flag(*co, "disruptive", at, out.disruptive);  // from 3.4
   }
 }
 

@@ -100,14 +100,44 @@ Tone tone_of(Verdict v) {
     case Verdict::rolled_back:
     case Verdict::wrong_path:
     case Verdict::rollback_failed:
-    case Verdict::unobserved:
       return Tone::bad;
+    case Verdict::unobserved:
+      return Tone::unknown;
     case Verdict::drift:
     case Verdict::inconclusive:
     case Verdict::precondition_failed:
       return Tone::attention;
   }
   return Tone::attention;
+}
+
+std::string human_duration(double seconds) {
+  const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  auto two = [](long long a, const char* ua, long long b, const char* ub) {
+    return std::to_string(a) + " " + ua + (b > 0 ? " " + std::to_string(b) + " " + ub : std::string());
+  };
+  if (s < 60) return std::to_string(s) + " s";
+  if (s < 3600) return two(s / 60, "min", s % 60, "s");
+  if (s < 86400) return two(s / 3600, "h", (s % 3600) / 60, "min");
+  return two(s / 86400, "d", (s % 86400) / 3600, "h");
+}
+
+std::string time_ago(std::string_view rfc3339, double now) {
+  const auto then = unix_seconds(rfc3339);
+  if (!then) return {};
+  const double age = now - *then;
+  if (age < -1) return "in the future (the clocks disagree)";
+  if (age < 1) return "just now";
+  return human_duration(age) + " ago";
+}
+
+std::vector<std::string> unobserved_remedies(const PolicyReport& p) {
+  const std::string host = p.host.empty() ? "the guest" : p.host;
+  return {"nothing was judged and nothing changed: the errors say what did not answer",
+          "for the guest: check that " + host + " is up and that Ansible reaches it as the inventory says (ansible " +
+              (p.host.empty() ? "HOST" : p.host) + " -i INVENTORY -m ping, as the SSH user of the settings)",
+          "for Proxmox: pathwarden proxmox nics names what fails (the address, TLS, the token, a privilege)",
+          "the next run observes it again; until then its exit code is 6"};
 }
 
 std::ostream& operator<<(std::ostream& out, Verdict v) {
@@ -345,8 +375,8 @@ std::string format_version() {
 }
 
 json::value to_json(const Change& c) {
-  return json::object{
-      {"action", c.action}, {"target", c.target}, {"before", opt(c.before)}, {"after", opt(c.after)}, {"text", c.text}};
+  return json::object{{"action", c.action},    {"target", c.target}, {"before", opt(c.before)},
+                      {"after", opt(c.after)}, {"text", c.text},     {"disruptive", c.disruptive}};
 }
 
 json::value to_json(const RunReport& r) {

@@ -52,8 +52,9 @@ std::optional<RollbackCause> rollback_cause_of(Verdict v);
 std::ostream& operator<<(std::ostream& out, RollbackCause c);
 
 // How a verdict reads at a glance, for every view that colours it: good (verified, converged),
-// bad (a wrong or undone change), attention (everything else).
-enum class Tone { good, bad, attention };
+// bad (a wrong or undone change), unknown (unobserved: nothing was judged, so neither good nor
+// bad, and never the red of a failed change), attention (everything else).
+enum class Tone { good, bad, unknown, attention };
 Tone tone_of(Verdict v);
 
 // Which command wrote a report; last_results is `pathwarden report`'s page of every policy's
@@ -134,6 +135,7 @@ struct Change {
   std::optional<std::string> before;
   std::optional<std::string> after;
   std::string text;
+  bool disruptive = false;  // interrupts the guest's path or the guest (a NIC re-plug, a reboot, a re-mount)
 };
 
 struct PolicyReport {
@@ -238,10 +240,10 @@ int signal_number(std::string_view name);
 // planned structured too (a check's fstab diff is data, not a sentence); 3.1 added each policy's
 // "rests_on"; 3.2 names the proof step's action "prove-path" (was "verify": only in planned[],
 // never a change); 3.3 the rollback cause "apply-failed" (a step that failed while applying, which
-// 3.2 called precondition-failed). Reports of 1 and 2 are still read, their strings as the
-// changes' text.
+// 3.2 called precondition-failed); 3.4 each change's "disruptive", as the plan has it. Reports of
+// 1 and 2 are still read, their strings as the changes' text.
 inline constexpr int kFormatMajor = 3;
-inline constexpr int kFormatMinor = 3;
+inline constexpr int kFormatMinor = 4;
 std::string format_version();  // "3.0"
 
 boost::json::value to_json(const RunReport& report);
@@ -280,6 +282,14 @@ std::string render_prometheus(const RunReport& report, const std::map<std::strin
 std::optional<double> unix_seconds(std::string_view rfc3339);
 
 std::string human_bytes(std::uint64_t bytes);
+// "42 s", "3 min 5 s", "2 h 3 min", "4 d 2 h".
+std::string human_duration(double seconds);
+// How long before `now` (Unix seconds) an RFC 3339 time was: "3 h 2 min ago", "just now"; empty
+// when the time cannot be read.
+std::string time_ago(std::string_view rfc3339, double now);
+
+// What to do about an unobserved policy, whose report carries no diagnosis: nothing was judged.
+std::vector<std::string> unobserved_remedies(const PolicyReport& p);
 std::string human_rate(double bytes_per_second);
 
 }  // namespace pw::report

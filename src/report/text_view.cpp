@@ -72,6 +72,8 @@ std::string render_text(const RunReport& report, bool colour, bool diff) {
         return "32";
       case Tone::bad:
         return "31";
+      case Tone::unknown:
+        return "36";
       case Tone::attention:
         return "33";
     }
@@ -98,13 +100,14 @@ std::string render_text(const RunReport& report, bool colour, bool diff) {
       if (c.before) out << "    " << paint("- " + *c.before, "31") << "\n";
       if (c.after) out << "    " << paint("+ " + *c.after, "32") << "\n";
     };
+    const auto marked = [&](const Change& c) { return c.disruptive ? c.text + paint("  [disruptive]", "33") : c.text; };
     for (const auto& c : p.changes) {
-      out << "  changed: " << c.text << "\n";
+      out << "  changed: " << marked(c) << "\n";
       before_after(c);
     }
     for (const auto& s : p.planned) {
       if (p.changes.empty() && p.verdict != Verdict::converged) {
-        out << "  planned: " << s.text << "\n";
+        out << "  planned: " << marked(s) << "\n";
         before_after(s);
       }
     }

@@ -41,6 +41,7 @@ def main(binary, pvesim):
         check(r.returncode == 6, f"status of both: exit {r.returncode}\n{out}{r.stderr}")
         movies = out.split("\nmovies:", 1)[1].split("\nmovies-10g:", 1)[0] if "\nmovies:" in out else ""
         check("why: could not observe guest" in movies, f"the unobserved policy's reason:\n{out}")
+        check("remedy: for the guest: check that media-vm is up" in movies, f"what to do when unobserved:\n{out}")
         healthy = out.split("movies-10g: converged", 1)[1] if "movies-10g: converged" in out else ""
         check(healthy and "why:" not in healthy.split("\n\n")[0], f"a healthy policy has no 'why':\n{out}")
         check("  last change: " in healthy and "none in the stored runs" not in healthy.split("\n\n")[0],

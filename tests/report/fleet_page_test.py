@@ -21,6 +21,8 @@ each with the run's id, finish
 import copy
 import json
 import os
+import re
+import stat
 import tempfile
 
 from pwtest import policies
@@ -151,8 +153,11 @@ def main(binary, pvesim, out):
         page = os.path.join(work, "two.html")
         r = ctl.run("report", "--html", page, "--runs", "2")
         check(r.returncode == 0, f"report --runs 2: exit {r.returncode}\n{r.stderr}")
+        check(stat.S_IMODE(os.stat(page).st_mode) == 0o644, "the page is written 0644, to be served or mailed")
         with open(page) as f:
             html = f.read()
+        check(re.search(r"last 2 runs: [^<]* \((just now|\d+ s ago)\)</figcaption>", html),
+              "the history says how long ago its last run was")
         check("aria-label=\"verdicts of the last 2 runs, oldest first\"" in html and
               f"last 2 runs: {history[1]['finished_at']} → {history[2]['finished_at']}" in html,
               "report --runs 2 does not plot the last two runs")

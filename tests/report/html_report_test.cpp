@@ -213,6 +213,56 @@ TEST_CASE("a page of last results shows where each result came from") {
   CHECK(render_html(RunReport{}).find("This report has no policies.") != std::string::npos);
 }
 
+TEST_CASE("the page says how long ago and how long; marks disruptive steps; shows what a rollback undid") {
+  RunReport r;
+  r.run_id = "r1";
+  r.started_at = "2026-12-06T10:00:00.000Z";
+  r.finished_at = "2026-12-06T10:02:05.000Z";
+  PolicyReport& p = r.policies.emplace_back();
+  p.policy = "movies";
+  p.verdict = Verdict::rolled_back;
+  p.cause = RollbackCause::wrong_path;
+  p.planned.push_back({"change-fstab", "media-vm /mnt/movies", std::nullopt,
+                       "198.51.100.2:/srv/movies /mnt/movies nfs vers=4.2 0 0", "write the fstab entry", true});
+  p.rolled_back.emplace_back("fstab of media-vm restored");
+  PolicyReport& q = r.policies.emplace_back();
+  q.policy = "tv";
+  q.host = "tv-vm";
+  q.verdict = Verdict::unobserved;
+  q.errors.emplace_back("could not observe guest tv-vm: unreachable");
+  HtmlOptions o;
+  o.now = 1796551325.0 + 3 * 3600;  // 3 h after the run's end (2026-12-06T10:02:05Z)
+  const auto html = render_html(r, o);
+  INFO(html);
+  CHECK(html.find("finished 2026-12-06T10:02:05.000Z (3 h ago) · took 2 min 5 s") != std::string::npos);
+  // The fstab line a rolled-back run tried, not only that it was undone; disruptive marked.
+  CHECK(html.find("<h3>Tried, then rolled back</h3><ul class=\"items\"><li class=\"change\">write the fstab entry"
+                  "<span class=\"tag disruptive\">disruptive</span><code class=\"add\">+ 198.51.100.2:/srv/movies") !=
+        std::string::npos);
+  // Unobserved: a colour of its own (not the red of a failed change) and what to do.
+  CHECK(html.find("style=\"background:#6e7781\">unobserved</span>") != std::string::npos);
+  CHECK(html.find("<h3>What to do</h3>") != std::string::npos);
+  CHECK(html.find("ansible tv-vm -i INVENTORY -m ping") != std::string::npos);
+  // The text report marks the disruptive step as the plan does.
+  r.policies[0].verdict = Verdict::drift;  // as `reconcile --check` reports it
+  r.policies[0].rolled_back.clear();
+  CHECK(render_text(r).find("  planned: write the fstab entry  [disruptive]\n") != std::string::npos);
+  CHECK(boost::json::serialize(to_json(r)).find("\"disruptive\":true") != std::string::npos);
+}
+
+TEST_CASE("durations and ages read as people say them") {
+  CHECK(human_duration(0) == "0 s");
+  CHECK(human_duration(59.4) == "59 s");
+  CHECK(human_duration(60) == "1 min");
+  CHECK(human_duration(125) == "2 min 5 s");
+  CHECK(human_duration(3 * 3600 + 120) == "3 h 2 min");
+  CHECK(human_duration(2 * 86400 + 3600) == "2 d 1 h");
+  CHECK(time_ago("2026-12-06T10:00:00Z", 1796551200.0 + 0.5) == "just now");
+  CHECK(time_ago("2026-12-06T10:00:00Z", 1796551200.0 + 90) == "1 min 30 s ago");
+  CHECK(time_ago("2026-12-06T10:00:00Z", 1796551200.0 - 3600).starts_with("in the future"));
+  CHECK(time_ago("yesterday", 1796551200.0).empty());
+}
+
 TEST_CASE("a report survives the JSON round trip") {
   const auto r = fixture();
   const auto again = run_report_from_json(to_json(r), "round trip");
@@ -248,7 +298,7 @@ TEST_CASE("a report says its format_version; format 1's changes and format 2's p
   p.changes.push_back({"restart-vm", "VM 101", std::nullopt, std::nullopt, "reboot VM 101"});
   const auto json = to_json(r).as_object();
   CHECK(json.at("format") == "pathwarden-report");
-  CHECK(json.at("format_version") == "3.3");
+  CHECK(json.at("format_version") == "3.4");
   CHECK(json.at("pathwarden_version") == PW_VERSION);
   CHECK(json.at("schema") == "pathwarden-report/v3");  // a pathwarden before format_version refuses it
   const auto& c = json.at("policies").as_array()[0].at("changes").as_array()[0].as_object();
@@ -293,7 +343,7 @@ TEST_CASE("a report says its format_version; format 1's changes and format 2's p
 
   // A later minor's fields are ignored; an unknown major is refused, naming both versions.
   auto newer = json;
-  newer["format_version"] = "3.3";
+  newer["format_version"] = "3.9";
   newer["added_later"] = 1;
   CHECK(run_report_from_json(newer, "n.json"));
   auto major = json;
