@@ -256,8 +256,8 @@ int run_import(const Args& args, const GlobalOptions& globals) {
     }
     existing = std::move(r.paths);
   }
-  auto inventory =
-      ansible::read_inventory({loaded->ansible.inventory}, loaded->ansible.playbook_command, std::chrono::minutes(2));
+  auto inventory = ansible::read_inventory({loaded->ansible.inventory}, loaded->ansible.playbook_command,
+                                           std::chrono::minutes(2), loaded->ansible.vault_password_file);
   if (!inventory) return usage_error("import", inventory.error().with_where("spec.ansible.inventory"));
   const bool text = args.value_or("output", "text") == "text";
   auto rt = make_runtime(std::move(*loaded), globals, {}, {}, progress_sink(text));

@@ -29,7 +29,8 @@ void check_ground(const settings::ControllerSettings& c, const std::vector<polic
       {"spec.proxmox.password_file", &c.proxmox.password_file},
       {"spec.proxmox.ca_file", &c.proxmox.ca_file},
       {"spec.ansible.private_key_file", &c.ansible.private_key_file},
-      {"spec.ansible.known_hosts_file", &c.ansible.known_hosts_file}};
+      {"spec.ansible.known_hosts_file", &c.ansible.known_hosts_file},
+      {"spec.ansible.vault_password_file", &c.ansible.vault_password_file}};
   bool inventory_ok = !c.ansible.inventory.empty();
   for (const auto& [field, path] : files) {
     if (path->empty()) continue;
@@ -45,7 +46,8 @@ void check_ground(const settings::ControllerSettings& c, const std::vector<polic
     if (field == std::string_view("spec.ansible.inventory")) inventory_ok = there;
   }
   if (!inventory_ok || policies.empty()) return;
-  auto inv = ansible::read_inventory({c.ansible.inventory}, c.ansible.playbook_command, std::chrono::minutes(2));
+  auto inv = ansible::read_inventory({c.ansible.inventory}, c.ansible.playbook_command, std::chrono::minutes(2),
+                                     c.ansible.vault_password_file);
   if (!inv) {
     diags.push_back({c.source, "spec.ansible.inventory: " + inv.error().to_string()});
     return;

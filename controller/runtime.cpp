@@ -82,6 +82,8 @@ Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loade
     for (auto& kv : ansible::ssh_environment(ssh)) a.environment.push_back(std::move(kv));
     if (!s.ansible.private_key_file.empty())
       a.environment.emplace_back("ANSIBLE_PRIVATE_KEY_FILE", s.ansible.private_key_file);
+    if (!s.ansible.vault_password_file.empty())
+      a.environment.emplace_back("ANSIBLE_VAULT_PASSWORD_FILE", s.ansible.vault_password_file);
     if (!s.ansible.remote_user.empty()) a.environment.emplace_back("ANSIBLE_REMOTE_USER", s.ansible.remote_user);
     ansible::GuestPortOptions g;
     g.inventories = {s.ansible.inventory};

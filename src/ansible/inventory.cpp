@@ -38,14 +38,15 @@ Result<std::set<std::string>> inventory_hosts_from_json(std::string_view json_te
 }
 
 Result<InventoryHosts> read_inventory(const std::vector<std::string>& inventories, const std::string& playbook_command,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout, const std::string& vault_password_file) {
   ChildProcessSpec spec;
   spec.argv = {inventory_command(playbook_command), "--list"};
   for (const auto& i : inventories) {
-    spec.argv.push_back("-i");
+    spec.argv.emplace_back("-i");
     spec.argv.push_back(i);
   }
   spec.environment = {{"ANSIBLE_NOCOLOR", "1"}, {"ANSIBLE_FORCE_COLOR", "0"}};
+  if (!vault_password_file.empty()) spec.environment.emplace_back("ANSIBLE_VAULT_PASSWORD_FILE", vault_password_file);
   spec.timeout = timeout;
   auto run = run_child_process(spec);
   if (!run) return std::unexpected(run.error());

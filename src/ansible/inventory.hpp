@@ -17,8 +17,9 @@ struct InventoryHosts {
 };
 
 // `playbook_command` is the settings' ansible-playbook; ansible-inventory is looked up beside it.
+// `vault_password_file`: the settings' key of a vaulted inventory (empty: none).
 Result<InventoryHosts> read_inventory(const std::vector<std::string>& inventories, const std::string& playbook_command,
-                                      std::chrono::milliseconds timeout);
+                                      std::chrono::milliseconds timeout, const std::string& vault_password_file = {});
 
 // The JSON `ansible-inventory --list` prints: every host of `_meta.hostvars` and of every group.
 Result<std::set<std::string>> inventory_hosts_from_json(std::string_view json_text);

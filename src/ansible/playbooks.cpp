@@ -251,13 +251,16 @@ std::string runner_text() {
 //
 // LC_ALL=C: the tools' messages the controller reads (dd's "File exists", ethtool's, mount's)
 // are C's whatever locale the guest has or ssh passed on (Debian's sshd accepts LANG, LC_*).
+// `prefix`: a Jinja expression whose text goes before the script (shell assignments Ansible
+// decides per host), or empty.
 YamlMap script_task(const char* name, std::string_view script, const std::vector<std::string>& fixed,
                     std::string_view host_args, const char* register_as, const PlaybookOptions& options,
-                    Privilege privilege, bool changes = false) {
+                    Privilege privilege, bool changes = false, std::string_view prefix = {}) {
   const auto limit = std::max<long long>(1, options.guest_timeout.count());
   std::string args = host_args.empty() ? std::string("''")
                                        : "('set -- ' ~ (pathwarden_host." + std::string(host_args) +
                                              " | map('quote') | join(' ')) ~ ';')";
+  if (!prefix.empty()) args = "(" + std::string(prefix) + ")\n   ~ " + args;
   // Over lines for ansible-lint's 160 columns: a newline inside the Jinja expression is nothing,
   // and between raw blocks `{{- ' ' }}` puts back the one space the line broke at (also inside
   // the quoted runner: it stays one word).
@@ -334,8 +337,15 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
   }
   // The facts phase is one task: the report script, the fstab's path its first argument and the
   // guest's NAS names after it.
+  // Becoming root with sudo: the script checks that sudo will not ask, and Ansible tells it
+  // whether the inventory gives a password (guest/sudo_check.hpp). Two fixed words, no host data.
+  const bool sudo = options.become && (options.become->method.empty() || options.become->method == "sudo");
+  const std::string_view sudo_check =
+      sudo ? "((ansible_become_password is defined) or (ansible_become_pass is defined) or (ansible_sudo_pass is "
+             "defined)) | ternary('PW_SUDO_CHECK=given;', 'PW_SUDO_CHECK=ask;')"
+           : "";
   YamlList tasks{script_task(task::report, guest::guest_report_script(), {options.fstab_path}, resolving ? "names" : "",
-                             "pathwarden_report", options, Privilege::ssh_user)};
+                             "pathwarden_report", options, Privilege::ssh_user, false, sudo_check)};
   if (!resolving && !docker) {
     return finish("facts", names,
                   play("Gather guest facts for pathwarden", names, "", std::move(tasks), options, Privilege::ssh_user),

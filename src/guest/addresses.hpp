@@ -1,6 +1,7 @@
 #pragma once
-// The guest's own addresses from `ip -o addr show`: which interface owns the local address an NFS
-// connection leaves from (the connection → interface signal of the verifier).
+// The guest's own addresses from `ip -j addr show` (iproute2's JSON): which interface owns the
+// local address an NFS connection leaves from (the connection → interface signal of the
+// verifier), and the subnets `pathwarden import` finds an idle mount's NIC by.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,14 +11,16 @@
 namespace pw::guest {
 
 struct InterfaceAddress {
-  std::string interface;  // "link2", "link2.10" (ip prints "link2.10@link2": the part before '@')
+  std::string interface;  // "link2", "link2.10" (iproute2's "ifname": a VLAN by its own name)
   std::string address;    // "198.51.100.10", "fd00::10" (no prefix length)
   int prefix_length = 0;
   friend bool operator==(const InterfaceAddress&, const InterfaceAddress&) = default;
 };
 
-// One line per address: "2: link1    inet 192.0.2.10/24 brd ... scope global link1\ ...".
-// Lines that are not inet/inet6 address lines are skipped; a malformed address line is an error.
-Result<std::vector<InterfaceAddress>> parse_ip_addr(std::string_view text, std::string_view where = "ip -o addr");
+// The JSON array `ip -j addr show` prints: per interface its "ifname" and "addr_info", each with
+// "family" (inet, inet6; others skipped), "local" and "prefixlen". An empty object (which some
+// iproute2 versions print for an interface without addresses) is skipped; anything else that is
+// not that shape is an error naming where.
+Result<std::vector<InterfaceAddress>> parse_ip_addr(std::string_view json, std::string_view where = "ip -j addr");
 
 }  // namespace pw::guest

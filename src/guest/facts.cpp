@@ -11,14 +11,53 @@
 
 namespace pw::guest {
 
-namespace {}  // namespace
-
 std::string_view guest_report_script() {
   static const std::string text = "set -u\n" + std::string(scripts::marks) + std::string(scripts::facts);
   return text;
 }
 
-Result<GuestFacts> parse_guest_report(std::string_view report, std::string host) {
+namespace {
+
+// One section of the report into the facts; a section this pathwarden does not know is skipped
+// (a newer script may add one).
+Status read_section(const std::string& name, std::string_view body, const std::string& host, GuestFacts& facts) {
+  auto where = [&](std::string_view what) { return host + ":" + std::string(what); };
+  auto take = [](auto result, auto& into) -> Status {
+    if (!result) return std::unexpected(result.error());
+    into = std::move(*result);
+    return {};
+  };
+  if (name == "boot_id") {
+    facts.boot_id = std::string(trim(body));
+  } else if (name == "mounts") {
+    return take(parse_proc_mounts(body, where("/proc/mounts")), facts.mounts);
+  } else if (name == "mountstats") {
+    return take(parse_mountstats(body, where("/proc/self/mountstats")), facts.mount_stats);
+  } else if (name == "netdev") {
+    return take(parse_proc_net_dev(body, where("/proc/net/dev")), facts.counters);
+  } else if (name == "nfs_servers") {
+    return take(parse_nfs_servers(body, where("/proc/fs/nfsfs/servers")), facts.nfs_servers);
+  } else if (name == "nfs_connections") {
+    return take(parse_ss_tcp(body, where("ss")), facts.nfs_connections);
+  } else if (name == "addresses") {
+    return take(parse_ip_addr(body, where("ip -j addr")), facts.addresses);
+  } else if (name == "sudo") {
+    auto check = parse_sudo_check(body, where("sudo -n true"));
+    if (!check) return std::unexpected(check.error());
+    facts.sudo = std::move(*check);
+  } else if (name.starts_with("resolve ")) {
+    facts.resolved[name.substr(8)] = parse_getent_ahosts(body);
+  } else if (name.starts_with("iface ")) {
+    auto info = parse_interface_report(name.substr(6), body, where("/sys/class/net/" + name.substr(6)));
+    if (!info) return std::unexpected(info.error());
+    facts.interfaces.push_back(std::move(*info));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<GuestFacts> parse_guest_report(std::string_view report, const std::string& host) {
   auto output = split_script_output(report, "facts report", host);
   if (!output) return std::unexpected(output.error());
   if (!output->finished) {
@@ -38,43 +77,11 @@ Result<GuestFacts> parse_guest_report(std::string_view report, std::string host)
   facts.fstab = FstabFile::parse(*fstab_content, host + ":/etc/fstab");
   facts.fstab_content = std::move(*fstab_content);
 
-  auto where = [&](std::string_view what) { return host + ":" + std::string(what); };
-  auto take = [](auto result, auto& into) -> Status {
-    if (!result) return std::unexpected(result.error());
-    into = std::move(*result);
-    return {};
-  };
   for (const auto& sec : sections) {
-    Status st;
-    const auto& s = sec;  // one section of the output
     std::string name;
     for (const auto& w : sec.words) name += (name.empty() ? "" : " ") + w;
-    if (name == "fstab") {
-      continue;
-    } else if (name == "boot_id") {
-      facts.boot_id = std::string(trim(s.body));
-    } else if (name == "mounts") {
-      st = take(parse_proc_mounts(s.body, where("/proc/mounts")), facts.mounts);
-    } else if (name == "mountstats") {
-      st = take(parse_mountstats(s.body, where("/proc/self/mountstats")), facts.mount_stats);
-    } else if (name == "netdev") {
-      st = take(parse_proc_net_dev(s.body, where("/proc/net/dev")), facts.counters);
-    } else if (name == "nfs_servers") {
-      st = take(parse_nfs_servers(s.body, where("/proc/fs/nfsfs/servers")), facts.nfs_servers);
-    } else if (name == "nfs_connections") {
-      st = take(parse_ss_tcp(s.body, where("ss")), facts.nfs_connections);
-    } else if (name == "addresses") {
-      st = take(parse_ip_addr(s.body, where("ip -o addr")), facts.addresses);
-    } else if (name.starts_with("resolve ")) {
-      facts.resolved[name.substr(8)] = parse_getent_ahosts(s.body);
-    } else if (name.starts_with("iface ")) {
-      auto info = parse_interface_report(name.substr(6), s.body, where("/sys/class/net/" + name.substr(6)));
-      if (!info)
-        st = std::unexpected(info.error());
-      else
-        facts.interfaces.push_back(std::move(*info));
-    }
-    if (!st) return std::unexpected(st.error());
+    if (name == "fstab") continue;
+    if (auto st = read_section(name, sec.body, host, facts); !st) return std::unexpected(st.error());
   }
   return facts;
 }

@@ -17,6 +17,7 @@
 #include "guest/mounts.hpp"
 #include "guest/mountstats.hpp"
 #include "guest/nfs_servers.hpp"
+#include "guest/sudo_check.hpp"
 
 namespace pw::guest {
 
@@ -41,6 +42,9 @@ struct GuestFacts {
   // error when Docker did not answer (not installed, daemon down, no permission): such a policy
   // is then unobserved, never drifted.
   std::optional<Result<std::vector<DockerVolume>>> docker;
+  // Whether become with sudo works there without asking (guest/sudo_check.hpp); absent when the
+  // settings do not become root with sudo.
+  std::optional<SudoCheck> sudo;
 };
 
 // `getent ahosts NAME`'s output: its addresses, each once, in order.
@@ -55,6 +59,6 @@ std::vector<std::string> parse_getent_ahosts(std::string_view output);
 std::string_view guest_report_script();
 
 // Reads the script's output (the fstab from its first section); `host` names the guest.
-Result<GuestFacts> parse_guest_report(std::string_view report, std::string host);
+Result<GuestFacts> parse_guest_report(std::string_view report, const std::string& host);
 
 }  // namespace pw::guest

@@ -73,6 +73,16 @@ void plan_verify(const policy::StoragePath& proven, const policy::StoragePath& p
 }
 
 // The plan's final state from what was planned.
+// Whether a step runs in the guest as root (through become): the fstab write and re-mount, the
+// channels, and a probe that writes or reads as root.
+bool needs_root(const std::vector<Step>& steps) {
+  return std::any_of(steps.begin(), steps.end(), [](const Step& s) {
+    if (const auto* v = std::get_if<ProvePath>(&s.action))
+      return v->probe_as_root || v->direction == verify::ProbeDirection::write;
+    return s.kind() == StepKind::change_fstab || s.kind() == StepKind::set_channels;
+  });
+}
+
 PolicyPlan finish(PolicyPlan& out, const Observation& observed) {
   if (observed.unobserved()) {
     out.state = PolicyState::unobserved;
@@ -152,6 +162,8 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   const auto proven = detail::plan_mount(p, facts, nic->changes, ctx, out);
   if (!proven) return finish(out, observed);
   plan_verify(*proven, p, *nic, vm.config.ref, out);
+  if (facts.sudo && !facts.sudo->usable() && needs_root(out.steps))
+    out.blockers.push_back(facts.sudo->blocker(p.guest.host));
   if (out.steps.empty() && out.blockers.empty() && out.state != PolicyState::drift) {
     out.proof = verify_path_of(*proven, p, nic->mac, vm.config.ref);
   }

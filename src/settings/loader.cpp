@@ -23,9 +23,10 @@ constexpr std::array<std::string_view, 16> kProxmoxKeys{
     "url",     "token_id",    "token_secret_file",    "token_secret_env", "user",    "password_file", "password_env",
     "ca_file", "fingerprint", "insecure_skip_verify", "max_in_flight",    "timeout", "token_secret",  "password",
     "secret",  "token"};
-constexpr std::array<std::string_view, 12> kAnsibleKeys{
-    "inventory",   "playbook_command", "forks",       "timeout",       "private_key_file",  "known_hosts_file",
-    "remote_user", "become",           "become_user", "become_method", "share_connections", "guest_timeout"};
+constexpr std::array<std::string_view, 13> kAnsibleKeys{
+    "inventory",          "playbook_command", "forks",       "timeout",       "private_key_file",  "known_hosts_file",
+    "remote_user",        "become",           "become_user", "become_method", "share_connections", "guest_timeout",
+    "vault_password_file"};
 // Inline secrets are refused with a pointer to the file/env variants.
 constexpr std::array<std::string_view, 4> kInlineSecretKeys{"token_secret", "password", "secret", "token"};
 
@@ -232,6 +233,7 @@ class ControllerDecoder {
     }
     a.private_key_file = file_field(s, "private_key_file");
     a.known_hosts_file = file_field(s, "known_hosts_file");
+    a.vault_password_file = file_field(s, "vault_password_file");
     if (auto v = s.get("remote_user")) {
       if (auto u = read_string(d_, *v, "spec.ansible.remote_user")) a.remote_user = *u;
     }

@@ -38,6 +38,8 @@ struct AnsibleSettings {
   std::chrono::milliseconds guest_timeout{300000};
   std::string private_key_file;
   std::string known_hosts_file;  // host keys are always checked; this names the file
+  // The key of the inventory's Ansible Vault (an ansible_become_password): a file, never a value.
+  std::string vault_password_file;
   std::string remote_user;
   // SSH connections shared within a run (ControlMaster/ControlPersist with dead-peer detection).
   // Off: one connection per task, for jump hosts or ssh wrappers that cannot multiplex.

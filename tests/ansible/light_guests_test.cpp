@@ -605,7 +605,10 @@ TEST_CASE("guests reached as an unprivileged user: become for what needs root, t
   REQUIRE(facts.at("guest1"));
   const auto& f = *facts.at("guest1");
   CHECK(f.fstab_content == guest_file(1, "/etc/fstab"));
-  CHECK(facts_playbook(std::vector<std::string>{"guest1"}, become)->yaml.find("become") == std::string::npos);
+  // Facts as the SSH user itself (no become keyword), with sudo's answer checked: NOPASSWD here.
+  CHECK(facts_playbook(std::vector<std::string>{"guest1"}, become)->yaml.find("become: ") == std::string::npos);
+  REQUIRE(f.sudo);
+  CHECK(f.sudo->outcome == pw::guest::SudoCheck::Outcome::no_password);
 
   auto file = f.fstab;
   REQUIRE(file.set_entry({"pwbecome", path, "tmpfs", {"size=2m"}, 0, 0}, kOwner));
@@ -683,6 +686,72 @@ TEST_CASE("guests reached as an unprivileged user: become for what needs root, t
   }
   in_guest(1, {"umount", path});
   in_guest(1, {"rm", "-f", backup});
+}
+
+// A sudo that asks for a password (pwpass: sudo with its password): the facts run finds it while
+// nothing answers it (plan and --check then refuse the change), and ansible_become_password from
+// an Ansible vault answers it, as README "A sudo that asks for a password" says, for a real write.
+TEST_CASE("a sudo that asks for a password: found by the facts run, answered by a vaulted become password") {
+  REQUIRE(lab().guests >= 1);
+  const fs::path work = fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "become-password";
+  fs::remove_all(work);
+  fs::create_directories(work);
+  PlaybookOptions become;
+  become.become = Become{};
+  const std::vector<std::string> hosts{"guest1"};
+  auto inventory = [&](const std::string& name, const std::string& text) {
+    std::ofstream(work / name) << text;
+    return std::vector<fs::path>{work / name};
+  };
+  auto sudo_of = [&](const std::string& tag, const std::vector<fs::path>& inv) {
+    auto facts = guest_facts_from(run_phase(tag, "facts", facts_playbook(hosts, become), inv));
+    REQUIRE(facts.at("guest1"));
+    REQUIRE(facts.at("guest1")->sudo);
+    return *facts.at("guest1")->sudo;
+  };
+  const auto asks = sudo_of("sudo-asks", inventory("pwpass.ini", "guest1 ansible_user=pwpass\n"));
+  CHECK(asks.outcome == pw::guest::SudoCheck::Outcome::asks);
+  CHECK_THAT(asks.message, Catch::Contains("password"));
+  CHECK(sudo_of("sudo-refuses", inventory("pwplain.ini", "guest1 ansible_user=pwplain\n")).outcome ==
+        pw::guest::SudoCheck::Outcome::asks);
+
+  // The password in a vault, its key in a file named by ANSIBLE_VAULT_PASSWORD_FILE (the
+  // settings' spec.ansible.environment, or the unit's environment).
+  std::ofstream(work / "vault-key") << "pwlab-vault-key\n";
+  fs::permissions(work / "vault-key", fs::perms::owner_read | fs::perms::owner_write);
+  ChildProcessSpec encrypt;
+  encrypt.argv = {"ansible-vault", "encrypt_string",          "--vault-password-file", (work / "vault-key").string(),
+                  "--name",        "ansible_become_password", "pwlab-become"};
+  encrypt.timeout = std::chrono::seconds(60);
+  const auto vaulted = run_child_process(encrypt);
+  REQUIRE(vaulted);
+  REQUIRE(vaulted->exit_code == 0);
+  CHECK(vaulted->out.find("pwlab-become") == std::string::npos);
+  std::string indented;
+  std::istringstream lines(vaulted->out);
+  for (std::string line; std::getline(lines, line);) indented += "      " + line + "\n";
+  const auto inv =
+      inventory("pwpass-vault.yml", "all:\n  hosts:\n    guest1:\n      ansible_user: pwpass\n" + indented);
+  ::setenv("ANSIBLE_VAULT_PASSWORD_FILE", (work / "vault-key").c_str(), 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("ANSIBLE_VAULT_PASSWORD_FILE"); }
+  } unset;
+  CHECK(sudo_of("sudo-given", inv).outcome == pw::guest::SudoCheck::Outcome::password_given);
+
+  // And it really answers sudo: a write as root through become, then the file put back.
+  auto facts = guest_facts_from(run_phase("sudo-facts", "facts", facts_playbook(hosts, become), inv));
+  REQUIRE(facts.at("guest1"));
+  const auto& f = *facts.at("guest1");
+  auto file = f.fstab;
+  REQUIRE(file.set_entry({"pwpass", "/mnt/pw-pass", "tmpfs", {"size=1m", "noauto"}, 0, 0}, kOwner));
+  const std::string backup = "/var/backups/pathwarden/fstab.sudo-password";
+  const std::vector<FstabChange> changes{{"guest1", f.fstab_sha256, file.print(), backup, {}, f.fstab_content}};
+  auto applied = run_phase("sudo-apply", "apply", apply_playbook(changes, become), inv);
+  CHECK(applied.host("guest1")->outcome == HostOutcome::changed);
+  CHECK(guest_file(1, "/etc/fstab") == changes[0].new_content);
+  CHECK(in_guest(1, {"stat", "-c", "%u", backup}).out == "0\n");  // written by root
+  in_guest(1, {"sh", "-c", "cp \"$1\" /etc/fstab && rm -f \"$1\"", "sh", backup});
+  CHECK(guest_file(1, "/etc/fstab") == f.fstab_content);
 }
 
 TEST_CASE("channels on a veth (Combined: n/a): the set changes nothing and says so, the restore has nothing to do") {

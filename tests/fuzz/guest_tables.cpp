@@ -1,5 +1,5 @@
-// The small guest outputs read inside a facts report that had no fuzz target of their own: `ip -o
-// addr` lines, one interface's sysfs/ethtool block, `getent ahosts`, and `docker volume
+// The small guest outputs read inside a facts report that had no fuzz target of their own: `ip -j
+// addr`'s JSON, one interface's sysfs/ethtool block, `getent ahosts`, and `docker volume
 // inspect`'s JSON. The input's first byte picks the reader, the rest is the guest's text. No
 // crash, and what is accepted holds only what the text said.
 #include <string>

@@ -16,6 +16,7 @@
 #include "guest/mountstats.hpp"
 #include "guest/nfs_servers.hpp"
 #include "guest/sha256.hpp"
+#include "guest/sudo_check.hpp"
 #include "text_files.hpp"
 
 namespace fs = std::filesystem;
@@ -317,22 +318,38 @@ TEST_CASE("counter snapshots carry each interface's identity and mark upper devi
   CHECK(snap.interfaces[1].rx_bytes == 90);
 }
 
-TEST_CASE("ip -o addr: who owns each local address, VLANs by their own name") {
+TEST_CASE("ip -j addr: who owns each local address, VLANs by their own name") {
+  // As Debian 12's iproute2 prints it (shortened): a VLAN is its own ifname with "link" below it;
+  // an empty object, as some versions print for an interface without addresses, is skipped.
   const std::string text =
-      "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
-      "2: link1    inet 192.0.2.10/24 brd 192.0.2.255 scope global link1\\       valid_lft forever preferred_lft "
-      "forever\n"
-      "5: link2.10@link2    inet 198.51.100.10/24 scope global link2.10\\       valid_lft forever preferred_lft "
-      "forever\n"
-      "6: br0    inet6 fd00::10/64 scope global \\       valid_lft forever preferred_lft forever\n";
+      R"([{"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP"],"addr_info":[{"family":"inet","local":"127.0.0.1",)"
+      R"("prefixlen":8,"scope":"host","label":"lo"}]},{},)"
+      R"({"ifindex":2,"ifname":"link1","address":"bc:24:11:a1:01:01","addr_info":[{"family":"inet",)"
+      R"("local":"192.0.2.10","prefixlen":24,"broadcast":"192.0.2.255","scope":"global"},)"
+      R"({"family":"inet6","local":"fe80::be24:11ff:fea1:101","prefixlen":64,"scope":"link"}]},)"
+      R"({"ifindex":5,"link":"link2","ifname":"link2.10","addr_info":[{"family":"inet","local":"198.51.100.10",)"
+      R"("prefixlen":24}]},{"ifindex":6,"ifname":"br0","addr_info":[{"family":"inet6","local":"fd00::10",)"
+      R"("prefixlen":64}]},{"ifindex":7,"ifname":"can0","addr_info":[{"family":"can"}]}])";
   auto a = value_of(parse_ip_addr(text));
-  REQUIRE(a.size() == 4);
+  REQUIRE(a.size() == 5);
+  CHECK(a[0] == InterfaceAddress{"lo", "127.0.0.1", 8});
   CHECK(a[1] == InterfaceAddress{"link1", "192.0.2.10", 24});
-  CHECK(a[2] == InterfaceAddress{"link2.10", "198.51.100.10", 24});
-  CHECK(a[3] == InterfaceAddress{"br0", "fd00::10", 64});
-  auto bad = parse_ip_addr("2: link1    inet /24 scope global\n", "vm101:ip -o addr");
-  REQUIRE_FALSE(bad);
-  CHECK(bad.error().where == "vm101:ip -o addr");
+  CHECK(a[2] == InterfaceAddress{"link1", "fe80::be24:11ff:fea1:101", 64});
+  CHECK(a[3] == InterfaceAddress{"link2.10", "198.51.100.10", 24});
+  CHECK(a[4] == InterfaceAddress{"br0", "fd00::10", 64});
+  CHECK(value_of(parse_ip_addr("[]")).empty());  // no iproute2: the script prints []
+  for (const auto& [bad, why] : std::vector<std::pair<std::string, std::string>>{
+           {"2: link1    inet 192.0.2.10/24", "not JSON"},
+           {R"({"ifname":"x"})", "not a JSON array"},
+           {R"([{"addr_info":[]}])", "has no \"ifname\""},
+           {R"([{"ifname":"x","addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":33}]}])", "from 0 to 32"},
+           {R"([{"ifname":"x","addr_info":[{"family":"inet6","prefixlen":64}]}])", "without a \"local\""}}) {
+    auto r = parse_ip_addr(bad, "vm101:ip -j addr");
+    INFO(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().where == "vm101:ip -j addr");
+    CHECK_THAT(r.error().what, Catch::Contains(why));
+  }
 }
 
 TEST_CASE("a counter read: /proc/net/dev, ifindexes and the NFS connections' bytes from one script") {
@@ -405,4 +422,21 @@ TEST_CASE("dd summary and sha256") {
   CHECK_FALSE(parse_dd_summary("dd: failed to open 'x': No such file or directory\n"));
   CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_CASE("the facts' sudo check: whether become would ask, and what sudo said") {
+  using pw::guest::SudoCheck;
+  CHECK(value_of(pw::guest::parse_sudo_check("nopasswd\n", "h")).usable());
+  CHECK(value_of(pw::guest::parse_sudo_check("root\n", "h")).outcome == SudoCheck::Outcome::root);
+  CHECK(value_of(pw::guest::parse_sudo_check("given\n", "h")).usable());
+  const auto asks = value_of(pw::guest::parse_sudo_check("asks sudo: a password is required\n", "h"));
+  CHECK_FALSE(asks.usable());
+  CHECK(asks.message == "sudo: a password is required");
+  CHECK_THAT(asks.blocker("vm1"), Catch::Contains("sudo in vm1 asks for a password (sudo: a password is required)"));
+  CHECK_THAT(value_of(pw::guest::parse_sudo_check("absent", "h")).blocker("vm1"),
+             Catch::Contains("sudo is not installed in vm1"));
+  CHECK(SudoCheck{}.blocker("vm1").empty());
+  auto bad = pw::guest::parse_sudo_check("maybe", "vm1:sudo -n true");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where == "vm1:sudo -n true");
 }

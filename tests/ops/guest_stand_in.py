@@ -36,10 +36,10 @@ MARK = "@@pathwarden "  # the recording's marks (the report as an older script p
 TOKEN = "3c9e1f2a-7b4d-4e6f-9a8b-1c2d3e4f5a6b"
 OUT = "@@" + TOKEN + " "  # marks as the scripts print them now (src/guest/script_output.hpp)
 BEGIN = "@@pathwarden begin " + TOKEN + "\n"
-LAB_ADDRESSES = ((1, "lo", "127.0.0.1/8", "host"), (2, "link1", "192.0.2.10/24", "global"),
-                 (4, "mgmt", "203.0.113.10/28", "global"), (5, "link2", "198.51.100.10/24", "global"))
-ADDRESSES = "".join(f"{i}: {name}    inet {addr} scope {scope} {name}\\       valid_lft forever preferred_lft forever\n"
-                    for i, name, addr, scope in LAB_ADDRESSES)
+LAB_ADDRESSES = ((1, "lo", "127.0.0.1", 8), (2, "link1", "192.0.2.10", 24), (4, "mgmt", "203.0.113.10", 28),
+                 (5, "link2", "198.51.100.10", 24))
+ADDRESSES = json.dumps([{"ifindex": i, "ifname": name, "addr_info": [{"family": "inet", "local": addr, "prefixlen": n}]}
+                        for i, name, addr, n in LAB_ADDRESSES]) + "\n"
 
 
 def recorded():
@@ -137,7 +137,7 @@ class Guest:
             report = "\n".join(OUT + line[len(MARK):] if line.startswith(MARK) else line
                                for line in self.report.split("\n"))
             if OUT + "addresses\n" not in report:
-                # Recorded before the script read `ip -o addr`: the lab guest's addresses
+                # Recorded before the script read `ip -j addr`: the lab guest's addresses
                 # (tests/pwtest/lab/topology.py), before the closing mark.
                 report = report.replace(OUT + "end", OUT + "addresses\n" + ADDRESSES + OUT + "end", 1)
             return "ok", dict(ok, rc=0, stdout=BEGIN + fstab + report, stderr="", **self.tick(0.1))

@@ -628,3 +628,39 @@ TEST_CASE("a run that stored results prunes the finished journals to the retenti
   REQUIRE(left.size() == 1);
   CHECK(left.front().starts_with(again.plan_id));  // the newest is the one kept
 }
+
+TEST_CASE("a sudo that would ask for a password is found before anything is changed") {
+  SeedWorld w;
+  const auto vm_before = w.vm().current;
+  w.guest().sudo = guest::SudoCheck{guest::SudoCheck::Outcome::asks, "sudo: a password is required"};
+  auto engine = w.engine();
+  SECTION("check and reconcile: precondition-failed, exit 3, nothing written") {
+    for (bool check_only : {true, false}) {
+      auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), check_only);
+      INFO(text(rep));
+      const auto& p = rep.policies[0];
+      CHECK(p.verdict == pw::report::Verdict::precondition_failed);
+      REQUIRE_FALSE(p.errors.empty());
+      CHECK_THAT(p.errors[0], Catch::Contains("sudo in media-vm asks for a password (sudo: a password is required) "
+                                              "and the inventory gives none"));
+      CHECK_THAT(p.errors[0], Catch::Contains("ansible_become_password"));
+      CHECK(report::exit_code(rep) == 3);
+      CHECK(w.guest().fstab == kSeedFstab);
+      CHECK(w.vm().current == vm_before);
+    }
+  }
+  SECTION("with the password given in the inventory, the change runs") {
+    w.guest().sudo->outcome = guest::SudoCheck::Outcome::password_given;
+    auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
+  }
+  SECTION("a converged path needs no root: no blocker") {
+    w.guest().sudo.reset();
+    (void)engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+    w.guest().sudo = guest::SudoCheck{guest::SudoCheck::Outcome::absent, ""};
+    auto rep = engine.reconcile(movies_policy("[vers=3, nconnect=8, _netdev]"), false);
+    INFO(text(rep));
+    CHECK(rep.policies[0].verdict == pw::report::Verdict::converged);
+  }
+}

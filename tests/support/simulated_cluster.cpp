@@ -457,6 +457,7 @@ std::map<std::string, guest::GuestResult<guest::GuestFacts>> SimulatedGuests::ga
       if (auto asked = names.find(h); asked != names.end() && asked->second.docker_volumes) {
         facts.docker = it->second.docker_volumes;
       }
+      facts.sudo = it->second.sudo;
       out.emplace(h, std::move(facts));
     }
   }

@@ -131,6 +131,8 @@ class SimulatedGuests final : public guest::GuestPort {
     Result<std::vector<guest::DockerVolume>> docker_volumes = std::vector<guest::DockerVolume>{};
     // What a probe's commit cycles give there, when asked for (unset: 1 ms per commit).
     std::optional<guest::CommitRun> commit;
+    // The facts' sudo check, as when the settings become root with sudo (unset: not checked).
+    std::optional<guest::SudoCheck> sudo;
   };
   std::map<std::string, Guest> guests;
   int runs = 0;  // "ansible-playbook processes"

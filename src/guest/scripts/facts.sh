@@ -22,7 +22,23 @@ cat /proc/fs/nfsfs/servers 2>/dev/null || true
 mark nfs_connections
 ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
 mark addresses
-ip -o addr show 2>/dev/null || true
+ip -j addr show 2>/dev/null || echo "[]"
+# Set by the facts playbook when the settings become root with sudo: "given" when the inventory
+# gives a become password, else "ask". Can sudo become root here without asking?
+if [ -n "${PW_SUDO_CHECK:-}" ]; then
+  mark sudo
+  if [ "$(id -u)" = 0 ]; then
+    echo root
+  elif ! command -v sudo >/dev/null 2>&1; then
+    echo absent
+  elif pw_sudo=$(sudo -n true 2>&1 </dev/null); then
+    echo nopasswd
+  elif [ "$PW_SUDO_CHECK" = given ]; then
+    echo given
+  else
+    printf 'asks %s\n' "$(printf '%s\n' "$pw_sudo" | head -n 1)"
+  fi
+fi
 for dir in /sys/class/net/*; do
   [ -e "$dir" ] || continue
   name=${dir##*/}
