@@ -246,7 +246,9 @@ PolicyRun::Resumed PolicyRun::resume(const journal::RunReplay& run) {
   state_ = State::failed;
   interrupted_ = true;
   if (touched_.empty()) {
-    note("no step had started: nothing to undo");
+    // Nothing was changed: said as a reconcile stopped before its first change says it
+    // (precondition-failed, exit 3), never as a rollback it did not do.
+    error("the run was stopped before its first change: nothing to undo; the next reconcile plans it again");
     return Resumed::nothing_to_undo;
   }
   return Resumed::to_undo;

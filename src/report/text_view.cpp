@@ -138,6 +138,10 @@ std::string render_text(const RunReport& report, bool colour, bool diff) {
     if (p.rests_on) out << "  rests on: " << *p.rests_on << "\n";
     for (const auto& s : p.rolled_back) out << "  rolled back: " << s << "\n";
     for (const auto& s : p.restored_checks) out << "  restored: " << s << "\n";
+    // A recover's notes say what it found where it undid nothing; elsewhere notes stay in the JSON.
+    if (r.mode == RunMode::recover) {
+      for (const auto& s : p.notes) out << "  note: " << s << "\n";
+    }
     for (const auto& s : p.warnings) out << "  " << paint("warning: " + s, "33") << "\n";
     for (const auto& s : p.errors) out << "  " << paint("error: " + s, "31") << "\n";
     for (std::size_t i = 0; i < p.remedy.size(); ++i) {

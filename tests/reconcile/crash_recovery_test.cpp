@@ -333,3 +333,47 @@ TEST_CASE("recover leaves alone a step that refused (nothing changed) and undoes
   CHECK(w.vm().pending.empty());
   CHECK(w.engine().recover().policies.empty());
 }
+
+TEST_CASE("recover lists only what it undid, each policy once; a run that began nothing is no rollback") {
+  auto two_guests = [](SeedWorld& w) {
+    auto vm2 = w.vm();
+    vm2.ref.vmid = 102;
+    w.pve.vms[102] = vm2;
+    w.guests.guests["media-vm2"] = w.guest();
+    auto policies = movies_policy("[vers=3, _netdev]", true);
+    auto second = policies.front();
+    second.name = "movies-10g-2";
+    second.guest.vmid = 102;
+    second.guest.host = "media-vm2";
+    policies.push_back(second);
+    return policies;
+  };
+  int nothing_to_undo = 0;
+  for (int n = 1; n <= 12; ++n) {
+    SeedWorld w;
+    const auto policies = two_guests(w);
+    FaultyStore killing(w.journals, JournalFault::kill_after, n);
+    try {
+      (void)w.engine({}, &killing).reconcile(policies, false);
+    } catch (const Killed&) {
+    }
+    auto recovery = w.engine().recover();
+    INFO("killed after record " << n << "\n" << report::render_text(recovery));
+    std::map<std::string, int> seen;
+    for (const auto& p : recovery.policies) {
+      ++seen[p.policy];
+      // A rollback lists what it undid; one that undid nothing is not a rollback.
+      CHECK((p.verdict == pw::report::Verdict::rolled_back) == !p.rolled_back.empty());
+      if (p.rolled_back.empty()) {
+        // As a reconcile stopped before its first change says it (tests/reliability/signals_test.py).
+        ++nothing_to_undo;
+        CHECK(p.verdict == pw::report::Verdict::precondition_failed);
+        CHECK(std::any_of(p.errors.begin(), p.errors.end(), [](const auto& s) {
+          return s.find("stopped before its first change: nothing to undo") != std::string::npos;
+        }));
+      }
+    }
+    for (const auto& [policy, times] : seen) CHECK(times == 1);
+  }
+  CHECK(nothing_to_undo > 0);
+}
