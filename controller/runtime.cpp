@@ -34,6 +34,8 @@ Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loade
   const auto& s = rt->settings;
   // The playbooks are the same whether run here or written by `plan --emit-playbooks`.
   if (s.ansible.become) rt->playbook_options.become = ansible::Become{s.ansible.become_user, s.ansible.become_method};
+  rt->playbook_options.keep_backups = s.keep_guest_backups;
+  rt->playbook_options.backup_days = s.keep_days;
 
   auto state = journal::StateDir::open(s.state_dir);
   if (!state) return std::unexpected(state.error());

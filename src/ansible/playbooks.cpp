@@ -400,8 +400,12 @@ Result<Playbook> apply_playbook(std::span<const FstabChange> changes, const Play
   // One task per guest (the play as root): the apply script (guest/change_script.hpp) refuses when the
   // fstab moved since it was observed, keeps a backup, writes the new file atomically, checks
   // its hash, and re-makes the mounts; the stage it stopped in says what a failure touched.
-  YamlList tasks{script_task(task::apply, guest::apply_script(), {options.fstab_path}, "apply_args", "pathwarden_apply",
-                             options, Privilege::ssh_user, true)};
+  // The retention of the guest's backups, as two numbers ahead of the script (no host data).
+  const std::string script = "pw_keep_backups=" + std::to_string(std::max(1, options.keep_backups)) +
+                             " pw_backup_days=" + std::to_string(std::max(1, options.backup_days)) + "\n" +
+                             std::string(guest::apply_script());
+  YamlList tasks{script_task(task::apply, script, {options.fstab_path}, "apply_args", "pathwarden_apply", options,
+                             Privilege::ssh_user, true)};
   return finish(
       "apply", *hosts,
       play("Apply fstab changes for pathwarden", *hosts, "apply.vars.json", std::move(tasks), options, Privilege::root),

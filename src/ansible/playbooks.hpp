@@ -49,6 +49,10 @@ struct PlaybookOptions {
   std::chrono::seconds guest_timeout{300};
   std::string fstab_path = "/etc/fstab";
   std::optional<Become> become;
+  // The fstab backups a guest keeps in its backup directory after an apply: the newest so many,
+  // none older than so many days (settings spec.retention), never the apply's own.
+  int keep_backups = 20;
+  int backup_days = 30;
 };
 
 // Checks a become user or method before it goes into a playbook (Ansible templates keywords).

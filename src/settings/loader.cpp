@@ -17,7 +17,7 @@ using policy::parse_duration;
 
 constexpr std::array<std::string_view, 5> kControllerSpecKeys{"proxmox", "ansible", "state_dir", "policies",
                                                               "retention"};
-constexpr std::array<std::string_view, 2> kRetentionKeys{"journals", "days"};
+constexpr std::array<std::string_view, 3> kRetentionKeys{"journals", "guest_backups", "days"};
 // The inline secret keys are accepted by the schema only so that they get their own message.
 constexpr std::array<std::string_view, 16> kProxmoxKeys{
     "url",     "token_id",    "token_secret_file",    "token_secret_env", "user",    "password_file", "password_env",
@@ -114,6 +114,10 @@ class ControllerDecoder {
     if (auto v = s.get("journals")) {
       if (auto n = read_int(d_, *v, "spec.retention.journals", 1, 1000000))
         out_.keep_journals = static_cast<std::size_t>(*n);
+    }
+    if (auto v = s.get("guest_backups")) {
+      if (auto n = read_int(d_, *v, "spec.retention.guest_backups", 1, 100000))
+        out_.keep_guest_backups = static_cast<int>(*n);
     }
     if (auto v = s.get("days")) {
       if (auto n = read_int(d_, *v, "spec.retention.days", 1, 3650)) out_.keep_days = static_cast<int>(*n);

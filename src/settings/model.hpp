@@ -56,8 +56,10 @@ struct ControllerSettings {
   AnsibleSettings ansible;
   std::string state_dir = "/var/lib/pathwarden";
   std::string policies_dir;
-  // spec.retention: finished journals kept (the newest so many, none older than so many days).
+  // spec.retention: finished journals kept (the newest so many, none older than so many days),
+  // and the fstab backups each guest keeps (the newest so many, none older than the days).
   std::size_t keep_journals = 200;
+  int keep_guest_backups = 20;
   int keep_days = 30;
   SourcePos source;
 };

@@ -754,6 +754,65 @@ TEST_CASE("a sudo that asks for a password: found by the facts run, answered by 
   CHECK(guest_file(1, "/etc/fstab") == f.fstab_content);
 }
 
+// State hygiene in the guest (issue 41 item 7): an apply prunes the backup directory to the newest
+// so many and none older than the days (never its own backup); its rollback removes the
+// directories the apply made for a mount point, deepest first, and nothing else.
+TEST_CASE("an apply prunes old backups; its rollback removes the directories it made") {
+  REQUIRE(lab().guests >= 2);
+  const std::string dir = "/var/backups/pathwarden";
+  const std::string backup = dir + "/fstab.hygiene";
+  REQUIRE(in_guest(2, {"sh", "-c",
+                       "mkdir -p -m 700 \"$1\" && cd \"$1\" && "
+                       "for i in 1 2 3; do echo old >fstab.old-$i; touch -d '40 days ago' fstab.old-$i; done && "
+                       "for i in 01 02 03 04 05 06 07 08; do echo new >fstab.recent-$i; touch -d \"-$i minutes\" "
+                       "fstab.recent-$i; done && echo mine >not-a-backup",
+                       "sh", dir})
+              .exit_code == 0);
+  REQUIRE(in_guest(2, {"test", "!", "-e", "/mnt/pw-made"}).exit_code == 0);
+  PlaybookOptions options;
+  options.keep_backups = 5;
+  options.backup_days = 30;
+  const std::vector<std::string> hosts{"guest2"};
+  auto facts = guest_facts_from(run_phase("hygiene-facts", "facts", facts_playbook(hosts, options)));
+  REQUIRE(facts.at("guest2"));
+  const auto& f = *facts.at("guest2");
+  const std::string path = "/mnt/pw-made/a/b";
+  auto file = f.fstab;
+  REQUIRE(file.set_entry({"pwmade", path, "tmpfs", {"size=1m"}, 0, 0}, kOwner));
+  const std::vector<FstabChange> changes{{"guest2",
+                                          f.fstab_sha256,
+                                          file.print(),
+                                          backup,
+                                          {{path, "pwmade", "tmpfs", {"size=1m"}, true}},
+                                          f.fstab_content}};
+  auto applied = run_phase("hygiene-apply", "apply", apply_playbook(changes, options));
+  REQUIRE(applied.host("guest2")->outcome == HostOutcome::changed);
+  CHECK(in_guest(2, {"findmnt", "-no", "FSTYPE", path}).out == "tmpfs\n");
+  // The newest five backups stay (this one among them), the rest and the old ones go; a file that
+  // is no backup stays. (Other tests may have left backups of their own here: only counts.)
+  const auto left = in_guest(2, {"sh", "-c", "cd \"$1\" && ls", "sh", dir}).out;
+  INFO(left);
+  std::istringstream names(left);
+  int backups = 0;
+  for (std::string n; std::getline(names, n);) backups += n.starts_with("fstab.") && !n.ends_with(".dirs") ? 1 : 0;
+  CHECK(backups == 5);
+  CHECK(left.find("fstab.hygiene\n") != std::string::npos);
+  CHECK(left.find("fstab.hygiene.dirs\n") != std::string::npos);
+  CHECK(left.find("fstab.old-") == std::string::npos);       // older than the days
+  CHECK(left.find("fstab.recent-08") == std::string::npos);  // beyond the newest five
+  CHECK(left.find("not-a-backup\n") != std::string::npos);
+
+  const std::vector<FstabRestore> restores{
+      {"guest2", backup, f.fstab_sha256, sha256_hex(changes[0].new_content), {{path, "pwmade", "tmpfs", {}, false}}}};
+  auto rolled = run_phase("hygiene-rollback", "rollback", rollback_playbook(restores, options));
+  CHECK(rolled.host("guest2")->outcome == HostOutcome::changed);
+  CHECK(guest_file(2, "/etc/fstab") == f.fstab_content);
+  CHECK(in_guest(2, {"test", "!", "-e", "/mnt/pw-made"}).exit_code == 0);  // the three it made, gone
+  CHECK(in_guest(2, {"test", "-d", "/mnt"}).exit_code == 0);               // what was there stays
+  CHECK(in_guest(2, {"test", "!", "-e", backup + ".dirs"}).exit_code == 0);
+  in_guest(2, {"sh", "-c", "rm -f \"$1\"/fstab.* \"$1\"/not-a-backup", "sh", dir});
+}
+
 TEST_CASE("channels on a veth (Combined: n/a): the set changes nothing and says so, the restore has nothing to do") {
   auto port = lab().ansible_port(fs::path(env_or("PW_LIGHT_WORK_DIR", "/tmp/pw-light-work")) / "channels",
                                  std::chrono::seconds(60));

@@ -56,7 +56,8 @@ def main(pvesim, pathwarden):
         before = w.snapshot()
 
         asks = settings(w, "asks", inventory_dir(w, "inv-asks"))
-        for args, said in ((["plan", pol], "cannot apply: sudo in"), (["reconcile", "--check", pol], "precondition-failed")):
+        for args, said in ((["plan", pol], "cannot apply: sudo in"),
+                           (["reconcile", "--check", pol], "precondition-failed")):
             r = w.run(asks, *args)
             out = r.stdout + r.stderr
             check(r.returncode == 3 and f"sudo in guest{GUEST} asks for a password" in out

@@ -20,6 +20,22 @@ assemble() {
     esac
   done
 }
+# Retention of the backup directory (settings spec.retention, set ahead of this script): beyond the
+# newest $pw_keep_backups and older than $pw_backup_days days, backups go with their notes of
+# made directories; never this change's. Best effort: a backup that cannot go stays.
+prune_backups() {
+  [ -n "${pw_keep_backups:-}" ] || return 0
+  pw_now=$(date +%s)
+  pw_n=0
+  find "${backup%/*}" -maxdepth 1 -type f -name 'fstab.*' ! -name '*.dirs' -printf '%T@ %p\n' 2>/dev/null |
+    sort -rn | while read -r pw_t pw_f; do
+      pw_n=$((pw_n + 1))
+      [ "$pw_f" = "$backup" ] && continue
+      if [ "$pw_n" -gt "$pw_keep_backups" ] || [ $(((pw_now - ${pw_t%.*}) / 86400)) -gt "${pw_backup_days:-30}" ]; then
+        rm -f -- "$pw_f" "$pw_f.dirs"
+      fi
+    done
+}
 changed='the fstab changed since pathwarden observed it; gather facts and plan again'
 case $now in "$observed" | "$new") ;; *) fail "$changed" ;; esac
 # The new content is ours only when this change's backup exists (a retry of it; the backup's
@@ -46,5 +62,8 @@ shift "$words"
 install_tmp "$fstab" "$(stat -c %a -- "$fstab")" "$(stat -c %u:%g -- "$fstab")"
 mark stage check_written
 [ "$(sha_of "$fstab")" = "$new" ] || fail 'the fstab does not hold what pathwarden wrote'
+pw_made_log="$backup.dirs"
 remake "$@"
+pw_made_log=
+prune_backups
 mark end

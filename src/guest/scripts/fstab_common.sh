@@ -42,6 +42,15 @@ remake() {
   mark stage mount
   while [ "$#" -gt 0 ]; do
     if [ ! -d "$1" ]; then
+      # The directories an apply makes are noted beside its backup (base64, deepest first), so
+      # that its rollback removes them again (rollback.sh); a rollback's own remake notes none.
+      if [ -n "${pw_made_log:-}" ]; then
+        pw_d=$1
+        while [ ! -e "$pw_d" ] && [ -n "$pw_d" ] && [ "$pw_d" != / ]; do
+          printf '%s' "$pw_d" | base64 -w0 >>"$pw_made_log" && echo >>"$pw_made_log"
+          pw_d=${pw_d%/*}
+        done
+      fi
       err=$(mkdir -p -- "$1" 2>&1) || fail "Error making dir $1: $err"
     fi
     if mounted "$2"; then fail "Error mounting $1: something mounted it again after it was unmounted"; fi

@@ -18,4 +18,13 @@ if [ "$now" != "$backup_sha" ]; then
   [ "$(sha_of "$fstab")" = "$backup_sha" ] || fail 'the fstab does not hold the backup after it was put back'
 fi
 remake "$@"
+# The directories this change's apply made, deepest first, if empty now (rmdir never removes
+# what holds anything, nor a mount point in use).
+if [ -f "$backup.dirs" ]; then
+  while IFS= read -r pw_line; do
+    pw_d=$(printf '%s' "$pw_line" | base64 -d 2>/dev/null) || continue
+    [ -n "$pw_d" ] && [ -d "$pw_d" ] && [ ! -L "$pw_d" ] && rmdir -- "$pw_d" 2>/dev/null
+  done <"$backup.dirs"
+  rm -f -- "$backup.dirs"
+fi
 mark end
