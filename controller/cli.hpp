@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The command line: one Command per subcommand, each with its own options and --help.
 #include <functional>

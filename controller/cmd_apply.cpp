@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // apply: a saved plan exactly, refused when reality moved since it was made.
 #include <boost/json.hpp>
 #include <fstream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // import: the NFS mounts the chosen guests have now, written as one policy file per mount (as
 // `terraform import -generate-config-out` writes what exists), never over an existing file. The
 // policies describe the mounts as they are, so the next reconcile adopts them without re-making

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // plan: observe, make the plan, print it; --out saves it for apply, --emit-playbooks writes the
 // playbooks it would run.
 #include <spdlog/spdlog.h>

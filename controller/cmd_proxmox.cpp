@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `pathwarden proxmox nics`: the NICs and virtio queues of every QEMU guest of a cluster, as an
 // operator would check them by hand -- what is in effect, and what waits for a restart.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // reconcile: observe, plan, apply, verify by byte counters, roll back on mismatch (--check: drift only).
 #include "command_support.hpp"
 #include "commands.hpp"

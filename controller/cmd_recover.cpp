@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // recover: finish or undo the runs the journals show were interrupted.
 #include "command_support.hpp"
 #include "commands.hpp"

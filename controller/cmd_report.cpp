@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // report: a run (a --report-file, or the last result of each policy) as an HTML page or text.
 #include <algorithm>
 #include <boost/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // status: each selected policy's last result, from the state directory only: the verdict and,
 // where it is not healthy, why and what to do; the last change and the last proof; its last runs.
 // The exit code is the table's for the stored verdicts (report::kExitCodes): 0 only when every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // verify: audit without changes; --probe compares byte counters.
 #include "command_support.hpp"
 #include "commands.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A command's failure, said once for every reader (issue 41 item 8). stderr gets the line a
 // person reads — a JSON log line under --log-format json, like every other stderr line — and

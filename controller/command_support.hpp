@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the commands that drive the engine share (plan, apply, reconcile, verify, recover,
 // status): their common options, the policy and runtime setup, and the run report's output.

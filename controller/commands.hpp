@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Each subcommand lives in its own cmd_*.cpp and is listed in main.cpp; what the engine-driving
 // ones share is in command_support.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // pathwarden(1) and the bash completion, generated from the command table and the texts that
 // --help prints (cli.hpp), so that the manual and the completion cannot drift from the binary.
 // The build runs the hidden 'pathwarden --help-man' and 'pathwarden --bash-completion'.

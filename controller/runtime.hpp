@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Everything a command that talks to Proxmox and the guests needs, built from the settings file.
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // SIGTERM (systemd's stop, TimeoutStartSec), SIGINT (Ctrl-C) and SIGHUP during a run. The first
 // asks the run to stop at its next safe point (the engine asks stop_signal() between phases,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # cmake -DBIN=pathwarden -DARG=--help-man -DOUT=file [-DGZIP=ON] -P gen-doc.cmake
 # Runs the built binary's hidden generator (pathwarden --help-man / --bash-completion) into OUT,
 # gzipped as Debian ships man pages when GZIP is set; fails the build if the binary fails.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Run at install time (cmake --install, or CPack with CPACK_SET_DESTDIR): the systemd units, the
 # sysusers file and /etc/default/pathwarden, placed by the prefix the install is made with.
 # examples/systemd is written for the prefix /usr/local (a by-hand install); the units installed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Runs one program to completion with a deadline. The child leads its own process group, so a
 // timeout ends it and everything it started (ansible-playbook's forks and their ssh clients).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Ansible adapter of guest::GuestPort: one generated playbook and one ansible-playbook run per
 // call, for all guests of it.

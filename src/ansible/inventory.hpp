@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The hosts an Ansible inventory names, as Ansible itself reads it (`ansible-inventory --list`),
 // so static files, directories, scripts and inventory plugins (community.general.proxmox) all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Turning a run's per-guest task results into what the engine needs: GuestFacts from the facts
 // run, counter snapshots and timings from the probe run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What one ansible-playbook run did, per guest and task, read from the ansible.posix.jsonl
 // stdout callback (one JSON event per line, so a run cut short still tells what happened).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Over 400 lines on purpose: the phase playbooks share one vocabulary (the raw script task, the
 // play, the vars file's unsafe values, the checks of values; below, in the anonymous namespaces);
 // apart they would copy it.

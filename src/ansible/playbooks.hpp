@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The playbooks pathwarden runs in guests, one per phase for all guests at once. A Playbook is
 // the YAML (structure only, emitted with yaml-cpp) plus a JSON vars file holding every value that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The playbooks of a whole plan, for review (`plan --emit-playbooks`, playbooks/generated/):
 // made by the same generators with the same options as the runs, so what is read is what runs.

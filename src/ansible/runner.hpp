@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Running a phase: one ansible-playbook process for all guests of that phase (forks do the
 // fan-out), never one process per guest. The engine talks to PlaybookRunner, so unit tests can

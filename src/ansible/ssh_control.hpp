@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The SSH control sockets of one pathwarden run: Ansible's shared connections (ControlMaster,
 // ControlPersist) live in a directory of the run's own, <state>/ssh/<pid>, so that a run closing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ansible/yaml_tree.hpp"
 
 #include <yaml-cpp/yaml.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Playbook structure as a small ordered tree, emitted with yaml-cpp. Every string is written
 // double-quoted, so no value can turn into YAML syntax (and "0700" stays a string).

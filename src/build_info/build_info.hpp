@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What this binary is: its version (CMake's project version) and the git commit it was built
 // from (read at build time; "unknown" outside a git checkout, e.g. from a release tarball).

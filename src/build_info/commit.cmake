@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # cmake -DSOURCE_DIR=... -DOUTPUT=.../commit.cpp -P commit.cmake
 # Writes the git commit of SOURCE_DIR ("git describe --always --dirty", "unknown" when it is no
 # git checkout or git is missing) into OUTPUT, touching OUTPUT only when the text changes so an

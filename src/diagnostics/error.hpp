@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Expected failures are values: every fallible operation returns Result<T>. An Error tells the
 // user what is wrong, where, and what to do about it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The "MAJOR.MINOR" format_version of the files pathwarden writes (plan files, JSON reports), as
 // `terraform show -json` versions its output: MINOR grows when fields are added (a reader of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The threads a pathwarden process starts never take its stop signals (SIGTERM, SIGINT, SIGHUP):
 // the main thread does, so the handler's flag is set on the thread that polls it, before that

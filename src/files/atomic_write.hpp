@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one way pathwarden writes a file (reports, the Prometheus textfile, plans, HTML, results,
 // playbooks): a temp file of a unique name created with O_EXCL|O_NOFOLLOW in the target's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The guest's own addresses from `ip -j addr show` (iproute2's JSON): which interface owns the
 // local address an NFS connection leaves from (the connection → interface signal of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The fstab phases (apply and its rollback) as one script per guest, the phase's only task: the
 // compare-and-swap on the observed hash, the backup, the atomic write, the written hash, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // TCP connections from `ss -Htni state established '( dport = :2049 )'` (or the same without
 // -H / the state filter): which local address each NFS transport really uses.

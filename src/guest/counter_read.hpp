@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One read of the probe's counters, taken by one constant script so that all of it comes from
 // the same instant: the interface byte counters (/proc/net/dev), each interface's ifindex (a

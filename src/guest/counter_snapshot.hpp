@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One read of the guest's counters as the verifier sees it: each interface's bytes with who the
 // interface is (its identity: permanent address, else MAC), its speed and whether it is an upper

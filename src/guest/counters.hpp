@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Interface byte counters from /proc/net/dev (the same 64-bit counters sysfs statistics show).
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "guest/dd_summary.hpp"
 
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The last line dd prints: "67108864 bytes (67 MB, 64 MiB) copied, 1.23 s, 54.6 MB/s".
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "guest/docker_volumes.hpp"
 
 #include <boost/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Docker's view of its volumes (`docker volume inspect`): for a Compose NFS volume, the options
 // its driver_opts gave (type, o, device) and where Docker mounts it. The mount itself is in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `ethtool -l IF` text (ethtool 6.1 prints nothing for --json -l). virtio fills only Combined;
 // veth reports RX/TX.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Everything pathwarden observes inside one guest, gathered by one script run per guest (the
 // facts playbook runs it on all guests at once) plus the fstab read byte for byte.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // /etc/fstab as a list of lines: every line is kept exactly as read, so printing an unchanged file
 // gives back the same bytes. Only the entry a policy owns is ever rewritten, and it carries a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a guest says about one network interface: its addresses (how a Proxmox netN is found
 // inside the guest), link speed and queue counts.

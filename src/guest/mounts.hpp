@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // /proc/mounts: what is mounted and with which options the kernel really uses.
 #include <optional>

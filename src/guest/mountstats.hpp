@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // /proc/self/mountstats: per NFS mount, the RPC transports (one `xprt:` line each; several with
 // nconnect or trunking) and the byte counters of the mount.

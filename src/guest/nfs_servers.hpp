@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // /proc/fs/nfsfs/servers: one line per NFS client the kernel keeps (per server and version).
 // A mount through a second address of a trunked server adds no line: the use count grows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What pathwarden asks of a guest, in the domain's words: the requests a GuestPort carries out
 // (guest/port.hpp). How they are carried out (generated playbooks, ansible-playbook over SSH)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the engine asks of the guests (the port; src/ansible has the adapter, tests have fakes).
 // Each call covers many guests at once (the Ansible adapter runs one ansible-playbook per call,

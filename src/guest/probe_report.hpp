@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The probe phase in one run of one script per guest (the probe playbook's only task): the
 // interface counters read before and after the probe's bytes, the bytes themselves (dd), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Each guest script's arguments, described once: the .sh file's "pathwarden-args:" line must say
 // exactly this (tests/guest/script_protocol_test.cpp reads the files), and the argv builders

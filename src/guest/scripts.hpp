@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The guest scripts, from src/guest/scripts/*.sh (embedded at build time by
 // scripts/embed.cmake, without their comment lines). Each file says at its top what it is and

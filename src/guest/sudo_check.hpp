@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Whether `become` (sudo) will work in a guest without asking (issue 41 item 10): the facts
 // script runs `sudo -n true` as the SSH user when the settings become root with sudo, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Splitting kernel and tool output into lines and fields; shared by the guest parsers.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Long for one reason: each owner (fstab, Compose, autofs, systemd) finds its server, export and
 // options its own way; the rest (VM, NIC, name) is shared.
 #include "importer/discover.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `pathwarden import` (issue 41 item 12): the NFS mounts a guest has now, each as the policy that
 // describes it as it is — as `terraform import -generate-config-out` writes the configuration of

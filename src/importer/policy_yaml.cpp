@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "importer/policy_yaml.hpp"
 
 #include <yaml-cpp/yaml.h>

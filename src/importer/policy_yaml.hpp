@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // An imported policy as the file an operator reviews and commits: yaml-cpp's emitter (every
 // observed value is data, quoted where YAML needs it), with comments that say what was observed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Wall-clock time behind an interface, so journals and locks written in tests carry fixed times.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One run at a time per guest on one machine. A GuestLock is held until it is destroyed; the
 // file implementation uses flock(2), which the kernel drops when the holder dies, so a crashed

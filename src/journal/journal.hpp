@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The write side of a run's journal: every record is stamped (sequence, time), checksummed and
 // on stable storage before the call returns, so the executor writes step-begin, acts, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The key that seals this controller's plan files (plan/plan_seal.hpp): 32 random bytes in
 // <state>/plan.key, 0600, made on first use. Whoever can read it can already change the state

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Small POSIX file helpers for durable state: an owning descriptor, full writes, fsync of a
 // directory. (Whole files are replaced by files/atomic_write.hpp.) Errors come back as values naming the path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One journal record: a JSON object with fixed fields (seq, time, type, step, ...) read through
 // typed accessors, and free-form payloads (a step's data for its inverse, its result, the run's

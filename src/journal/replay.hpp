@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reading a journal back: which records are intact, which were torn by a crash, and what an
 // interrupted run had done — the input of `pathwarden recover`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The last result of every policy, for `pathwarden status` and the Prometheus file. One file
 // per policy, replaced atomically, so concurrent runs on different guests never lose each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Finished journals are kept for inspection, not forever: after each run that wrote journals the
 // oldest finished ones beyond a count, and those older than an age, are removed. A journal that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The state directory (journals, locks, last results): private to the user pathwarden runs as.
 // Directories are 0700 and files 0600; anything looser is refused or repaired with a message.

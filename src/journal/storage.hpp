@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Where journals live. One journal per run, appended line by line; an append returns only once
 // the line is on stable storage. Files for the real thing, memory for the engine's tests.

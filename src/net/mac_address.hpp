@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A MAC address as a value, normalised once when it is made: "52:54:00:ab:cd:01". Proxmox writes
 // "BC:24:11:…", the kernel "bc:24:11:…", Windows-style tools "bc-24-11-…"; every field that holds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one place plan steps become guest requests (guest/operations.hpp). apply, rollback,
 // recover, `verify --probe` and `plan --emit-playbooks` all go through here, so the playbooks a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Several policies on one guest: their fstab changes are ONE write. Every real guest has more
 // than one NFS mount, and the fstab is one file: two compare-and-swaps on the same observed hash

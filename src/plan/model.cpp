@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Over 400 lines on purpose: the plan file format, both ways (to_json and its strict reader) side by side so a field
 // cannot be added to one only.
 #include "plan/model.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A plan is a value (as in Terraform): computed once from desired × observed state, printed,
 // saved, and applied exactly as written. Every step carries the data its inverse needs, so a

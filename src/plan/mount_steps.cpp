@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Planning the fstab entry and the mount: a ChangeFstab step with its activations (the mounts
 // sharing the NFS client re-made with it) and the trunking-risk warnings, or, for a mount
 // pathwarden does not own, the comparison with the policy and on drift the operator's remedy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A NAS given by host name (`server: truenas.lan`). mount.nfs in the guest resolves it with the
 // guest's resolver and mounts the first address it gets; /proc/mounts then shows that address

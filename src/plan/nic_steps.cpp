@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Planning the Proxmox NIC and the guest interface behind it: the NIC's queues (SetNic, or
 // RestartVm when the change is pending until a restart) and the guest's channels (SetChannels),
 // with what blocks them: a non-virtio NIC, restart not allowed or outside its window, pending

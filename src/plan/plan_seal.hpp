@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A plan file's seal: HMAC-SHA-256, under the controller's plan key (journal/plan_key.hpp), of the
 // plan's JSON as written without the seal. `apply` refuses a plan whose seal is missing or does not

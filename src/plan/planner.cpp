@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The planner's entry points: plan_policy reads as the sequence of its concerns (what blocks a
 // policy before anything, the NIC in nic_steps.cpp, the fstab entry and the mount in
 // mount_steps.cpp, then the verify step and the final state), and the small public helpers the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The planner: a pure function of desired state (policies) × observed state (Proxmox and guest)
 // × the clock. No I/O, so every decision is unit-testable from plain structs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Internal to pw_plan: the concerns plan_policy (planner.cpp) runs one after the other, each
 // appending its steps, blockers, notes and warnings to the PolicyPlan being built: the NIC

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A plan as an operator reads it: per policy what changes, as a diff.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Mounts pathwarden observes and proves but never writes (spec.mount.owner compose, systemd,
 // autofs): where the owner mounts it, how the owner configured it, and — when that differs from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reads pathwarden files and reports every problem found, each as "file:line:col: message": the
 // file handling (size, text, YAML syntax, apiVersion and kind of each document), the StoragePath

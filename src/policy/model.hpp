@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The policy format as plain structs: what users write in policies/*.yaml (kind: StoragePath).
 // See policies/README.md; the controller's own settings (kind: Controller) are src/settings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // NFS mount options as nfs(5) and mount(8) define them: names, value types and the
 // combinations that contradict each other.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What some NFS mount options really do, said where a policy gives them: options that are valid
 // but do not do what their name promises, or trade safety for something. Notes, not errors: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which policies a run takes: by name (exact, or a shell glob such as 'media-*'), by label
 // (--selector key=value over metadata.labels), by Proxmox node and by inventory host. Options of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Over 400 lines on purpose: one decoder class per section of one document kind (StoragePath),
 // sharing the decoder state and the cross-section checks; split, they would pass it all around.
 #include "policy/storage_path_decoder.hpp"

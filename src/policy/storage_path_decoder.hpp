@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The decoder of kind: StoragePath documents: every field checked against policies/README.md,
 // and where each was written kept in StoragePath::positions for the messages of later stages.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Text helpers shared by the policy parsers (model.cpp, time_window.cpp).
 #include <string_view>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "policy/time_window.hpp"
 
 #include <date/tz.h>

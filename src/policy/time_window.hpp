@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Restart windows: "Sun 02:00-04:00", "Mon-Fri 22:00-06:00", "daily 01:00-05:00", optionally in a
 // named IANA time zone ("Sun 02:00-04:00 Europe/Berlin"); without one, the controller's local zone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The YAML schema toolkit every pathwarden document decoder is built from: mappings whose keys are
 // checked against a schema (unknown keys get a did-you-mean, duplicates the line of the first),

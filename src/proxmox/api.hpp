@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What pathwarden asks of a Proxmox VE cluster, as a small interface: the executor and planner
 // depend on this, Client implements it over HTTPS, tests may run it against tests/pvesim.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Errors of the Proxmox API as values a caller can branch on: a digest conflict means "re-read and
 // re-plan", a locked VM means "try later", a missing privilege names the privilege. None of them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Maps response bodies of the Proxmox API ({"data": ...}) onto the typed values in types.hpp.
 // Pure functions over text, so they are tested with recorded bodies. Values Proxmox sends as

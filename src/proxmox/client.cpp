@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Over 400 lines on purpose: one Api implementation, each endpoint a few lines; split by endpoint it would scatter the
 // retry, auth and path rules they share.
 #include "proxmox/client.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Proxmox VE API client: Api over HTTPS (http_transport.hpp), with token or ticket auth,
 // retries for reads (backoff with jitter), single-shot writes and typed errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // How to reach and authenticate to a Proxmox VE cluster. The controller maps its settings file
 // onto this; secrets are read from a file or the environment, never from the command line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The HTTPS layer under the Proxmox client, as a small interface: callers hand over requests and
 // get callbacks; connection pooling, TLS verification and the bound on requests in flight live

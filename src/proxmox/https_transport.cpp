@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The only translation unit of pw_proxmox that includes Boost.Beast (it compiles slowly).
 #include <openssl/evp.h>
 #include <openssl/ssl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The `netN` property string of a Proxmox VM (`virtio=BC:24:11:2A:3B:4C,bridge=vmbr1,queues=8`).
 // Pure: parse, change one key, print back with every other key where it was. Grammar and limits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Plain values the Proxmox API returns, already typed. Numbers Proxmox sometimes sends as strings
 // and sometimes as numbers are normalised here, so callers never see the difference.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `pathwarden verify`: an audit that changes nothing. Without a probe it judges effective mount
 // options, queues and connection addresses from one facts run (it can find a path wrong, never

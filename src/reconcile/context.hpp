@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What every unit of the reconcile loop shares: the I/O ports it drives (Proxmox, the guests,
 // journals, locks, results, time), the engine's options and the progress sink. Units hold a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The reconcile loop (controller-runtime's shape), thin: observe every policy's guest in one
 // pass (Observer), plan (pure, plan/planner), apply the plan step by step under a journal and a

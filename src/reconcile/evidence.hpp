@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The verifier's inputs, made from what the guests report, and the report's view of its result.
 // The probe loop (reconcile) and the audit (verify) build them here alike.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Grouping a phase's runs for the ports. host_waves: the guest port answers per guest (guest::PerHost), so one call
 // carries at most one request per guest. Several policies on one guest whose requests cannot be one (two NICs'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The adaptive probe, shared by reconcile's verify step and `verify --probe`: every path probes
 // at once (one playbook for all guests), with the hypervisor's tap counters read through the API

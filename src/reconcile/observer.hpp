@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Observation: what the planner is given. One list call for the whole cluster, one config read
 // per VM (GET .../pending: values in effect, pending values and digest at once) while the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The runs a new run must not cross. A journal left unfinished (its run was killed, or its
 // rollback failed) names a guest and a VM that `pathwarden recover` has yet to finish or undo,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One policy's run through apply, verify and rollback, as a state machine:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Before anything is changed: does the API identity hold the privileges the plan's steps need on
 // the VMs they touch? Asked with GET /access/permissions (Proxmox works out propagation, pools

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "reconcile/probe_loop.hpp"
 
 #include "reconcile/evidence.hpp"

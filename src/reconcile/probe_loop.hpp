@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The verify phase: every run at its verify step is measured at once (measure.hpp: the adaptive
 // probe with the host's tap counters), then the verdict, on record first, decides the run's fate.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a run tells while it works (issue 41): the engine's units announce each activity as a
 // ProgressEvent; the controller shows them, as one live line on a terminal and as log lines

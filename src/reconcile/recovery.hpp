@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // `pathwarden recover`: finishes or undoes every run the journals show interrupted. A run whose
 // verification was recorded "verified" only missed its last record and is finished; any other

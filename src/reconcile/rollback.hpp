@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Where a rollback is done. Every step a run began is undone, in reverse phase order and kind by
 // kind across guests (one playbook per kind for all of them); each inverse first checks what is

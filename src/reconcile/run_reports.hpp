@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A run's report: its frame (ids, times, the policies' revision), one entry per policy, and the
 // per-policy results `status` shows, stored when a run ends.

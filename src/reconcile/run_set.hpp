@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Where PolicyRuns are made, for reconcile, apply and recover alike: each with its report entry
 // (found by index, so the report's vector may grow under it), its guest's lock (one per guest,

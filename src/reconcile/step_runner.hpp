@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The apply phases: each takes every run standing at a step of its kind and carries the step out
 // for all of them at once (one Proxmox call per VM, one playbook for all guests). Dispatch is on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Traffic marks (verify/traffic_since.hpp): made from what a converged run already observed, kept
 // with the policy's stored result ("traffic_mark" in its details), and read back by the next run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one table of a policy's verdict: its plan state × how its run ended → the verdict. Every
 // place that gives a policy its verdict (a pass that only plans, a held policy, a run's finish,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The fleet at a glance on the HTML page: the policies counted per verdict, grouped by Proxmox
 // node and by NAS, so that "everything on pve3 is amber" or "every mount of nas2 went wrong" is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A policy's past runs, as the result store keeps them (a bounded list per policy, oldest first)
 // and the fleet page plots them: per run its verdict, the intended NIC's share of the probe and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A run (or the last result of every policy, with their histories) as one self-contained HTML
 // page an operator reads at a glance: the fleet by node and by NAS, per policy the verdict in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The HTML page's one stylesheet, inline (the page's Content-Security-Policy allows inline
 // styles only): colours match html_report.cpp's verdict colours, and the plot area's #f1f8ff

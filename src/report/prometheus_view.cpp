@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The run as a node_exporter textfile (README "Prometheus textfile"): this run's policies only,
 // every series labelled with the shard, so two shards' files never repeat a series.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reads run reports back: a `--report-file` (format_version 3.x; 2.x with planned as strings; or
 // format 1: "schema": "pathwarden-report/v1" with changes as strings too) or one policy's entry as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a run did and found, per policy: the data behind the human summary, `--output json`
 // (schema in docs: docs/json-report.md), the Prometheus textfile and the HTML page.

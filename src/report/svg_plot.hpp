@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Small inline SVG plots of a policy's last runs for the HTML page: a strip of verdicts, the
 // intended NIC's share and the throughput per run. Inline SVG needs no script and no external

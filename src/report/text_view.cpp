@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The run as text, for a terminal or a log: per policy its verdict (coloured on a terminal),
 // what changed or would, the verification with the bytes per interface, and the exit code.
 #include <sstream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reads the controller settings (kind: Controller) with policy's file handling, and the files
 // that may hold both kinds of document, as `pathwarden validate` and the policy directory do.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // src/settings: the controller's own settings file (kind: Controller) -- its model, its decoder
 // and what the controller makes of it (the Proxmox client options). It may depend on policy (the

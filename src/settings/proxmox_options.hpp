@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Proxmox client options the controller settings give: the one mapping of spec.proxmox onto
 // proxmox::ClientOptions, used by every command that reaches the cluster through the settings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Monotonic time and waiting, injected: a deadline loop asks its Sleeper for the time and to
 // wait, never std::chrono::steady_clock or std::this_thread, so tests run such loops instantly

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The NFS connections' own byte counters around a probe (tcp_info bytes_received for a read,
 // bytes_acked for a write, as `ss -tin` prints them), attributed to the guest interface that owns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The guest-counters signal: what the guest's interface byte counters, net of each link's
 // background, say about one probe, and how to measure again when they cannot tell. Pure.

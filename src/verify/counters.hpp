@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Interface byte counters around a probe, and the arithmetic that turns them into per-interface
 // deltas with the expected background taken out. Pure: no I/O, no clock.

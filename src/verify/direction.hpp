@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which way a probe moves its bytes, the one name for it from policy to verdict: read brings
 // them into the guest (its interfaces' rx), write sends them out (tx).

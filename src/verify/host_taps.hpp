@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The hypervisor's byte counters of each Proxmox NIC (tap<vmid>i<N>), read through the API just
 // before and just after the probe run. Their window holds the whole probe playbook, so they carry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Each signal judged on its own (signals.hpp): what it says about one probe. The verifier
 // (verifier.cpp) then weighs them. Pure.

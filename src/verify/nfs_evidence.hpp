@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the guest's kernel says about an NFS path besides the counters: effective mount options,
 // connections to port 2049, transports, kernel messages, channels. Preconditions and the

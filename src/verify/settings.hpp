@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The verifier's thresholds, one set per policy (spec.verify).
 #include <cstdint>

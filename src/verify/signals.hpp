@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The independent observations a verdict rests on (README "How a change is verified"), each
 // read around the same probe and judged on its own before the verifier weighs them:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The traffic of a converged mount since the previous run: what the counters a run reads anyway
 // (the NFS connections' tcp_info bytes in the guest's facts, the VM's tap counters from one read

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "verify/trunking_risk.hpp"
 
 #include <algorithm>

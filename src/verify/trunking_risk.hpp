@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The planner's warning before it applies: an NFSv4.1+ mount to an address of a NAS the guest
 // already reaches through another address will join that existing client and carry its bytes

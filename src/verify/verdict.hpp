@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The verifier's verdict and its advice to the probe loop (grow the probe, measure again).
 #include <cstdint>

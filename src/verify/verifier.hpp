@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The verifier's decision: did the probe's bytes take the intended link? Pure function over
 // counter samples and NFS evidence; the engine gathers them and acts on the advice.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ansible/child_process.hpp"
 
 #include <catch2/catch.hpp>

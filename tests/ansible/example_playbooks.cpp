@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // pw_example_playbooks DIR: writes every generated playbook, filled with hostile example values,
 // into DIR, for `ansible-playbook --syntax-check` and `ansible-lint` in the test suite.
 // pw_example_playbooks --reference DIR: writes the playbooks of the seed policy's plan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Requests for every playbook with values an attacker (or a careless policy author) could write:
 // quotes, newlines, Jinja, shell syntax. Shared by the unit tests and the lint/syntax-check tool.

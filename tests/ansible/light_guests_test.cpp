@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Real ansible-playbook over real SSH against light guests (tests/lab/light/guests), brought up
 // by the CTest fixture light_guests. Every phase is one ansible-playbook run for all guests.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A plan for the shipped seed policy (policies/movies-10g.yaml) on its seed guest, as the planner
 // makes it: 8 queues on net1, 8 channels on its interface, the fstab pinned to vers=3,nconnect=8

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Each run's SSH control sockets in a directory of its own: made 0700, a dead run's cleared, a
 // live run's left alone, none when the path would be too long for a socket.
 #include "ansible/ssh_control.hpp"

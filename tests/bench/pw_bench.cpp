@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Benchmarks that need the engine or the Ansible runner from C++ (tests/bench/run drives them and
 // prints the table). Each mode prints one JSON object on stdout.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Stands in for ansible-playbook in the fleet benchmarks (settings: ansible.playbook_command), where
 // 10,000 guests cannot run: it replays a real facts run of one guest, recorded with the
 // ansible.posix.jsonl callback, once for every host of the play, with that host's identity put in

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What sharing SSH connections saves on the QEMU lab (issue 18, target 3): the seed's trap
 policy (examples/lab/trap: the mount moved to the 10 GbE address with NFSv4.2; applied, probed,
 found on the wrong link, rolled back and probed again) run by the real binary with

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Verification cost on the QEMU lab (issue 8, target 5): for background rates of 0, 1, 5 and 20 MB/s
 received on each of the lab guest's storage links, the probe bytes the adaptive verifier needed
 and its verdict, on a correct path (expect `verified`) and on a misrouted one (never `verified`).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A sudo that asks for a password (issue 41 item 10), on a light guest reached as `pwpass` (sudo
 with its password, tests/lab/light): `plan` and `reconcile --check` find it before a real run
 (precondition-failed, exit 3, naming ansible_become_password), and nothing is written; with the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Runs a command and prints how many times it opened FILE (inotify IN_OPEN on FILE itself).
 
     count_opens.py FILE -- COMMAND [ARG...]

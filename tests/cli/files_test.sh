@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Files are never followed (issue 39, items 2 and 9), with the real binary: a policy tree's symbolic
 # links are refused by name and never read, a file that is no policy is never quoted, a FIFO never
 # hangs the loader, every file pathwarden writes (--report-file, --prometheus) goes through one

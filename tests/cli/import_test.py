@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """`pathwarden import` (issue 41 item 12) as a newcomer runs it: the recorded guest's hand-written
 fstab entry becomes a policy file that `validate` passes and that the next reconcile adopts without
 re-making the mount (only pathwarden's comment goes above the entry); a mount on a link that is no

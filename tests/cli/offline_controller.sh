@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=bash
 # Sourced by the CLI shell tests: writes, in the current directory, a controller whose API is a
 # closed loopback port (every run that reaches it ends "could not observe", exit 6) and whose

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # `--output` refuses what it does not implement, `pathwarden help CMD` is CMD's help, and log lines
 # carry journald priorities when stderr is the journal's stream ($JOURNAL_STREAM = its dev:inode),
 # with no colour codes there, with --no-color or with $NO_COLOR.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A run tells where it is (issue 41 item 1): off a terminal an info log line on stderr at each
 activity (observe with guests counted, the NIC set through Proxmox, the guests changed, the
 probe with its size); with `--output json` the same lines on stderr and stdout only the report;

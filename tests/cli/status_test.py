@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """`pathwarden status` tells: per selected policy the verdict and, where it is not healthy, why
 and what to do; the last change and the last proof; `--runs N` of history; selection as the
 other commands (--policy with globs and did-you-mean, --exclude, --host); a versioned JSON; an

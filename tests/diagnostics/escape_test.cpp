@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Text from outside made one terminal line (issue 39, item 5): file names, guest output, API values.
 #include <catch2/catch.hpp>
 

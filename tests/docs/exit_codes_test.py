@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """One table of exit codes: the binary's (report::kExitCodes, printed by `reconcile --help`) and
 every place that restates it say the same codes with the same words: the man page's EXIT
 STATUS, README.md's table, the systemd unit's header and examples/systemd/README.md, the

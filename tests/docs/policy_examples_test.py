@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Every policy example in the docs, validated by the real `pathwarden validate` (issue 16, item 5).
 
 Where the examples come from: the whole of docs/mounts.md (the Compose, systemd and autofs mounts,

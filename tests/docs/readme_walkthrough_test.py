@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """README.md's "First run against your cluster", run as written (issue 14, item 10).
 
 The files and commands come out of README.md itself, so the page and this test cannot drift

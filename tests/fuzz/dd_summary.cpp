@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // dd's summary line gives the probe's size and duration; the verifier divides by the seconds.
 // Whatever dd (or a guest) printed, a summary it accepts has a byte count that is the number
 // printed and a duration that is a finite, non-negative number of seconds.

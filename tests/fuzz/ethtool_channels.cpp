@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `ethtool -l IF`: the queue counts pathwarden compares with the policy and sets with -L.
 // Accepted text gives counts that are counts (never negative), and the interface block parser
 // that embeds it agrees with it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fstab model must never lose or corrupt a guest's /etc/fstab:
 //  - parse + print gives back the input byte for byte, whatever the bytes;
 //  - set_entry / remove_entry change only the owned entry and its pathwarden comment (plus a

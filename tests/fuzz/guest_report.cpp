@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The facts report a guest's script prints (see guest_report_script()), framed as
 // guest/script_output.hpp says. Whatever the guest printed: a report without its begin line, its
 // end mark or its fstab section is refused; an accepted one keeps the fstab byte for byte with

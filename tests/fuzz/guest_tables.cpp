@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The small guest outputs read inside a facts report that had no fuzz target of their own: `ip -j
 // addr`'s JSON, one interface's sysfs/ethtool block, `getent ahosts`, and `docker volume
 // inspect`'s JSON. The input's first byte picks the reader, the rest is the guest's text. No

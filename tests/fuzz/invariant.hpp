@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What every fuzz target uses to state its invariants. A broken invariant prints what was
 // expected and aborts, which libFuzzer reports as a crash and saves the input as an artefact.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /proc/self/mountstats: the transports of each NFS mount decide whether the path is trunked.
 // Accepted text gives mounts with their fields filled and transports whose counters are the
 // numbers printed, with a source port that is a port.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The netN codec is how pathwarden rewrites a VM's NIC: one wrong byte and the VM loses its
 // network (or its MAC). For any text it accepts, and after any sequence of set/erase:
 //  - parse(to_string(x)) == x (an edit changes only the edited key, everything else stays as written);

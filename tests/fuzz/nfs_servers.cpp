@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /proc/fs/nfsfs/servers: one line per NFS client. Accepted text gives ports that are ports,
 // use counts that are counts, and a dotted address that is the hex column decoded.
 #include "guest/nfs_servers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A plan file is applied exactly as written, possibly days after it was planned, so reading one
 // must be faithful: whatever JSON it is, plan_from_json either refuses it with a message or
 // returns a plan that says exactly what the file says (writing it back gives the file's values,

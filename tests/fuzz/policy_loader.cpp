@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Policy files come from git, written by people: whatever the bytes, load_text ends in
 // diagnostics that point into the file, and whatever it accepts is a policy the rest of
 // pathwarden can act on safely (valid ranges, and values that cannot break out of the fstab line

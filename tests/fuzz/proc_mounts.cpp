@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /proc/mounts as a guest reports it. Accepted text is read consistently: printing the mounts
 // back in the kernel's format (octal escapes) and reading them again gives the same mounts, and
 // the derived views (server address, export, nconnect, NFS version) never fail.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // /proc/net/dev: the byte counters the verifier subtracts. Accepted text gives named interfaces
 // whose counters read back the same when printed in the kernel's layout again.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Answers of the Proxmox API (or of whatever answers at its address): every decoder refuses
 // what is not the shape it expects with a message, and what it accepts is well-formed: VM ids
 // that are VM ids, digests present, task ids that parse again, NIC values that the netN codec

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Replays fuzz inputs through a target's LLVMFuzzerTestOneInput without libFuzzer: the main
 // g++ ASan/UBSan build links each target with this file (tests/fuzz/CMakeLists.txt), and CTest
 // replays every committed seed and every past crash (corpus/ and regressions/) deterministically.

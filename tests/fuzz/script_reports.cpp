@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The other guest scripts' reports, framed as guest/script_output.hpp says: the probe report
 // (counter reads, dd, commit cycles, a refusal) and the fstab scripts' stage marks. One input
 // goes to the splitter and both readers. Whatever the guest printed: no crash; nothing is read

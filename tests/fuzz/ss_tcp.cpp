@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `ss -tni` output: which local address each NFS transport uses. Accepted text gives connections
 // with real ports and byte counters that are the numbers shown in the info items.
 #include <string>

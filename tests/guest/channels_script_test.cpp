@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The channels script, run for real by this machine's /bin/sh as the raw task runs it, with a
 // stand-in `ethtool` first in PATH that prints a real `ethtool -l` sample and records each
 // `ethtool -L`: a set always asks for the count, a rollback's restore only where it moved.

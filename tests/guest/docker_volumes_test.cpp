@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `docker volume inspect` as the facts playbook reads it, and finding a Compose volume by its labels.
 #include "guest/docker_volumes.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // pw_guest_scripts DIR: writes every guest script as it runs (put together from
 // src/guest/scripts/*.sh by the functions the playbooks use) into DIR/NAME.sh, for
 // shellcheck-scripts. The argument lines ("set -- ...") the playbooks put in front are not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The probe script, run for real by this machine's /bin/sh on files of the test's own, and its
 // output read back: what the probe playbook's one task does in each guest.
 #include "guest/probe_report.hpp"

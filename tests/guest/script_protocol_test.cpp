@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The guest scripts' argument protocol: each src/guest/scripts/*.sh says at its top what
 // guest/script_protocol.hpp describes, and the argv builders give the fixed arguments first.
 #include "guest/script_protocol.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Finished journals are pruned by count and age; an unfinished one (recover's) never is.
 #include "journal/retention.hpp"
 

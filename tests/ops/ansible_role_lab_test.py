@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The role pathwarden_reconcile of the collection pathwarden.pathwarden (playbooks/collections/)
 with real ansible-playbook against the real lab: the
 engine's trap and seed-fix cases on the lab, run through the role that operators schedule.

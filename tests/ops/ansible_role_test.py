@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """playbooks/ role pathwarden_reconcile with real ansible-playbook, without the lab.
 
 usage: ansible_role_test.py PATHWARDEN PVESIM

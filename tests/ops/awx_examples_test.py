@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """examples/awx: the configuration playbook's module arguments and workflow graph, and the shard
 playbook end to end on localhost.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Stands in for ansible-playbook (settings: spec.ansible.playbook_command) so that a whole
 `pathwarden plan` / `pathwarden apply` runs on one machine without a guest: the guest is the lab
 guest as recorded after the seed's fix (tests/bench/recordings/lab-guest: media-vm, link2 =

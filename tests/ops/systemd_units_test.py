@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """examples/systemd: the units pass systemd-analyze, and the service's command line works.
 
 usage: systemd_units_test.py PATHWARDEN PVESIM

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The Debian package: built by cpack from this build directory, installed into a throw-away root.
 
 usage: deb_package_test.py BUILD_DIR

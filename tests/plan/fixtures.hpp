@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Observed states of the seed scenario, built from plain structs.
 #include <string>

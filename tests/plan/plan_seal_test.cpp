@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A plan file's seal (plan/plan_seal.hpp): any edit of any value, a missing seal, another key's
 // seal and a malformed one are refused, naming the seal; reformatting the JSON is not an edit.
 #include "plan/plan_seal.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mounts pathwarden does not own (plan/unowned_mount): where they are, how they differ from the
 // policy, and the remedy in the owner's own words.
 #include "plan/unowned_mount.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The planner on mounts pathwarden does not own (owner compose, systemd, autofs): converged,
 // drift with the remedy, a precondition when nothing is mounted; and the sharing guard of an fstab
 // policy whose nconnect change would re-make a mount Docker or autofs made.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FieldPositions: the compact record of where each policy field was written (10,000 policies of
 // a fleet keep one file name each and share the field names).
 #include <catch2/catch.hpp>

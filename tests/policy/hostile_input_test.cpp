@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Input no policy author would write on purpose: it must end in diagnostics, never a crash,
 // a hang or a stack overflow.
 #include <catch2/catch.hpp>

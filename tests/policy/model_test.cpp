@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "policy/model.hpp"
 
 #include <catch2/catch.hpp>

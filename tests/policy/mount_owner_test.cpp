@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // spec.mount.owner, spec.mount.compose and the commit-latency fields (issue 16): what is taken,
 // what is refused, and that every refusal points at the line and column it comes from.
 #include <catch2/catch.hpp>

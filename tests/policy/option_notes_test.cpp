@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What some mount options really do: the notes validate and the plan show, and where they stay silent.
 #include "policy/option_notes.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which policies a run takes: names and globs, labels, nodes, hosts; what matches nothing is an error.
 #include "policy/selection.hpp"
 

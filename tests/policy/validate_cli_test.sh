@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # `pathwarden validate` from the command line: exit codes, file:line:col output, no crash on
 # hostile files. Usage: validate_cli_test.sh PATHWARDEN SOURCE_DIR
 # `check && ok NAME || fail NAME`: ok only prints, so fail runs exactly when the check failed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Pure parts of the client: error mapping, response bodies, URLs, fingerprints, task ids.
 #include "proxmox/api_error.hpp"
 

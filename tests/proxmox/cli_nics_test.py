@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """`pathwarden proxmox nics` against pvesim: every VM's NICs and queues, pending changes, filters,
 errors. Usage: cli_nics_test.py PVESIM_BINARY PATHWARDEN_BINARY"""
 import json

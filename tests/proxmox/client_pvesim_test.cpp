@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Proxmox client against tests/pvesim over real HTTPS on loopback: every operation and every
 // error kind the client promises. Each test case runs its own pvesim.
 #include <boost/json.hpp>

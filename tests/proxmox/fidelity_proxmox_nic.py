@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Fidelity of pvesim, proven by Ansible: community.general.proxmox_nic (Debian's ansible package)
 changes a NIC's queues, reports no change on a second run, and the result shows in the next GET.
 Usage: fidelity_proxmox_nic.py PVESIM_BINARY"""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Fidelity of pvesim, proven by a client nobody here wrote: Debian's python3-proxmoxer reads a VM
 config and sets virtio queues, and meets Proxmox's pending, digest, MAC, boolean, auth and task
 behaviour. Usage: fidelity_proxmoxer.py PVESIM_BINARY"""

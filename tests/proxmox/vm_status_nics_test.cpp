@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // status/current's per-tap counters ("nics"), as qemu-server's vmstatus($vmid, 1) sends them.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Path-based permissions as Proxmox works them out, for pvesim's tokens and users.
 //

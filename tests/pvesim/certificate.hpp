@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A fresh self-signed server certificate for every pvesim run (Proxmox ships self-signed ones too).
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Runs a VM's hook command: `CMD EVENT VMID CONFIG_JSON_FILE [EXTRA]`, without a shell.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // pvesim: a Proxmox VE API emulator for tests. See README.md for options, the admin API, the
 // state format and the hook contract.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // pvesim's own reading of the netN grammar, written from qemu-server's $net_fmt and pve-common's
 // parse_property_string/print_property_string -- deliberately not the client's codec, so the two

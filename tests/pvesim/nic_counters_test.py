@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pvesim's per-tap byte counters: status/current's "nics" in Proxmox's shape (qemu-server
 PVE/QemuServer.pm, sub vmstatus), synthesised and moved by the admin API for simulated VMs, read
 from a node's /proc/net/dev (a file, or a network namespace) for real taps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The only pvesim translation unit that includes Boost.Beast.
 #include "server.hpp"
 

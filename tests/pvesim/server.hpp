@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // pvesim's HTTPS server (Boost.Beast, in server.cpp only): TLS on loopback, keep-alive, requests
 // handed to the Simulator on a worker pool so that slow handlers (hooks, config locks) never

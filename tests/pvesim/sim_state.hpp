@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The simulated cluster: nodes, guests with their config files ([PENDING] included), tokens,
 // users, tasks. Config rendering and digest follow qemu-server's write_vm_config.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Proxmox VE API semantics pvesim serves, independent of HTTP plumbing: request in, response
 // out. Handlers may block (config lock, hooks); the server calls them off its I/O threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The per-tap byte counters GET .../status/current returns as "nics" and the guests' netin/netout
 // sums (qemu-server PVE/QemuServer.pm, sub vmstatus). Two sources:

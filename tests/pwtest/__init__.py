@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pwtest: the one package the script tests (Debian's /usr/bin/python3) share.
 
 CTest puts its parent directory, tests/, on PYTHONPATH for every test (pw_test() in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The real `pathwarden` binary against pvesim and the light guests (tests/lab/light/guests, CTest
 fixture light_guests), for the reliability tests that need the whole CLI (crashes, two
 controllers, secure defaults). Run with Debian's /usr/bin/python3.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A benchmark fleet (tests/bench): N QEMU VMs for pvesim (--state), one pathwarden policy per VM,
 an Ansible inventory of them, and controller settings for the real `pathwarden` binary.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The journal's test hook as the CLI tests drive it (test builds only, PW_TEST_HOOKS): with PAUSE
 set to record numbers ("3" or "4,6"), pathwarden stops itself (SIGSTOP) right after writing each
 of those journal records, so a test can break something at that exact point and let the run go

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A pathwarden controller set-up whose Proxmox is pvesim on loopback and whose one guest cannot be
 reached (its SSH port on 127.0.0.1 has no listener): runs fail fast on the guest side, stay on
 loopback, and still produce full reports (the policy ends unobserved: could not observe, exit 6).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The checkout's directories, computed once from this file's place (tests/pwtest/)."""
 import os
 

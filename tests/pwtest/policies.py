@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """StoragePath policies for the script tests, from one builder instead of YAML copied into each test.
 
 storage_path() takes the fields a test sets and renders the policy with PyYAML (Debian's

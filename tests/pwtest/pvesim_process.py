@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Starts tests/pvesim for a Python test and stops it again (run with Debian's /usr/bin/python3).
 The C++ tests' counterpart is tests/support/pvesim_process.hpp."""
 import json

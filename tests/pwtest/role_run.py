@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Runs playbooks/pathwarden.yml (the role of the collection pathwarden.pathwarden) with real
 ansible-playbook and reads its JSON callback output:
 the play recap, the report fact the role sets, and failure messages. Debian's /usr/bin/python3."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Headless Chromium screenshots of pathwarden's HTML pages, and a PNG decoder to check them.
 
 Debian's chromium draws the page (no network: the page has no external assets and the flags

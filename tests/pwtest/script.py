@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The shape of a test script: checks raise Failure; test_main prints usage on wrong arguments, and
 'FAIL: ...' with exit 1 on a failed check."""
 import time

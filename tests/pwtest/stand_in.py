@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A controller whose guest is tests/ops/guest_stand_in.py (settings: spec.ansible.playbook_command):
 the lab guest as recorded after the seed's fix (tests/bench/recordings/lab-guest), its NICs' MACs,
 net1 without queues, so the seed's fix with queues=8 plans set-nic, set-channels, re-make the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SIGKILL at every journaled step, simulated in-process: the journal storage throws right after
 // the N-th record reached "disk", so nothing after it runs, exactly as if the process died there.
 // `recover` (a fresh engine on the same state) must always leave a consistent, checked state.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `pathwarden import` (issue 41 item 12) against the simulated seed world: the guest's NFS mounts
 // as policies, valid as written, and adopted by the next reconcile without re-making a mount.
 #include <catch2/catch.hpp>

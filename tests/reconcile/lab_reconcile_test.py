@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
 an operator's ground, and several policies on the one guest (issue 38).
 

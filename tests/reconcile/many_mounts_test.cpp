@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Several policies on one guest and on one VM (issue 38): one fstab write per guest, one config
 // write and one restart per VM, probes told apart, and a failing policy undone alone.
 #include <catch2/catch.hpp>

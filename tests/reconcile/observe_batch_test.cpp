@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Observing and planning a fleet in batches (EngineOptions::observe_batch): the same plans as one
 // pass, every guest's facts gathered exactly once, one list call in all, the policies' order kept.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run never changes a guest or a VM that an unfinished journal names: `pathwarden recover`
 // finishes that run first, from the journal's record of what was there (reconcile/pending_runs).
 #include <algorithm>

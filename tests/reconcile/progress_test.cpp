@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a run tells while it works (issue 41 item 1): the events the engine sends, and the one
 // picture the controller shows of them, with time as a value (no test waits a minute).
 #include "reconcile/progress.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The seed scenario as a simulated world: VM 101 with a management NIC, net1 on the new 10 GbE
 // link (ens19) and net2 on the old 1 GbE link (ens20); a knfsd NAS answering on both links; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A converged path proven on every run by its traffic since the last one (issue 38, item 3): the
 // NFS connections' tcp_info bytes from the facts and the VM's taps from one read per node, kept
 // with the stored result; a misroute under established connections found without a probe; counter

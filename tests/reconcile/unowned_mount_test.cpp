@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine on mounts pathwarden does not own (owner: compose) and on the commit-latency figure:
 // drift is reported with its remedy and nothing is written; Docker not answering is unobserved;
 // commits slower than the policy's minimum make a proven path inconclusive.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The one table: plan state × how a run ended → verdict (reconcile/verdicts.hpp), and verdict →
 // exit code with the rows' precedence (report/run_report.hpp).
 #include "reconcile/verdicts.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "case_record.hpp"
 
 #include <boost/json.hpp>

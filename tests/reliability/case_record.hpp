@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The reliability tests' cases and outcomes, for tests/reliability/README.md: each test appends
 // one JSON line {"area","case","outcome"} per case to $PW_RELIABILITY_RESULTS/<file>.jsonl when

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Crashes (issue 9, item 3): the real `pathwarden reconcile` killed with SIGKILL right after each
 durable journal record (PATHWARDEN_TEST_KILL_AFTER_JOURNAL_RECORDS=N), on pvesim and the light
 guests; then `pathwarden recover`. After every kill: pvesim's NIC configs and the guests' fstab

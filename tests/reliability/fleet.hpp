@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A 200-VM fleet for the Proxmox fault tests: the real pvesim (tests/pvesim) on loopback, the real
 // proxmox::Client and reconcile::Engine, and one in-process simulated guest per VM

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Guest faults (issue 9, item 2) on light guests: the real Engine, the real Ansible guest port
 // (ansible-playbook over real SSH into the light guests of the CTest fixture light_guests) and
 // the real pvesim whose VMs carry the guests' MACs. Faults are injected for real inside the

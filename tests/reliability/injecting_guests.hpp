@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A GuestPort that runs a test's fault injection right before and after each call of the guest
 // port it wraps: faults land exactly at a run's phase boundaries (after the plan, before the

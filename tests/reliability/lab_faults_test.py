@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Guest faults on the real lab (issue 9, item 2): QEMU guest, knfsd NAS VM, pvesim, the real
 `pathwarden` over real SSH. The fault lands at an exact point of the run: pathwarden stops itself
 after a given journal record (PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS, a test-only hook), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Proxmox faults on a 200-VM fleet (issue 9, item 1): the real pvesim, the real proxmox::Client
 // and the real Engine; the guests are simulated in-process (fleet.hpp). Under each fault every
 // VM must end converged/verified or with a clear error of its own, pvesim must never have taken

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Secure defaults, tested through the whole CLI (issue 9, item 5), with the real binary on pvesim
 and the light guests:
 

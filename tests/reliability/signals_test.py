@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Stop signals (issue 14, item 6): the real `pathwarden reconcile` sent SIGTERM (systemd's stop)
 or SIGINT (Ctrl-C) at exact points of a run, on pvesim and the light guests. The run stops itself
 right after a given journal record (PATHWARDEN_TEST_PAUSE_AFTER_JOURNAL_RECORDS, the dev/asan

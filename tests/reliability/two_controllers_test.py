@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Two controllers started at the same moment on the same policies (issue 9, item 3), with the real
 binary on pvesim and the light guests. They never both change one guest:
 

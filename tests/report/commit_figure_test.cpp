@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The commit-latency figure (report::CommitFigure): the rate, the policy's minimum, the words
 // and the JSON that carry it.
 #include <catch2/catch.hpp>

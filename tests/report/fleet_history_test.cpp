@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fleet page's parts: the history a run leaves per policy, its plots, the fleet by node and
 // by NAS, the reason of a failed precondition and the drift's fstab diff.
 #include <boost/json.hpp>

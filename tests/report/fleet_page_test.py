@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The fleet page: each policy's history as real runs leave it, and the page Chromium draws of it.
 
 usage: fleet_page_test.py PATHWARDEN PVESIM OUT_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Plan files and JSON reports as the real binary writes them, against their JSON Schemas
 (src/plan/plan.schema.json, src/report/report.schema.json), with Debian's python3-jsonschema.
 

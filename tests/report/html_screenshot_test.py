@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """`pathwarden report --html` rendered by headless Chromium: the page is drawn, with its colours.
 
 usage: html_screenshot_test.py PATHWARDEN OUT_DIR

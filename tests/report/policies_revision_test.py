@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """GitOps: a report records the git commit of the policy directory and whether it was dirty.
 
 usage: policies_revision_test.py PATHWARDEN PVESIM

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Two shards on one host: their Prometheus textfiles compose (node_exporter's textfile collector
 refuses a series that two files repeat), checked with Debian's promtool.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A Compose project's NFS volume as `docker volume inspect` reports it (guest::DockerVolume), for
 // the tests of policies with owner: compose. Defaults: the lab's project (tests/lab/README.md,

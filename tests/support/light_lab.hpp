@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The light guests (tests/lab/light/guests, CTest fixture light_guests) as the C++ tests use them
 // (Ansible, reliability, benchmarks): the lab's files, commands inside a guest, its link up or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Runs tests/pvesim as a child process on a free loopback port for one test, and talks to its
 // admin API (/pvesim/...) to inject faults and read what it saw. (The Python tests' counterpart:

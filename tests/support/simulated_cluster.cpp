@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "simulated_cluster.hpp"
 
 #include <algorithm>

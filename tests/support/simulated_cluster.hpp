@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // An in-memory Proxmox cluster and in-memory guests for the engine's unit tests: enough of the
 // real semantics (digest, pending vs current, hot-plug, fstab compare-and-swap, NFSv4.1 trunking,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Fresh directories under $TMPDIR (else /tmp) for tests: make_temp_dir() leaves the directory to
 // the caller, TempDir removes it with everything in it when it goes out of scope.

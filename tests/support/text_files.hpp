@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Small header-only helpers the unit tests share (no link dependency): a file's whole bytes, a
 // checked-in sample of tests/guest/samples, how often a text occurs in another.

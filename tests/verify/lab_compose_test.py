@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The second field report as it really is (shared/seeds/002, issue 16) on the real lab: a Docker
 Compose NFS volume made by Docker's local driver in the QEMU guest (Debian's docker.io and
 docker-compose), the knfsd NAS VM, pvesim, and the real `pathwarden` over SSH as an operator

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The QEMU lab of shared/reference/qemu-lab.md as test data: a guest with link1 (192.0.2.10),
 // link2 (198.51.100.10) and mgmt (203.0.113.10), a knfsd NAS at 192.0.2.2 (link1) and

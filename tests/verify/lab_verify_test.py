@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Verification from three sides on the real lab (issue 19): QEMU guest, knfsd NAS, pvesim serving
 the taps' real counters, the real `pathwarden` over SSH. Each case is one way the guest's
 interface counters alone were fooled (or stuck), and the verdict pathwarden must reach instead.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The three-sided verification (issue 19): the host's tap counters and the NFS connections' own
 // bytes beside the guest's interface counters, and how the verifier weighs them. Each case is a
 // way the guest's counters alone were fooled on the QEMU lab, or a probe that cannot prove anything.

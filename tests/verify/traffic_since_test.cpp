@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The traffic of a converged path since the last run (verify/traffic_since.hpp): carried on the
 // intended NIC, taken elsewhere (by the host's taps or the guest's connections), idle, and every
 // way two runs' counters stop being comparable.

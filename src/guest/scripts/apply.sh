@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # apply (guest/change_script.hpp), after marks.sh and fstab_common.sh.
 # pathwarden-args: observed new backup words edit... activations...
 #   observed, new  SHA-256 of the fstab as observed and as planned

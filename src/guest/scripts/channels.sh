@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Set (or restore) a NIC's combined channel count (guest/ethtool.hpp).
 # pathwarden-args: interface count [restore]
 # A NIC that is gone falls through to `ethtool -L`, whose error names it. Exit 97 (untouched,

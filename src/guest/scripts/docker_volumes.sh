@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Docker's Compose volumes as `docker volume inspect` prints them (guest/docker_volumes.hpp).
 # pathwarden-args: (none)
 # Exit 3: no docker command; 4: docker did not list. Volume names are [a-zA-Z0-9][a-zA-Z0-9_.-]*,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Writes OUTPUT, a C++ file holding each guest script of DIR (SCRIPTS: names without .sh) as a
 # std::string_view in pw::guest::scripts, run at build time so an edited .sh is built in.
 # Full-line comments and blank lines are dropped (but "# shellcheck" directives, so that the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The facts report (guest/facts.hpp), after marks.sh.
 # pathwarden-args: fstab [name...]
 #   fstab  the fstab's path: its bytes, base64, are the first section (exit 66: unreadable)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # What apply.sh and rollback.sh share (guest/change_script.hpp), after marks.sh: the fstab's
 # path as $1, the temporary file and its clean-up, the atomic write, the unmount and mount of
 # what is re-made, and the "read" and "refuse" stages' hash of the fstab as it is now.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sourced first by every guest script (guest/script_output.hpp): a token drawn in the guest,
 # the begin line, and `mark WORDS...` printing "@@TOKEN WORDS".
 pw_mark=

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The probe (guest/probe_report.hpp), after marks.sh.
 # pathwarden-args: baseline remove cycles commit_path mode mount_point file dd...
 #   baseline     seconds of the background baseline before the probe ("0": none)

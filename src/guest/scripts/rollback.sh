@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # rollback (guest/change_script.hpp), after marks.sh and fstab_common.sh.
 # pathwarden-args: backup backup_sha written activations...
 #   backup, backup_sha  the backup and its SHA-256 (the fstab as observed before apply)

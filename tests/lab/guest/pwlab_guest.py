@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Runs inside the lab guest (sent over SSH to python3 on stdin): prints one JSON document.
 
   counters                               byte counters of every interface

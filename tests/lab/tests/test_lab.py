@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Integration tests that prove the lab itself (CTest runs one per invocation, sharing the lab
 fixture): `test_lab.py NAME`. Each test sets up the guest state it needs through a scenario."""
 import json

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """vm-hook's QEMU command line from a Proxmox config, checked without starting QEMU: the
 qemu-server shapes pathwarden relies on (multiqueue taps, vectors=2N+2, the config's MAC) and
 clear messages for configs the lab cannot run."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Traffic beside the probe, for the verification tests and the verification-cost benchmark.
 
 - ping_background(): steady background the guest receives on both storage links, paced to a rate:

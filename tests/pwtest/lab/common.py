@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Process helpers and the lab's error type: failures are messages, never stack traces."""
 import os
 import shlex

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pathwarden against the running lab, as the lab's CLI tests drive it (tests/reconcile,
 tests/ops, tests/reliability): settings written by examples/lab/controller-settings, the guest's
 fstab and NFS mounts as the kernel shows them, net1 reset, and the scan that the API token's

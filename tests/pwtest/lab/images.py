@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Lab images, built from Debian packages only and cached outside the repo.
 
 The cache key hashes this recipe (this file, the initramfs scripts, the values baked into the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Bringing the lab up and down, and talking to its guest.
 
 Guest().helper(COMMAND, ARGS...) runs tests/lab/guest/pwlab_guest.py in the guest (commands:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """pvesim (tests/pvesim, the Proxmox API emulator) driving the lab guest through vm-hook.
 
 `lab up` starts pvesim on loopback with the guest (vmid 101 on pve1) in its state file and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """QEMU VMs launched from a Proxmox VM config the way qemu-server does, controlled through QMP.
 
 Faithful where pathwarden can see it: netN `virtio=MAC,bridge=B,queues=N,rate=R` becomes a tap

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The seed's situations as lab scenarios: data that later tests (reconcile) reuse.
 
 Each scenario resets the guest (no NFS mounts, no lab fstab entries, no lab routes, no lab

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The QEMU lab brought up for a benchmark run by hand (tests/bench/verify_cost.py,
 tests/bench/ssh_share_lab.py) and taken down afterwards, whatever happens: through
 tests/lab/lab, as the suite's lab_up/lab_down fixture does. Refuses while another lab runs

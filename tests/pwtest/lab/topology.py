@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Names, addresses and MACs of the lab: the one place they are defined.
 
 Addresses come only from the documentation ranges and exist only inside the lab's namespace and

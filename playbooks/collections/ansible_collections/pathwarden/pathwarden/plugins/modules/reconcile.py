@@ -1,9 +1,10 @@
 #!/usr/bin/python
+# SPDX-License-Identifier: GPL-3.0-or-later
 # -*- coding: utf-8 -*-
 
-# Copyright (c) pathwarden developers
-# MIT License (galaxy.yml; ansible-test's GPLv3 header check is ignored in tests/sanity/ignore-*.txt)
-# SPDX-License-Identifier: MIT
+# Copyright: (c) 2026, pathwarden developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
