@@ -188,10 +188,9 @@ boost::json::object to_json(const Outcome& o) {
 
 // Observes the chosen guests and finds their mounts' policies; where a guest could not be read
 // or its VM not found, says why.
-Result<std::vector<importer::ImportedPolicy>> observe(Runtime& rt, const Args& args,
-                                                      const std::vector<std::string>& hosts,
-                                                      const std::vector<proxmox::GuestSummary>& vms,
-                                                      const std::vector<policy::StoragePath>& existing, Outcome& out) {
+std::vector<importer::ImportedPolicy> observe(Runtime& rt, const Args& args, const std::vector<std::string>& hosts,
+                                              const std::vector<proxmox::GuestSummary>& vms,
+                                              const std::vector<policy::StoragePath>& existing, Outcome& out) {
   guest::FactsRequests asked;
   for (const auto& h : hosts) asked[h].docker_volumes = true;  // a Compose volume is found by Docker's labels
   auto facts = rt.guests->gather_facts(hosts, asked);
@@ -272,7 +271,7 @@ int run_import(const Args& args, const GlobalOptions& globals) {
 
   Outcome out;
   auto found = observe(**rt, args, *hosts, *vms, existing, out);
-  write_policies(dir, std::move(*found), journal::format_utc((*rt)->clock.now()), out);
+  write_policies(dir, std::move(found), journal::format_utc((*rt)->clock.now()), out);
   if (text) {
     print_text(out, dir);
   } else {

@@ -231,22 +231,31 @@ TEST_CASE("a journal that stops taking records at any record of a rolled-back ru
   }
 }
 
+namespace {
+
+// VM 102 / media-vm2 as a copy of the seed's VM and guest, and the seed's fix for both guests.
+std::vector<policy::StoragePath> second_guest_policies(SeedWorld& w, bool queues) {
+  auto vm2 = w.vm();
+  vm2.ref.vmid = 102;
+  w.pve.vms[102] = vm2;
+  w.guests.guests["media-vm2"] = w.guest();
+  auto policies = movies_policy("[vers=3, _netdev]", queues);
+  auto second = policies.front();
+  second.name = "movies-10g-2";
+  second.guest.vmid = 102;
+  second.guest.host = "media-vm2";
+  policies.push_back(second);
+  return policies;
+}
+
+}  // namespace
+
 TEST_CASE("recover undoes the interrupted runs of several guests together: one playbook per kind, one facts run") {
   // Two guests, each with a policy whose fstab change ends wrong-path (misrouted), killed after
   // every journal record in turn: where both runs had begun, one restore and one facts run serve both.
   auto two_guests = [](SeedWorld& w) {
     w.guest().routes[kNewLink] = "ens20";
-    auto vm2 = w.vm();
-    vm2.ref.vmid = 102;
-    w.pve.vms[102] = vm2;
-    w.guests.guests["media-vm2"] = w.guest();
-    auto policies = movies_policy("[vers=3, _netdev]", false);
-    auto second = policies.front();
-    second.name = "movies-10g-2";
-    second.guest.vmid = 102;
-    second.guest.host = "media-vm2";
-    policies.push_back(second);
-    return policies;
+    return second_guest_policies(w, false);
   };
   int total = 0;
   {
@@ -336,19 +345,7 @@ TEST_CASE("recover leaves alone a step that refused (nothing changed) and undoes
 }
 
 TEST_CASE("recover lists only what it undid, each policy once; a run that began nothing is no rollback") {
-  auto two_guests = [](SeedWorld& w) {
-    auto vm2 = w.vm();
-    vm2.ref.vmid = 102;
-    w.pve.vms[102] = vm2;
-    w.guests.guests["media-vm2"] = w.guest();
-    auto policies = movies_policy("[vers=3, _netdev]", true);
-    auto second = policies.front();
-    second.name = "movies-10g-2";
-    second.guest.vmid = 102;
-    second.guest.host = "media-vm2";
-    policies.push_back(second);
-    return policies;
-  };
+  auto two_guests = [](SeedWorld& w) { return second_guest_policies(w, true); };
   int nothing_to_undo = 0;
   for (int n = 1; n <= 12; ++n) {
     SeedWorld w;
