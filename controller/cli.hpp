@@ -12,12 +12,17 @@
 
 namespace pw::cli {
 
+// What an option's value names, where the bash completion can offer it: a policy's name is read
+// from the policy files (files and directories are told by their value_name: FILE, DIR, ...).
+enum class ValueKind { text, policy_name };
+
 struct OptionSpec {
   std::string name;        // long name without dashes: "out"
   std::string value_name;  // empty for a flag, e.g. "FILE"
   std::string help;
   bool repeatable = false;
   std::vector<std::string> choices = {};  // the values it takes, when they are a fixed list
+  ValueKind kind = ValueKind::text;
 };
 
 // --output of every command that has one: a value outside the list is refused, never ignored.
@@ -53,6 +58,8 @@ struct Command {
   std::string description;  // paragraphs shown by --help
   std::vector<OptionSpec> options;
   std::function<int(const Args&, const GlobalOptions&)> run;
+  // The words its first argument must be one of ("proxmox nics"); empty when it takes paths.
+  std::vector<std::string> actions = {};
 };
 
 // Parses argv for one command. --help is handled by the caller through Args::flag("help").
@@ -71,8 +78,21 @@ inline constexpr std::string_view kProgramUsage =
 const std::vector<OptionSpec>& global_options();
 std::string overview_text(const std::vector<Command>& commands);
 
-// pathwarden(1) in roff, one subsection per command; and a bash completion script.
-std::string man_page(const std::vector<Command>& commands, std::string_view version);
+// pathwarden(1) in roff, one subsection per command, dated DATE (YYYY-MM-DD: the package's
+// changelog entry, so that a rebuild makes the same page); and a bash completion script.
+std::string man_page(const std::vector<Command>& commands, std::string_view version, std::string_view date);
 std::string bash_completion(const std::vector<Command>& commands);
+
+// The examples of pathwarden(1): what it does, then the command line (without "pathwarden").
+struct Example {
+  std::string_view what;
+  std::string_view line;
+};
+const std::vector<Example>& examples();
+
+// The hidden 'pathwarden --complete-policy-names [PATH...]' the completion runs: the names of the
+// policies in PATH (else the settings' policies directory), one per line; nothing and exit 0 on
+// any problem, as a completion must never print an error into the operator's command line.
+int complete_policy_names(const std::vector<std::string>& paths, const GlobalOptions& globals);
 
 }  // namespace pw::cli

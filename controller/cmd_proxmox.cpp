@@ -20,6 +20,9 @@ namespace pw::cli {
 
 namespace {
 
+// What `proxmox` does: its first argument is one of these.
+constexpr std::array<std::string_view, 1> kActions = {"nics"};
+
 using namespace pw::proxmox;
 
 Result<Secret> secret_from(const std::optional<std::string>& file, const std::optional<std::string>& env) {
@@ -260,7 +263,6 @@ int run_nics(const Args& args, const GlobalOptions& globals) {
 int run_proxmox(const Args& args, const GlobalOptions& globals) {
   const auto& pos = args.positional();
   if (pos.empty() || pos[0] != "nics" || pos.size() > 1) {
-    static constexpr std::array<std::string_view, 1> kActions = {"nics"};
     return fail_command(
         "proxmox", Error{"expected 'nics'" +
                              (pos.empty() ? std::string() : ", not '" + pos[0] + "'" + did_you_mean(pos[0], kActions)),
@@ -299,6 +301,7 @@ Command proxmox_command() {
                   {"vmid", "N", "only this guest", true},
                   kOutput},
       .run = run_proxmox,
+      .actions = {kActions.begin(), kActions.end()},
   };
 }
 

@@ -25,10 +25,13 @@ namespace pw::cli {
 namespace {
 
 Result<std::string> read_input(const std::string& path) {
-  if (path == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  std::ostringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot read the report", path, "write one with 'pathwarden reconcile --report-file FILE'");
-  std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
@@ -178,7 +181,7 @@ Command report_command() {
           .options = {{"html", "FILE", "write the report as a self-contained HTML page"},
                       {"input", "FILE", "a JSON report written by --report-file (default: the state directory)"},
                       {"runs", "N", "how many of each policy's stored runs the page plots (default 30)"},
-                      {"policy", "NAME", "only this policy (repeatable)", true},
+                      {"policy", "NAME", "only this policy (repeatable)", true, {}, ValueKind::policy_name},
                       {"output", "FMT", "text (default) or json, when not writing --html", false, {"text", "json"}}},
           .run = run_report};
 }

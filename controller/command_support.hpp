@@ -14,10 +14,12 @@
 
 namespace pw::cli {
 
-inline const OptionSpec kPolicy{"policy", "NAME",
-                                "only this policy, or those a glob such as 'media-*' matches (repeatable)", true};
+inline const OptionSpec kPolicy{
+    "policy", "NAME", "only this policy, or those a glob such as 'media-*' matches (repeatable)",
+    true,     {},     ValueKind::policy_name};
 inline const OptionSpec kExclude{
-    "exclude", "NAME", "leave out this policy, or those a glob matches; --policy '!NAME' too (repeatable)", true};
+    "exclude", "NAME", "leave out this policy, or those a glob matches; --policy '!NAME' too (repeatable)",
+    true,      {},     ValueKind::policy_name};
 inline const OptionSpec kSelector{"selector", "KEY=VALUE",
                                   "only policies with this metadata.labels entry (repeatable: all)", true};
 inline const OptionSpec kNode{"node", "NODE", "only policies of VMs on this Proxmox node (repeatable)", true};

@@ -70,11 +70,18 @@ int run(int argc, char** argv) {
           std::cout << pw::build_info::version_line() << "\n";
           return 0;
         }
-        // Hidden: the build generates pathwarden(1) and the bash completion with these.
-        if (arg == "--help-man" || arg == "--bash-completion") {
-          std::cout << (arg == "--help-man" ? pw::cli::man_page(commands, PW_VERSION)
-                                            : pw::cli::bash_completion(commands));
+        // Hidden: the build generates pathwarden(1) (--help-man DATE, the package changelog's
+        // date) and the bash completion with these; the completion runs the third.
+        if (arg == "--help-man") {
+          std::cout << pw::cli::man_page(commands, PW_VERSION, i + 1 < argc ? argv[i + 1] : "");
           return 0;
+        }
+        if (arg == "--bash-completion") {
+          std::cout << pw::cli::bash_completion(commands);
+          return 0;
+        }
+        if (arg == "--complete-policy-names") {
+          return pw::cli::complete_policy_names({argv + i + 1, argv + argc}, globals);
         }
         if (arg == "help" && i + 1 < argc) {  // "pathwarden help CMD" = "pathwarden CMD --help"
           command_name = argv[++i];

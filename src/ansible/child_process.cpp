@@ -105,10 +105,13 @@ Result<ChildProcessResult> run_child_process(const ChildProcessSpec& spec) {
 
   ChildProcessResult result;
   auto deadline = Clock::now() + spec.timeout;
-  std::optional<Clock::time_point> kill_at;
+  // Instants as values, "never" as the clock's end (an optional's payload read under its flag
+  // is what g++ 12 at -O2 calls maybe-uninitialized).
+  constexpr auto kNever = Clock::time_point::max();
+  auto kill_at = kNever;
   bool exited = false;
   int status = 0;
-  std::optional<Clock::time_point> drain_until;
+  auto drain_until = kNever;
 
   // Past the deadline: SIGTERM to the whole group, SIGKILL after the grace period.
   auto enforce_deadline = [&](Clock::time_point now) {
@@ -117,9 +120,9 @@ Result<ChildProcessResult> run_child_process(const ChildProcessSpec& spec) {
       ::kill(-pid, SIGTERM);
       kill_at = now + spec.kill_grace;
     }
-    if (kill_at && now >= *kill_at) {
+    if (now >= kill_at) {
       ::kill(-pid, SIGKILL);
-      kill_at.reset();
+      kill_at = kNever;
     }
   };
 
@@ -131,7 +134,7 @@ Result<ChildProcessResult> run_child_process(const ChildProcessSpec& spec) {
       // A grandchild that escaped the group may still hold the pipes; do not wait for it long.
       drain_until = Clock::now() + std::chrono::seconds(5);
     }
-    if (drain_until && now >= *drain_until) break;
+    if (now >= drain_until) break;
 
     pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
     int n = ::poll(fds, 2, 100);

@@ -25,7 +25,6 @@ namespace {
 using namespace schema;
 
 constexpr std::string_view kApiVersion = "pathwarden/v1";
-constexpr std::array<std::string_view, 4> kTopKeys{"apiVersion", "kind", "metadata", "spec"};
 
 // Policy files are text: NUL bytes or invalid UTF-8 mean a wrong file, not a policy.
 std::optional<Diagnostic> binary_problem(std::string_view text, const std::string& file) {
@@ -133,7 +132,7 @@ void read_text(std::string_view text, const std::string& file_name, std::span<co
     ++real_docs;
     Decoder d(file_name, diags);
     const SourcePos doc_pos = d.pos(doc);
-    Section top(d, doc, "document", kTopKeys, doc_pos);
+    Section top(d, doc, "document", kDocumentKeys, doc_pos);
     if (!top.valid()) continue;
     auto api = top.require("apiVersion");
     if (api) {

@@ -26,8 +26,16 @@ class Section;
 // Policy files larger than this are refused before parsing: no real policy comes close.
 inline constexpr std::size_t kMaxPolicyFileBytes = 1u << 20;
 
-// The keys the metadata of every kind of document may hold.
+// The keys of every kind of document, and of the metadata each may hold.
+inline constexpr std::array<std::string_view, 4> kDocumentKeys{"apiVersion", "kind", "metadata", "spec"};
 inline constexpr std::array<std::string_view, 3> kMetadataKeys{"name", "description", "labels"};
+
+// The keys a decoder accepts in one mapping of its kind of document, by the mapping's dotted path
+// ("" the document, "spec.mount"): what the kind's JSON Schema lists there (test schema_tables).
+struct KeyTable {
+  std::string_view path;
+  std::span<const std::string_view> keys;
+};
 
 // A kind of document read from the same files as StoragePath: the name written after "kind:", and
 // the decoder of one such document (its top-level mapping, doc where it starts), which reports

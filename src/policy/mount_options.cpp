@@ -283,15 +283,18 @@ CheckedOptions check_mount_options(const std::vector<WrittenOption>& written, co
                                           "' at " + line_col(vers->second) + "; keep one NFS version"});
   }
   const auto* version = vers ? vers : nfsvers;
-  const auto parsed_version = version ? parse_version(*version->first.value) : std::nullopt;
+  // {major, minor}; minor -1 when the version names none ("vers=4"); {0, -1}: no version known.
+  const auto [major, minor_version] =
+      (version ? parse_version(*version->first.value) : std::nullopt).value_or(std::pair{0, -1});
+  const bool known_version = major != 0;
   if (const auto* minor = find("minorversion")) {
-    if (parsed_version && (parsed_version->first != 4 || parsed_version->second >= 0)) {
+    if (known_version && (major != 4 || minor_version >= 0)) {
       diags.push_back({minor->second, "'minorversion' contradicts '" + version->first.to_string() +
                                           "'; write the version as vers=4.N instead"});
     }
   }
   if (const auto* mc = find("max_connect")) {
-    if (parsed_version && (parsed_version->first == 3 || parsed_version->second == 0)) {
+    if (known_version && (major == 3 || minor_version == 0)) {
       diags.push_back(
           {mc->second, "'max_connect' only applies to NFSv4.1 and later, not '" + version->first.to_string() + "'"});
     }

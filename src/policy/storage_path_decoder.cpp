@@ -536,6 +536,25 @@ class StoragePathDecoder {
 
 }  // namespace
 
+std::vector<KeyTable> storage_path_key_tables() {
+  return {{"", kDocumentKeys},
+          {"metadata", kMetadataKeys},
+          {"spec", kSpecKeys},
+          {"spec.guest", kGuestKeys},
+          {"spec.nic", kNicKeys},
+          {"spec.mount", kMountKeys},
+          {"spec.mount.compose", kComposeKeys},
+          {"spec.verify", kVerifyKeys},
+          {"spec.restart", kRestartKeys},
+          {"spec.rollback", kRollbackKeys}};
+}
+
+std::vector<std::string_view> privileged_mount_options() {
+  std::vector<std::string_view> out;
+  for (const auto& [name, why] : kPrivilegedOptions) out.push_back(name);
+  return out;
+}
+
 DocumentKind storage_path_kind(std::vector<StoragePath>& into) {
   return {"StoragePath", [&into](Decoder& d, const Section& top, const SourcePos& doc) {
             decode_document(d, doc, into, [&](StoragePath& p) { StoragePathDecoder(d, p).decode(top); });

@@ -11,4 +11,9 @@ namespace pw::policy {
 // Decoded policies without problems are appended to into.
 DocumentKind storage_path_kind(std::vector<StoragePath>& into);
 
+// Every mapping of a StoragePath document and its keys (src/policy/policy.schema.json lists the
+// same); and the options spec.mount.allow may name.
+std::vector<KeyTable> storage_path_key_tables();
+std::vector<std::string_view> privileged_mount_options();
+
 }  // namespace pw::policy

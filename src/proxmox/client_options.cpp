@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 namespace pw::proxmox {
 
@@ -39,8 +40,9 @@ Result<Secret> load_secret_file(const std::string& path) {
     return fail(std::string("the secret file is readable by every user (mode ") + mode + ")", path,
                 "chmod o-r " + path + " (0600, or 0640 with a group of its own)");
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return first_line_secret(std::move(text), path, "put the secret on the file's first line");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return first_line_secret(std::move(text).str(), path, "put the secret on the file's first line");
 }
 
 Result<Secret> load_secret_env(const std::string& variable) {

@@ -5,11 +5,6 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <deque>
 #include <list>
 #include <optional>
@@ -17,6 +12,7 @@
 #include <thread>
 
 #include "diagnostics/stop_signals_blocked.hpp"
+#include "proxmox/asio_beast.hpp"
 #include "proxmox/client_options.hpp"
 #include "proxmox/http_transport.hpp"
 
@@ -95,7 +91,9 @@ class HttpsTransport final : public HttpTransport {
   HttpsTransport(const HttpsTransport&) = delete;
   HttpsTransport& operator=(const HttpsTransport&) = delete;
 
-  ~HttpsTransport() override {
+  // post() throws only std::bad_alloc and join() only for a thread that is not joinable (the
+  // constructor started it): std::terminate is the right end of either, in a destructor.
+  ~HttpsTransport() override {  // NOLINT(bugprone-exception-escape)
     asio::post(ioc_, [this] {
       shutting_down_ = true;
       auto queued = std::move(queue_);
@@ -197,15 +195,15 @@ class HttpsTransport final : public HttpTransport {
     ex->reused = false;
     ex->conn = std::make_unique<Connection>(ioc_, ctx_);
     configure_verification(*ex->conn);
-    resolver_.async_resolve(options_.host, options_.port, tcp::resolver::numeric_service,
-                            [this, ex](const boost::system::error_code& ec, tcp::resolver::results_type results) {
-                              if (ec) {
-                                return fail(ex,
-                                            shutting_down_ ? TransportErrorKind::shutdown : TransportErrorKind::resolve,
-                                            "cannot resolve '" + options_.host + "': " + ec.message());
-                              }
-                              connect(ex, results);
-                            });
+    resolver_.async_resolve(
+        options_.host, options_.port, tcp::resolver::numeric_service,
+        [this, ex](const boost::system::error_code& ec, const tcp::resolver::results_type& results) {
+          if (ec) {
+            return fail(ex, shutting_down_ ? TransportErrorKind::shutdown : TransportErrorKind::resolve,
+                        "cannot resolve '" + options_.host + "': " + ec.message());
+          }
+          connect(ex, results);
+        });
   }
 
   void configure_verification(Connection& conn) {

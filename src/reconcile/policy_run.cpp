@@ -2,6 +2,7 @@
 #include "reconcile/policy_run.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "reconcile/evidence.hpp"
 #include "reconcile/run_reports.hpp"
@@ -18,6 +19,12 @@ PolicyRun::PolicyRun(const plan::PolicyPlan& plan, report::RunReport& report, st
 const plan::Step& PolicyRun::step(std::size_t i) const {
   auto it = as_run_.find(i);
   return it != as_run_.end() ? it->second : plan_->steps[i];
+}
+
+const plan::Step& PolicyRun::current_step() const {
+  const auto* s = current();
+  if (s == nullptr) throw std::logic_error("policy " + policy() + " has no next step, yet a step unit was handed it");
+  return *s;
 }
 
 bool PolicyRun::at(plan::StepKind kind) const {

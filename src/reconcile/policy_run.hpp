@@ -81,6 +81,14 @@ class PolicyRun {
   const report::PolicyReport& entry() const { return report_->policies[entry_]; }
   // The next step to run; nullptr when every step is done.
   const plan::Step* current() const { return next_ < plan_->steps.size() ? &plan_->steps[next_] : nullptr; }
+  // The next step, for a unit handed the runs that stand at its kind (at(kind)): a run with no
+  // next step is a programmer error (std::logic_error), never a null dereference.
+  const plan::Step& current_step() const;
+  // Its action, of the kind the unit runs (std::bad_variant_access if it is another).
+  template <class Action>
+  const Action& current_action() const {
+    return std::get<Action>(current_step().action);
+  }
   // Step i as it was begun (a guest's shared fstab write narrowed to the writers that reached
   // it, plan/guest_writes.hpp), else as planned.
   const plan::Step& step(std::size_t i) const;

@@ -12,7 +12,7 @@ void ProbeLoop::run(const std::vector<PolicyRun*>& batch) {
   for (auto* run : batch) {
     if (!run->begin()) continue;
     runs.push_back(run);
-    requests.push_back({&std::get<plan::ProvePath>(run->current()->action), run->policy()});
+    requests.push_back({&run->current_action<plan::ProvePath>(), run->policy()});
   }
   const auto measured = measure(ctx_, requests);
   for (std::size_t i = 0; i < runs.size(); ++i) {

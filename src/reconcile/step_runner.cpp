@@ -24,7 +24,7 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
       // One config write per VM: two policies on two NICs of one VM are one write with the digest
       // both were planned from (two writes would have the second refused by the first's digest).
       auto vm_and_digest = [](const PolicyRun* run) {
-        const auto& s = std::get<plan::SetNic>(run->current()->action);
+        const auto& s = run->current_action<plan::SetNic>();
         return std::pair{s.vm, s.digest};
       };
       for (const auto& group : grouped(batch, vm_and_digest)) set_nics(group);
@@ -46,7 +46,7 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
 void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
   std::vector<PolicyRun*> begun;
   for (auto* run : group) {
-    const auto& s = std::get<plan::SetNic>(run->current()->action);
+    const auto& s = run->current_action<plan::SetNic>();
     if (s.hotplug) {
       if (auto closed = ctx_.restart_window_refusal(s.restart_window)) {
         run->stop(std::move(*closed));  // before the step began: nothing of it to undo
@@ -56,7 +56,7 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
     if (run->begin()) begun.push_back(run);
   }
   if (begun.empty()) return;
-  const auto& first = std::get<plan::SetNic>(begun.front()->current()->action);
+  const auto& first = begun.front()->current_action<plan::SetNic>();
   // Planned for a running VM (hot-plug, or pending until the reboot): read its state once more,
   // live, right before the write; a VM stopped (or locked) since is refused like a digest that
   // moved (nothing written) and re-planned.
@@ -73,7 +73,7 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
   change.digest = first.digest;
   std::vector<std::string> devices;
   for (auto* run : begun) {
-    const auto& s = std::get<plan::SetNic>(run->current()->action);
+    const auto& s = run->current_action<plan::SetNic>();
     auto spec = proxmox::NetDeviceSpec::parse(s.to);
     if (!spec) {
       for (auto* x : begun) x->end(StepEnd::failed(spec.error().to_string(), spec.error().to_string()));
@@ -93,7 +93,7 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
   if (!r) {
     const auto& e = r.error();
     for (auto* run : begun) {
-      const auto& s = std::get<plan::SetNic>(run->current()->action);
+      const auto& s = run->current_action<plan::SetNic>();
       if (e.kind == proxmox::ApiErrorKind::digest_conflict) {
         // Proxmox refused before writing: nothing to undo for this step.
         run->end(StepEnd::refused(describe(e), "Proxmox config of VM " + std::to_string(s.vm.vmid) +
@@ -106,7 +106,7 @@ void StepRunner::set_nics(const std::vector<PolicyRun*>& group) {
     return;
   }
   for (auto* run : begun) {
-    const auto s = std::get<plan::SetNic>(run->current()->action);
+    const auto s = run->current_action<plan::SetNic>();
     run->end(StepEnd::done());
     if (s.hotplug && run->state() == PolicyRun::State::active) wait_for_nic(*run, s);
   }
@@ -140,7 +140,7 @@ void StepRunner::restart(const std::vector<PolicyRun*>& batch) {
   std::vector<PolicyRun*> restarted;
   std::vector<std::pair<proxmox::VmRef, std::optional<std::string>>> rebooted;  // and why it failed
   for (auto* run : batch) {
-    const auto& s = std::get<plan::RestartVm>(run->current()->action);
+    const auto& s = run->current_action<plan::RestartVm>();
     if (auto closed = ctx_.restart_window_refusal(s.restart_window)) {
       run->stop(std::move(*closed));  // the NIC change already pending is undone
       continue;
@@ -183,7 +183,7 @@ void StepRunner::set_channels(const std::vector<PolicyRun*>& batch) {
     std::vector<PolicyRun*> started;
     for (auto* run : wave) {
       if (!run->begin()) continue;
-      requests.push_back(plan::channels_change(std::get<plan::SetChannels>(run->current()->action)));
+      requests.push_back(plan::channels_change(run->current_action<plan::SetChannels>()));
       started.push_back(run);
     }
     if (started.empty()) continue;
@@ -212,9 +212,9 @@ std::optional<guest::FstabChange> StepRunner::begin_write(const std::vector<Poli
   std::vector<std::string> writers, mount_points;
   for (auto* run : runs) {
     writers.push_back(run->policy());
-    mount_points.push_back(std::get<plan::ChangeFstab>(run->current()->action).mount_point);
+    mount_points.push_back(run->current_action<plan::ChangeFstab>().mount_point);
   }
-  const auto& planned = std::get<plan::ChangeFstab>(runs.front()->current()->action);
+  const auto& planned = runs.front()->current_action<plan::ChangeFstab>();
   auto write = plan::narrowed_write(planned, writers, mount_points);
   if (!write) {
     for (auto* run : runs) run->stop("composing the fstab write: " + write.error().to_string());
@@ -223,7 +223,7 @@ std::optional<guest::FstabChange> StepRunner::begin_write(const std::vector<Poli
   std::vector<PolicyRun*> begun;
   std::vector<std::vector<guest::MountActivation>> lists;
   for (auto* run : runs) {
-    plan::Step step = *run->current();
+    plan::Step step = run->current_step();
     auto& c = std::get<plan::ChangeFstab>(step.action);
     c.new_content = write->new_content;
     c.new_sha256 = write->new_sha256;

@@ -276,6 +276,15 @@ class ControllerDecoder {
 
 }  // namespace
 
+std::vector<policy::KeyTable> controller_key_tables() {
+  return {{"", policy::kDocumentKeys},    {"metadata", kMetadataKeys},    {"spec", kControllerSpecKeys},
+          {"spec.proxmox", kProxmoxKeys}, {"spec.ansible", kAnsibleKeys}, {"spec.retention", kRetentionKeys}};
+}
+
+std::span<const std::string_view> inline_secret_keys() {
+  return kInlineSecretKeys;
+}
+
 policy::DocumentKind controller_kind(std::vector<ControllerSettings>& into) {
   return {"Controller", [&into](Decoder& d, const Section& top, const SourcePos& doc) {
             decode_document(d, doc, into, [&](ControllerSettings& c) { ControllerDecoder(d, c).decode(top); });

@@ -18,6 +18,12 @@ namespace pw::settings {
 // Relative paths in it are resolved against the directory of the file.
 policy::DocumentKind controller_kind(std::vector<ControllerSettings>& into);
 
+// Every mapping of a Controller document and its keys (src/settings/settings.schema.json lists
+// the same); and the inline secret keys among spec.proxmox's, accepted only to be refused with
+// their own message (the schema marks them invalid).
+std::vector<policy::KeyTable> controller_key_tables();
+std::span<const std::string_view> inline_secret_keys();
+
 // What policy::LoadResult holds, plus the controller settings found beside the policies.
 struct LoadResult : policy::LoadResult {
   std::vector<ControllerSettings> controllers;

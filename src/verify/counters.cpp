@@ -37,12 +37,15 @@ std::vector<Track> follow_interfaces(const std::array<const CounterSnapshot*, kS
   for (std::size_t k = 0; k < kSnapshots; ++k) {
     const auto& ifaces = snaps[k]->interfaces;
     std::vector<bool> matched(ifaces.size(), false);
-    auto claimable = [&](const Track& t) { return t.at[k] == nullptr && t.latest_before(k) != nullptr; };
+    // A track snapshot k may still claim: its interface as last seen, else nullptr.
+    auto claimable_from = [&](const Track& t) { return t.at[k] == nullptr ? t.latest_before(k) : nullptr; };
+    auto claimable = [&](const Track& t) { return claimable_from(t) != nullptr; };
     // Same MAC and same name first, so several interfaces sharing a MAC keep their identities.
     for (std::size_t i = 0; i < ifaces.size(); ++i) {
       const auto& mac = ifaces[i].mac;
       for (auto& t : tracks) {
-        if (claimable(t) && t.mac == mac && t.latest_before(k)->name == ifaces[i].name) {
+        const auto* seen = claimable_from(t);
+        if (seen != nullptr && t.mac == mac && seen->name == ifaces[i].name) {
           t.at[k] = &ifaces[i];
           matched[i] = true;
           break;

@@ -278,8 +278,7 @@ std::string run_sh(const std::string& command) {
   const auto out = dir / "out";
   // The login shell runs the raw command: here the test's /bin/sh does.
   REQUIRE(std::system(("/bin/sh " + (dir / "cmd").string() + " >" + out.string()).c_str()) == 0);
-  std::ifstream in(out);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = pw::testing::whole_file(out);
   std::filesystem::remove_all(dir);
   return text;
 }
@@ -295,11 +294,8 @@ ShRun run_sh_full(const std::string& command) {
   std::ofstream(dir / "cmd") << command;
   const int status = std::system(
       ("/bin/sh " + (dir / "cmd").string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string()).c_str());
-  auto slurp = [](const std::filesystem::path& f) {
-    std::ifstream in(f);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
-  ShRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+  ShRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, pw::testing::whole_file(dir / "out"),
+          pw::testing::whole_file(dir / "err")};
   std::filesystem::remove_all(dir);
   return r;
 }
@@ -314,10 +310,7 @@ TEST_CASE("the fstab scripts under /bin/sh: compare-and-swap, backup, atomic wri
   const auto fstab = dir / "fstab";
   const auto backups = dir / "backups";
   auto put = [](const fs::path& f, const std::string& text) { std::ofstream(f, std::ios::trunc) << text; };
-  auto read = [](const fs::path& f) {
-    std::ifstream in(f);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
+  auto read = [](const fs::path& f) { return pw::testing::whole_file_or_empty(f); };
   auto perms = [](const fs::path& f) { return fs::status(f).permissions() & fs::perms::all; };
   auto stages = [](const ShRun& r) {
     auto report = parse_change_report(r.out, "guest1");
@@ -573,9 +566,7 @@ TEST_CASE("playbooks are written as NAME.yml and NAME.vars.json") {
   auto playbooks = all_playbooks();
   REQUIRE(write_playbooks(playbooks, dir));
   for (const auto& p : playbooks) {
-    std::ifstream in(dir / p.yaml_file());
-    std::string text((std::istreambuf_iterator<char>(in)), {});
-    CHECK(text == p.yaml);
+    CHECK(pw::testing::whole_file(dir / p.yaml_file()) == p.yaml);
     CHECK(std::filesystem::exists(dir / p.vars_file()) == !p.vars_json.empty());
   }
   std::filesystem::remove_all(dir);

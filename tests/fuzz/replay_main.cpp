@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,7 +37,9 @@ int main(int argc, char** argv) {
   }
   for (const auto& p : inputs) {
     std::ifstream in(p, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ostringstream read;
+    read << in.rdbuf();
+    const std::string bytes = std::move(read).str();
     // A broken invariant aborts inside the call, naming the input last printed here.
     std::fprintf(stderr, "replay %s (%zu bytes)\n", p.c_str(), bytes.size());
     LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());

@@ -13,6 +13,7 @@
 #include "guest/ethtool.hpp"
 #include "guest/tokens.hpp"
 #include "temp_dir.hpp"
+#include "text_files.hpp"
 
 using namespace pw::guest;
 namespace fs = std::filesystem;
@@ -53,10 +54,8 @@ Outcome run(const std::string& interface, const std::string& count, const std::s
   Outcome o;
   const int status = std::system((command + " >" + (d.path() / "out").string() + " 2>&1").c_str());
   o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream calls(d.path() / "calls");
-  o.calls.assign(std::istreambuf_iterator<char>(calls), std::istreambuf_iterator<char>());
-  std::ifstream out(d.path() / "out");
-  o.output.assign(std::istreambuf_iterator<char>(out), std::istreambuf_iterator<char>());
+  o.calls = pw::testing::whole_file_or_empty(d.path() / "calls");  // no call made: no file
+  o.output = pw::testing::whole_file(d.path() / "out");
   return o;
 }
 

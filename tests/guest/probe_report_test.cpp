@@ -14,6 +14,7 @@
 #include "guest/counters.hpp"
 #include "guest/dd_summary.hpp"
 #include "guest/tokens.hpp"
+#include "text_files.hpp"
 
 using namespace pw::guest;
 namespace fs = std::filesystem;
@@ -32,8 +33,7 @@ std::string run_script(const Dir& d, const ProbeScriptArgs& args) {
   for (const auto& a : probe_script_argv(args)) command += " " + shell_quote(a);
   const auto out = d.path / "out";
   REQUIRE(std::system((command + " >" + out.string() + " 2>&1").c_str()) == 0);
-  std::ifstream in(out);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return pw::testing::whole_file(out);
 }
 
 void write_bytes(const fs::path& p, std::size_t n) {

@@ -39,6 +39,8 @@ import shutil
 import subprocess
 import tempfile
 
+import yaml
+
 from pwtest.paths import ROOT
 from pwtest.script import check, test_main
 
@@ -217,6 +219,11 @@ def build_and_install(work):
     return installed
 
 
+def galaxy_version():
+    with open(os.path.join(COLLECTION, "galaxy.yml")) as f:
+        return yaml.safe_load(f)["version"]
+
+
 def sanity(work):
     copy_root = os.path.join(work, "sanity")
     tree = os.path.join(copy_root, "ansible_collections", "pathwarden", "pathwarden")
@@ -237,7 +244,7 @@ def sanity(work):
     ignored = set()
     sanity_root = "/usr/lib/python3/dist-packages/ansible_test/_util/controller/sanity"
     r = run([PY, os.path.join(sanity_root, "validate-modules", "validate.py"), "--format", "json", "--arg-spec",
-             "--collection", "ansible_collections/pathwarden/pathwarden", "--collection-version", "1.0.0",
+             "--collection", "ansible_collections/pathwarden/pathwarden", "--collection-version", galaxy_version(),
              "plugins/modules/reconcile.py"],
             cwd=tree, env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=copy_root, PYTHONPATH=copy_root))
     found = json.loads(r.stdout) if r.stdout.strip().startswith("{") else None

@@ -63,6 +63,10 @@ def main(binary, pvesim):
         os.chmod(stand_in, 0o755)
         r = run_role(binary, ctl.settings, {"pathwarden_reconcile_binary": stand_in}, env=ctl.env)
         check(r.rc == 0 and r.stats.get("failures") == 0 and r.stats.get("changed") == 0, f"exit 3 run: {r}")
+        # Blocked drift is not green in silence: the module warns, naming the policy and why.
+        warnings = r.task("Run pathwarden reconcile").get("warnings") or []
+        check(any("pathwarden exited 3" in w and "movies: VM 301 is locked (backup)" in w for w in warnings),
+              f"exit 3 run: no warning naming the blocked policy: {warnings}")
         r = run_role(binary, ctl.settings, {"pathwarden_reconcile_binary": stand_in,
                                             "pathwarden_reconcile_fail_on_blocked": True}, env=ctl.env)
         check(r.rc != 0 and r.stats.get("failures") == 1, f"fail_on_blocked: {r}")

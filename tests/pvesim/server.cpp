@@ -2,11 +2,6 @@
 // The only pvesim translation unit that includes Boost.Beast.
 #include "server.hpp"
 
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <ctime>
 #include <iostream>
@@ -15,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "proxmox/asio_beast.hpp"
 #include "simulator.hpp"
 
 namespace pvesim {

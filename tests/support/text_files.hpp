@@ -22,6 +22,12 @@ inline std::string whole_file(const std::filesystem::path& path) {
   return out.str();
 }
 
+// The file's bytes, or "" when there is no such file (a stand-in that was never called).
+inline std::string whole_file_or_empty(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? whole_file(path) : std::string();
+}
+
 #ifdef PW_TEST_DATA_DIR
 // A real kernel or tool output kept in tests/guest/samples (its README says where each is from).
 inline std::string guest_sample(const std::string& name) {

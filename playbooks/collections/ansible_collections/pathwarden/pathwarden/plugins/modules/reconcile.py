@@ -26,7 +26,7 @@ description:
   - The task fails on exit codes 1 (bad usage, policy or settings), 4 (a change failed verification and was rolled
     back), 5 (a rollback failed, or a journal needs C(pathwarden recover)) and 6 (could not observe), when pathwarden
     printed no report, and on exit 3 outside check mode with I(fail_on_blocked=true) (drift pathwarden could not act
-    on). With I(plan_file) it also fails when a policy the plan would change ends C(precondition-failed); then the plan was
+    on); without I(fail_on_blocked), exit 3 outside check mode is a warning naming each blocked policy and why. With I(plan_file) it also fails when a policy the plan would change ends C(precondition-failed); then the plan was
     stale (a VM's Proxmox config or a guest's fstab changed since it was made) or the guest busy, and the reviewed
     change did not happen.
   - The failure message's first line is the exit code and its meaning, then one line per policy that needs
@@ -58,9 +58,10 @@ attributes:
 options:
   binary:
     description:
-      - The pathwarden executable.
+      - The pathwarden executable, a path or a name looked up on C(PATH).
+      - Default is C(pathwarden) found on C(PATH) (and the C(sbin) directories), wherever it is installed (the
+        Debian package installs C(/usr/bin/pathwarden), C(cmake --install) C(/usr/local/bin/pathwarden)).
     type: path
-    default: /usr/local/bin/pathwarden
   config:
     description:
       - The controller settings file (Proxmox URL and token file, the guests' inventory, state directory).
@@ -70,7 +71,7 @@ options:
   paths:
     description:
       - Policy files or directories. Empty for the settings' C(policies) directory.
-      - Not with I(plan_file).
+      - Mutually exclusive with I(plan_file).
     type: list
     elements: path
     default: []
@@ -79,7 +80,7 @@ options:
     description:
       - Only these policies (C(--policy)), each a C(metadata.name) or a glob such as C(media-*). Empty for all.
       - A name that matches no policy fails the task (pathwarden exits 1, with a did-you-mean).
-      - Not with I(plan_file).
+      - Mutually exclusive with I(plan_file).
     type: list
     elements: str
     default: []
@@ -87,20 +88,20 @@ options:
   selectors:
     description:
       - Only policies with all these C(metadata.labels) entries (C(--selector KEY=VALUE)).
-      - Not with I(plan_file).
+      - Mutually exclusive with I(plan_file).
     type: dict
     default: {}
   nodes:
     description:
       - Only policies of VMs on these Proxmox nodes (C(--node)).
-      - Not with I(plan_file).
+      - Mutually exclusive with I(plan_file).
     type: list
     elements: str
     default: []
   hosts:
     description:
       - Only policies of these inventory hosts (C(--host)).
-      - Not with I(plan_file).
+      - Mutually exclusive with I(plan_file).
     type: list
     elements: str
     default: []
@@ -144,9 +145,9 @@ EXAMPLES = r'''
   pathwarden.pathwarden.reconcile:
     config: /etc/pathwarden/pathwarden.yaml
 
-- name: Reconcile the media policies on node pve1, keeping the report and a textfile
+- name: Reconcile the media policies on node pve1 with a pathwarden of its own, keeping the report and a textfile
   pathwarden.pathwarden.reconcile:
-    binary: /usr/bin/pathwarden
+    binary: /opt/pathwarden/bin/pathwarden
     paths:
       - /var/lib/pathwarden-policies/policies/cluster-a
     policies:
@@ -205,11 +206,12 @@ rc:
   type: int
   sample: 2
 cmd:
-  description: The argument vector pathwarden ran with (it runs once per task, also in diff mode).
+  description: The argument vector pathwarden ran with (it runs once per task, also in diff mode); empty when it did
+    not run.
   returned: always
   type: list
   elements: str
-  sample: [/usr/local/bin/pathwarden, --config=/etc/pathwarden/pathwarden.yaml, --log-level=info, reconcile,
+  sample: [/usr/bin/pathwarden, --config=/etc/pathwarden/pathwarden.yaml, --log-level=info, reconcile,
            --output=json, --no-color, --check, --]
 stderr:
   description: pathwarden's log lines.
@@ -240,6 +242,7 @@ msg:
       attention (newline separated; also returned as I(failures)).
   returned: always
   type: str
+  sample: "pathwarden exited 2: changes applied and verified (1 converged, 1 verified)"
 failures:
   description: The failure message as a list of lines.
   returned: failure
@@ -248,6 +251,7 @@ failures:
 '''
 
 import json  # noqa: E402
+import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
@@ -293,8 +297,17 @@ def describe_diagnostic(d):
     return text + (" (%s)" % d["hint"] if d.get("hint") else "")
 
 
-def base_argv(params):
-    return [params["binary"], "--config=" + params["config"], "--log-level=" + params["log_level"]]
+def find_binary(module):
+    """The pathwarden to run: binary as given when it is a path, else that name (default pathwarden) on PATH;
+    None when there is none."""
+    binary = module.params["binary"]
+    if binary and "/" in binary:
+        return binary
+    return module.get_bin_path(binary or "pathwarden")
+
+
+def base_argv(binary, params):
+    return [binary, "--config=" + params["config"], "--log-level=" + params["log_level"]]
 
 
 def selector_args(params):
@@ -450,6 +463,17 @@ def failure_lines(rc, report, meanings, not_applied):
     return lines
 
 
+def blocked_lines(report):
+    """Each policy a precondition blocked (exit 3 outside check mode), with why."""
+    lines = []
+    for p in report.get("policies") or []:
+        if p.get("verdict") != "precondition-failed":
+            continue
+        errors = p.get("errors") or []
+        lines.append("%s: %s" % (p.get("policy"), "; ".join(errors) if errors else "blocked by a precondition"))
+    return lines
+
+
 def read_plan(module, path):
     try:
         with open(path) as f:
@@ -465,7 +489,7 @@ def read_plan(module, path):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            binary=dict(type="path", default="/usr/local/bin/pathwarden"),
+            binary=dict(type="path"),
             config=dict(type="path", default="/etc/pathwarden/pathwarden.yaml", aliases=["settings"]),
             paths=dict(type="list", elements="path", default=[], aliases=["policy_paths"]),
             policies=dict(type="list", elements="str", default=[], aliases=["policy_names"]),
@@ -479,17 +503,19 @@ def main():
             log_level=dict(type="str", default="info",
                            choices=["trace", "debug", "info", "warn", "error", "critical", "off"]),
         ),
+        # A saved plan is applied as it is: no selection with it.
+        mutually_exclusive=[("plan_file", other) for other in ("paths", "policies", "selectors", "nodes", "hosts")],
         supports_check_mode=True,
     )
     params = module.params
     check_mode = module.check_mode
     want_diff = module._diff
     plan_file = params["plan_file"]
-    if plan_file and (params["paths"] or params["policies"] or params["selectors"] or params["nodes"]
-                      or params["hosts"]):
-        module.fail_json(msg="plan_file applies a saved plan as it is: paths, policies, selectors, nodes and hosts are "
-                             "not allowed with it", rc=-1, report={}, cmd=[], stderr="")
     result = dict(changed=False, rc=-1, report={}, cmd=[], stderr="")
+    binary = find_binary(module)
+    if binary is None:
+        module.fail_json(msg="no pathwarden on PATH (%s): install the pathwarden package, or set binary to its path"
+                         % os.environ.get("PATH", ""), **result)
 
     plan = None
     if plan_file:
@@ -502,13 +528,19 @@ def main():
                 result["diff"] = plan_diff(plan, None)
             result["msg"] = "check mode: plan %s not applied" % plan.get("id")
             module.exit_json(failed=False, **result)
-        argv = base_argv(params) + ["apply", "--output=json", "--no-color"] + output_args(params) + ["--", plan_file]
+        argv = (base_argv(binary, params) + ["apply", "--output=json", "--no-color"] + output_args(params)
+                + ["--", plan_file])
     else:
         # Diff mode needs no second run: the report's planned (check mode) and changes carry the values.
-        argv = (base_argv(params) + ["reconcile", "--output=json", "--no-color"] + (["--check"] if check_mode else [])
-                + selector_args(params) + output_args(params) + ["--"] + params["paths"])
+        argv = (base_argv(binary, params) + ["reconcile", "--output=json", "--no-color"]
+                + (["--check"] if check_mode else []) + selector_args(params) + output_args(params) + ["--"]
+                + params["paths"])
 
-    rc, out, err = module.run_command(argv)
+    try:
+        rc, out, err = module.run_command(argv, handle_exceptions=False)
+    except OSError as e:
+        # Not run (no such file, not executable): said with the argument vector as RETURN has it.
+        module.fail_json(msg="pathwarden did not run: %s: %s" % (argv[0], e.strerror or e), **dict(result, cmd=argv))
     result.update(rc=rc, cmd=argv, stderr=err)
     meanings = dict(EXIT_MEANINGS)
     if plan_file:
@@ -552,6 +584,9 @@ def main():
         lines = failure_lines(rc, report, meanings, not_applied)
         result.update(failures=lines, msg="\n".join(lines))
         module.fail_json(**result)
+    if rc == 3 and not check_mode:
+        blocked = blocked_lines(report)
+        module.warn("pathwarden exited 3: %s; %s" % (meanings[3], " | ".join(blocked) or "no policy said why"))
     counts = {}
     for p in policies:
         counts[p.get("verdict")] = counts.get(p.get("verdict"), 0) + 1
