@@ -199,7 +199,8 @@ CheckedOptions check_mount_options(const std::vector<WrittenOption>& written, co
                                   "cannot carry in an option"});
       continue;
     }
-    const bool extension = opt.name.starts_with("x-") || opt.name.starts_with("comment=");
+    // mount(8)'s userspace options pass through: x-* and comment= (the name, as split above).
+    const bool extension = opt.name.starts_with("x-") || (opt.name == "comment" && opt.value);
     const OptionRule* rule = extension ? nullptr : rule_for(opt.name);
     if (!extension && rule == nullptr) {
       std::string msg = "unknown mount option '" + opt.name + "'" + did_you_mean(opt.name, names);

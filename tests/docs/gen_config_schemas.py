@@ -193,14 +193,16 @@ def value_regex(kind, lo, hi, choices):
 
 
 VALUED = "(?:" + "|".join(f"{n}={value_regex(k, lo, hi, c)}" for n, k, lo, hi, c in RULES if k != "flag") + ")"
-EXTENSION_LIST = "x-[^ \\t\"'\\\\=]*(?:=[^ \\t,\"'\\\\]*)?"
-EXTENSION_STRING = "x-[^ \\t\"'\\\\=,]*(?:=[^ \\t,\"'\\\\]*)?"
+# mount(8)'s userspace options, which pass through: x-* and comment=.
+EXTENSION_LIST = "(?:x-[^ \\t\"'\\\\=]*(?:=[^ \\t,\"'\\\\]*)?|comment=[^ \\t,\"'\\\\]*)"
+EXTENSION_STRING = "(?:x-[^ \\t\"'\\\\=,]*(?:=[^ \\t,\"'\\\\]*)?|comment=[^ \\t,\"'\\\\]*)"
 ITEM = "(?:" + "|".join(FLAGS) + "|" + VALUED + "|" + EXTENSION_STRING + ")"
 
 MOUNT_OPTION = {
     "type": "string",
     "description": "one nfs(5) (nfs-utils 2.6) or mount(8) option: a flag (_netdev), name=value with its value "
-                   "checked (vers=3, nconnect=8), or an x-… option, which passes through (x-systemd.automount). "
+                   "checked (vers=3, nconnect=8), or an x-… or comment=… option, which passes through "
+                   "(x-systemd.automount). "
                    "No spaces, quotes, commas or backslashes: fstab cannot carry them",
     "anyOf": [
         {"description": "options without a value", "enum": FLAGS},
@@ -208,7 +210,7 @@ MOUNT_OPTION = {
                         "rsize/wsize 1024-1048576; proto, sec, lookupcache, local_lock, write, xprtsec among "
                         "nfs(5)'s values; addr, clientaddr, mounthost any",
          "pattern": "^" + VALUED + "$"},
-        {"description": "x-… options pass through", "pattern": "^" + EXTENSION_LIST + "$"},
+        {"description": "x-… and comment=… options pass through", "pattern": "^" + EXTENSION_LIST + "$"},
     ],
 }
 MOUNT_OPTIONS_STRING = {

@@ -224,6 +224,8 @@ def file_checks(deb, fields, changelog, tmp):
                    "/etc/default/pathwarden", "/usr/share/man/man1/pathwarden.1.gz",
                    "/usr/share/bash-completion/completions/pathwarden", f"/{DOC}/README.md", f"/{DOC}/copyright",
                    f"/{DOC}/changelog.Debian.gz", "/usr/share/lintian/overrides/pathwarden",
+                   "/usr/share/pathwarden/schemas/policy.schema.json",
+                   "/usr/share/pathwarden/schemas/settings.schema.json",
                    f"/{DOC}/policies/README.md", f"/{DOC}/systemd/README.md",
                    f"/{DOC}/examples/policies/movies-10g.yaml"):
         check(wanted in paths, f"the package lacks {wanted}")

@@ -145,6 +145,18 @@ TEST_CASE("options written as one string get per-option columns") {
         "mem.yaml:11:21: spec.mount.options: unknown mount option 'nconect', did you mean 'nconnect'?");
 }
 
+TEST_CASE("mount(8)'s userspace options pass through: x-* and comment=") {
+  const std::string text =
+      "apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: p}\nspec:\n"
+      "  guest: {node: pve1, vmid: 101, host: vm}\n  nic: {device: net1}\n"
+      "  mount:\n    server: 192.0.2.2\n    export: /e\n    path: /mnt/e\n"
+      "    options: [vers=3, x-systemd.automount, comment=systemd.automount, comment]\n"
+      "  verify: {probe_file: p.bin}\n";
+  auto r = load_text(text, "mem.yaml");
+  REQUIRE(r.diagnostics.size() == 1);  // a bare "comment" is no option
+  CHECK(r.diagnostics[0].to_string().find("unknown mount option 'comment'") != std::string::npos);
+}
+
 TEST_CASE("controller settings resolve relative paths and keep secrets out") {
   const std::string text =
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"

@@ -170,7 +170,8 @@ def test_blocked_drift_warns_and_names_why(monkeypatch):
     run = Run(monkeypatch, {}, rc=3, stdout=json.dumps(report(3, [blocked, policy("docs", "converged")])))
     assert not run.failed and run.result["changed"] is False
     assert len(run.warnings) == 1
-    assert run.warnings[0].startswith("pathwarden exited 3: ") and "movies: VM 101 is locked (backup)" in run.warnings[0]
+    assert run.warnings[0].startswith("pathwarden exited 3: ")
+    assert "movies: VM 101 is locked (backup)" in run.warnings[0]
 
 
 def test_blocked_drift_fails_with_fail_on_blocked(monkeypatch):
@@ -231,7 +232,8 @@ def test_diff_from_the_changes_of_a_verified_policy(monkeypatch):
     assert run.result["diff"] == [
         {"before_header": "media-vm:/etc/fstab (policy movies)", "after_header": "media-vm:/etc/fstab (policy movies)",
          "before": "old line\n", "after": "new line\n"},
-        {"before_header": "VM 101 on pve1: net1 (policy movies)", "after_header": "VM 101 on pve1: net1 (policy movies)",
+        {"before_header": "VM 101 on pve1: net1 (policy movies)",
+         "after_header": "VM 101 on pve1: net1 (policy movies)",
          "before": "net1: virtio=AA,bridge=vmbr1\n", "after": "net1: virtio=AA,bridge=vmbr1,queues=8\n"}]
     check_return_types(run)
 
