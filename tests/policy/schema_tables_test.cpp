@@ -18,7 +18,7 @@ namespace {
 
 namespace json = boost::json;
 
-json::value schema(const std::string& relative) {
+json::value read_schema(const std::string& relative) {
   return json::parse(pw::testing::whole_file(std::string(PW_SOURCE_DIR) + "/" + relative));
 }
 
@@ -77,7 +77,7 @@ void check_key_tables(const json::value& root, const std::vector<pw::policy::Key
 }  // namespace
 
 TEST_CASE("policy.schema.json lists exactly the keys the StoragePath decoder accepts") {
-  const auto root = schema("src/policy/policy.schema.json");
+  const auto root = read_schema("src/policy/policy.schema.json");
   check_key_tables(root, pw::policy::storage_path_key_tables());
   const auto& mount = object_at(root, "spec.mount");
   CHECK(strings(mount.at("properties").at("owner").at("enum").as_array()) == names(pw::policy::kMountOwners));
@@ -86,7 +86,7 @@ TEST_CASE("policy.schema.json lists exactly the keys the StoragePath decoder acc
 }
 
 TEST_CASE("settings.schema.json lists exactly the keys the Controller decoder accepts, refusing inline secrets") {
-  const auto root = schema("src/settings/settings.schema.json");
+  const auto root = read_schema("src/settings/settings.schema.json");
   check_key_tables(root, pw::settings::controller_key_tables());
   // An inline secret is a key the decoder knows only to refuse it with a pointer to the _file and
   // _env forms: in the schema, a property no value satisfies.
