@@ -4,8 +4,11 @@
 // policies describe the mounts as they are, so the next reconcile adopts them without re-making
 // one (importer/discover.hpp says how); the operator reviews, writes each reason and commits.
 #include <fnmatch.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -105,6 +108,22 @@ std::vector<proxmox::VmConfig> read_configs(proxmox::Api& api, const std::vector
   return out;
 }
 
+// DIR is a directory this user may write into, or can be made: its nearest existing ancestor is.
+Status writable_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  auto at = std::filesystem::absolute(dir, ec);
+  if (ec) return fail("cannot use the directory: " + ec.message(), dir.string());
+  while (!std::filesystem::exists(at, ec) && at.has_parent_path() && at != at.parent_path()) at = at.parent_path();
+  if (!std::filesystem::is_directory(at, ec)) {
+    return fail("cannot make the directory: " + at.string() + " is not a directory", dir.string());
+  }
+  if (::access(at.c_str(), W_OK | X_OK) != 0) {
+    return fail(std::string("cannot write into ") + at.string() + ": " + std::strerror(errno), dir.string(),
+                "run as a user who may, or give another DIR");
+  }
+  return {};
+}
+
 // Writes what passes the policy loader, as `validate` will read it; never over an existing file.
 void write_policies(const std::filesystem::path& dir, std::vector<importer::ImportedPolicy> found,
                     const std::string& observed_at, Outcome& out) {
@@ -118,6 +137,8 @@ void write_policies(const std::filesystem::path& dir, std::vector<importer::Impo
                               "its policy would not be valid: " + loaded.diagnostics.front().message});
       continue;
     }
+    std::error_code made;
+    std::filesystem::create_directories(dir, made);  // made when there is a first file, not before
     auto st = files::write_new(file, text, files::Visibility::readable);
     if (!st) {
       out.write_failed = true;
@@ -223,6 +244,8 @@ std::vector<importer::ImportedPolicy> observe(Runtime& rt, const Args& args, con
   return found;
 }
 
+// `import` from arguments to exit status. Long because it reads top to bottom as the operator's
+// checks come: arguments, settings, directory, inventory, the API, then observe and write.
 int run_import(const Args& args, const GlobalOptions& globals) {
   if (args.positional().size() > 1) return usage_error("import", Error{"give at most one DIR", {}, {}});
   if (args.values("host").empty() && args.values("vm").empty()) {
@@ -240,11 +263,9 @@ int run_import(const Args& args, const GlobalOptions& globals) {
     if (!d) return usage_error("import", d.error());
     dir = *d;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
-    return usage_error("import", Error{"cannot make the directory: " + ec.message(), dir.string(), {}});
-  }
+  // Checked now (before minutes of observing), made only when there is a file to write: a run
+  // that writes nothing leaves nothing behind.
+  if (auto st = writable_directory(dir); !st) return usage_error("import", st.error());
   std::vector<policy::StoragePath> existing;
   if (has_policy_files(dir)) {
     const std::array<std::filesystem::path, 1> inputs{dir};
@@ -264,7 +285,14 @@ int run_import(const Args& args, const GlobalOptions& globals) {
   if (!rt) return usage_error("import", rt.error());
   auto vms = (*rt)->api->list_guests();
   if (!vms) {
-    return fail_command("import", Error{"cannot list the VMs: " + reconcile::describe(vms.error()), {}, {}}, 6);
+    // Unobserved, never guessed: without the VMs' NICs no mount can be given its VM and NIC.
+    return fail_command("import",
+                        Error{"cannot list the Proxmox VMs, so no mount can be matched to its VM and NIC; nothing "
+                              "written: " +
+                                  reconcile::describe(vms.error()),
+                              {},
+                              {}},
+                        6);
   }
   auto hosts = chosen_hosts(args, inventory->hosts, *vms);
   if (!hosts) return usage_error("import", hosts.error());

@@ -4,7 +4,8 @@
 fstab entry becomes a policy file that `validate` passes and that the next reconcile adopts without
 re-making the mount (only pathwarden's comment goes above the entry); a mount on a link that is no
 NIC of the VM is left out with why; a second import writes nothing; no guest named, a typo, a guest
-that does not answer and --output json each say so.
+that does not answer, the Proxmox API down (exit 6, not even the directory made) and --output json
+each say so.
 
 usage: import_test.py PATHWARDEN PVESIM
 pvesim on loopback, the guest stand-in (pwtest.stand_in) and the offline controller.
@@ -12,11 +13,12 @@ pvesim on loopback, the guest stand-in (pwtest.stand_in) and the offline control
 import json
 import os
 import stat
+import subprocess
 import tempfile
 
 import yaml  # Debian's python3-yaml
 
-from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController
+from pwtest.offline_controller import PVESIM_ARGS, STATE, OfflineController, closed_loopback_port
 from pwtest.pvesim_process import Pvesim
 from pwtest.script import check, test_main
 from pwtest.stand_in import STAND_IN_STATE, guest_runs, stand_in_controller
@@ -100,6 +102,18 @@ def main(binary, pvesim):
               f"said why: {out['left_out']}")
         with open(file) as f:
             check(f.read() == text, "the file is as written")
+
+        # The Proxmox API down (its address a closed port): the guest answers, but which VM and NIC
+        # carry its mounts cannot be known, so nothing is written and the run says why (exit 6).
+        with open(ctl.settings) as f:
+            settings = f.read()
+        down = os.path.join(work, "api-down.yaml")
+        with open(down, "w") as f:
+            f.write(settings.replace(sim.url, f"https://127.0.0.1:{closed_loopback_port()}"))
+        r = subprocess.run([binary, "--config", down, "import", os.path.join(work, "down"), "--host", "media-vm"],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, env=ctl.env)
+        check(r.returncode == 6 and not os.path.exists(os.path.join(work, "down")) and "Proxmox" in r.stdout + r.stderr,
+              f"the API down: {r.returncode}\n{r.stdout}{r.stderr}")
 
     with tempfile.TemporaryDirectory(prefix="pw-import-off-") as work, Pvesim(pvesim, STATE, PVESIM_ARGS) as sim:
         ctl = OfflineController(binary, sim, work)
