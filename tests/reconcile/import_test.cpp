@@ -290,3 +290,29 @@ TEST_CASE("an nfs4 entry is adopted as nfs4: no type rewrite, no mount re-made")
     CHECK(w.guest().fstab.find("192.0.2.2:/srv/nas/tv /mnt/tv nfs vers=3,_netdev 0 0\n") != std::string::npos);
   }
 }
+
+TEST_CASE("import: a NAS named by host name stays named, found by the address it resolves to") {
+  SeedWorld w;
+  // An operator's entry naming the NAS; the guest's resolver gives the new link's address, which
+  // mount.nfs mounted (the kernel's addr= is the address, the source keeps the name).
+  w.guest().hosts_file["nas.example.lan"] = {kNewLink};
+  w.guest().fstab += "nas.example.lan:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0\n";
+  w.guests.mount(w.guest(), "nas.example.lan:/srv/nas/movies", "/mnt/movies", {"vers=3", "nconnect=8"});
+  const auto d = discover(w, facts_of(w));
+  const auto& movies = at(d, "/mnt/movies");
+  CHECK(movies.server == "nas.example.lan");  // as written: the operator's name, never the address
+  CHECK(movies.nic_device == "net1");         // its connection leaves by ens19, net1's MAC
+  CHECK(movies.options == std::vector<std::string>{"vers=3", "nconnect=8", "_netdev"});
+  const auto written = load(movies);
+  CHECK(written.mount.server == "nas.example.lan");
+
+  // Adopted as it is: the entry keeps its bytes, the mount is not re-made.
+  const std::vector<policy::StoragePath> policies{written};
+  auto engine = w.engine();
+  auto rep = engine.reconcile(policies, false);
+  INFO(text(rep));
+  CHECK(w.guests.unmounted.empty());
+  CHECK(w.guest().fstab.find("nas.example.lan:/srv/nas/movies /mnt/movies nfs vers=3,nconnect=8,_netdev 0 0\n") !=
+        std::string::npos);
+  CHECK(report::exit_reason(rep.policies[0].verdict, !rep.policies[0].changes.empty()) != report::ExitReason::failed);
+}
