@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """vm-hook's QEMU command line from a Proxmox config, checked without starting QEMU: the
-qemu-server shapes pathwarden relies on (multiqueue taps, vectors=2N+2, the config's MAC) and
-clear messages for configs the lab cannot run."""
+qemu-server shapes pathwarden relies on (multiqueue taps, vectors=2N+2, the config's MAC, the
+guest agent's channel exactly when `agent` enables it) and clear messages for configs the lab
+cannot run."""
 import os
 import sys
 import tempfile
@@ -12,7 +13,7 @@ run_dir = tempfile.mkdtemp(prefix="pwlab-cmd-")
 os.environ["PW_LAB_RUN"] = run_dir
 from pwtest.lab import topology as topo  # noqa: E402
 from pwtest.lab.common import LabError  # noqa: E402
-from pwtest.lab.qemu import NetSpec, Vm  # noqa: E402
+from pwtest.lab.qemu import NetSpec, Vm, parse_guest_agent  # noqa: E402
 
 failures = []
 
@@ -54,6 +55,31 @@ kvm = Vm(101).command(config, state | {"accel": "kvm"})
 check(kvm[kvm.index("-cpu") + 1] == "host", "kvm uses -cpu host")
 args = Vm(900).command({"memory": "256", "args": "-kernel /a -append 'x y'"}, state)
 check(args[-4:] == ["-kernel", "/a", "-append", "x y"] and "/k/vmlinuz" not in args, f"args: {args}")
+
+# The guest agent (qemu-server's config_to_command; parse_guest_agent).
+qga_sock = os.path.join(run_dir, "qemu-server", "101.qga")
+qga_chardev = f"-chardev socket,path={qga_sock},server=on,wait=off,id=qga0"
+qga_port = "-device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0"
+check(config["agent"] == "1", "the lab guest's config enables the agent")
+check(joined.endswith(f"{qga_chardev} -device virtio-serial,id=qga0 {qga_port}"),
+      f"q35 guest: the agent channel without bus/addr: {joined}")
+pc = " ".join(Vm(101).command(config | {"machine": "pc"}, state))
+check(f"{qga_chardev} -device virtio-serial,id=qga0,bus=pci.0,addr=0x8 {qga_port}" in pc, f"pc: {pc}")
+check(joined.count("qga0") == 3, f"one channel: {joined}")
+for value in ("1", "enabled=1", "on", "enabled=yes,fstrim_cloned_disks=1", "1,type=virtio,freeze-fs=0",
+              "enabled=TRUE,freeze-fs-on-backup=0"):
+    line = " ".join(Vm(101).command(config | {"agent": value}, state))
+    check(qga_chardev in line and qga_port in line, f"agent: {value} enables the channel: {line}")
+for value in ("0", "enabled=0,type=virtio", "off", "1,bogus=1", "enabled=maybe", "1,enabled=1", "1,type=vsock", ""):
+    line = " ".join(Vm(101).command(config | {"agent": value}, state))
+    check("qga0" not in line, f"agent: {value} must not add the channel: {line}")
+no_agent = {k: v for k, v in config.items() if k != "agent"}
+check("qga0" not in " ".join(Vm(101).command(no_agent, state)), "no agent key: no channel")
+isa = " ".join(Vm(101).command(config | {"agent": "1,type=isa"}, state))
+check(f"{qga_chardev} -device isa-serial,chardev=qga0" in isa and "virtio-serial" not in isa, f"type=isa: {isa}")
+check(parse_guest_agent("enabled=1,fstrim_cloned_disks=on,type=isa") ==
+      {"enabled": True, "fstrim_cloned_disks": True, "type": "isa"}, "parse_guest_agent values")
+check(parse_guest_agent(None) == {} and parse_guest_agent("0,type=isa") == {}, "disabled: {}")
 
 spec = NetSpec("net3", "model=virtio,macaddr=BC:24:11:00:00:03,bridge=vmbr1,queues=2,rate=12.5,firewall=1")
 check(spec.tap(101) == "tap101i3" and spec.queues == 2 and spec.rate == 12.5, "long netN form")

@@ -17,6 +17,12 @@ containerd.service and apparmor.service are disabled: the first `docker` command
 through docker.socket (docker.service Wants= containerd), so an unused Docker costs no boot time. \
 COMPOSE_IMAGE_TAR is a busybox root file system (busybox-static's
 binary and its applet links) for `docker import`: nothing is ever pulled from a registry.
+
+The QEMU guest agent (qemu-guest-agent, Debian's qemu-ga 7.2), as on a Proxmox guest: nothing to
+enable. udev starts qemu-guest-agent.service (60-qemu-guest-agent.rules, SYSTEMD_WANTS) when the
+virtio-serial port org.qemu.guest_agent.0 appears, i.e. only in a VM whose config has `agent: 1`
+(qemu.py adds the channel), and the unit is bound to that port's device. qemu-ga opens no network
+socket: the links stay silent.
 """
 import fcntl
 import glob
@@ -38,7 +44,7 @@ from .common import LabError, log, output, run
 SUITE = "bookworm"
 GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",
                   "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping", "sudo",
-                  "docker.io", "docker-compose", "apparmor")
+                  "docker.io", "docker-compose", "apparmor", "qemu-guest-agent")
 # The unprivileged operator account (the lab's key may log in as it too) and the sudoers entry
 # policies/README.md documents for spec.ansible.become.
 OPERATOR = topo.GUEST_OPERATOR
@@ -48,12 +54,14 @@ OPERATOR = topo.GUEST_OPERATOR
 # overlay: dockerd's overlay2 storage driver. Nothing else Docker needs is a module in Debian's
 # kernel with daemon.json below (namespaces, cgroups, seccomp are built in; veth, br_netfilter,
 # nf_nat, iptables matches are only for networks and iptables, which the lab's dockerd has not).
+# virtio_console: virtio-serial, the guest agent's port (udev loads it by the device's modalias).
 GUEST_MODULES = ("virtio_pci", "virtio_blk", "virtio_net", "ext4", "nfs", "nfsv3", "nfsv4",
                  "button", "evdev", "virtio_rng", "inet_diag", "tcp_diag", "bridge", "8021q",
-                 "overlay")
+                 "overlay", "virtio_console")
 BOOT_MODULES = ("virtio_pci", "virtio_blk", "ext4")
 NAS_MODULES = ("virtio_pci", "virtio_net", "nfsd")
 NAS_TOOLS = ("/usr/sbin/rpc.nfsd", "/usr/sbin/rpc.mountd", "/usr/sbin/exportfs")
+QGA_UDEV_RULES = "60-qemu-guest-agent.rules"
 GUEST_DISK_SIZE = "2G"
 ARTIFACTS = ("vmlinuz", "initrd-boot.img", "initrd-nas.img", "guest-root.img",
              "ssh/id_ed25519", "ssh/id_ed25519.pub", "ssh/guest_host_ed25519.pub", "manifest.json")
@@ -147,7 +155,8 @@ def package_pins() -> dict:
     _ensure_apt_lists()
     kernel = _kernel_package()
     return {pkg: _package_version(pkg) for pkg in (kernel, "nfs-kernel-server", "busybox-static",
-                                                   "docker.io", "docker-compose", "apparmor")} | \
+                                                   "docker.io", "docker-compose", "apparmor",
+                                                   "qemu-guest-agent")} | \
         {"_kernel": kernel}
 
 
@@ -354,6 +363,16 @@ def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) 
         raise LabError(f"{pam_sshd} has no pam_motd line to drop: has openssh-server's PAM file changed?")
     with open(pam_sshd, "w") as f:
         f.writelines(kept)
+    # The guest agent starts from udev when its port appears (nothing to enable): fail the build,
+    # not a lab test, if Debian's package stops doing it that way.
+    try:
+        with open(os.path.join(root, "lib/udev/rules.d", QGA_UDEV_RULES)) as f:
+            rule = f.read()
+    except OSError:
+        rule = ""
+    if topo.QGA_PORT not in rule or "qemu-guest-agent.service" not in rule:
+        raise LabError(f"{QGA_UDEV_RULES}: no rule starting qemu-guest-agent.service for the port "
+                       f"{topo.QGA_PORT}: has the qemu-guest-agent package changed?")
     # A fixed machine-id: no first-boot presets re-enabling what the lab turned off.
     with open(os.path.join(root, "etc/machine-id"), "w") as f:
         f.write(secrets.token_hex(16) + "\n")

@@ -408,7 +408,9 @@ def status() -> dict:
         vms[str(vmid)] = {"running": vm.running(), "pid": vm.pid(), "console": vm.console}
     taps = output(["ip", "-n", ns, "-br", "link", "show", "type", "tun"], check=False).split() \
         if netns_exists() else []
+    qga = topo.qga_socket(topo.GUEST_VMID)
     return {"up": _lab_running(state), "accel": state["accel"], "netns": ns, "vms": vms,
             "taps": [t for t in taps if t.startswith("tap")], "pvesim": state.get("pvesim"),
+            "qga": {"socket": qga, "present": os.path.exists(qga)},
             "ssh_config": state["ssh_config"], "inventory": state["inventory"],
             "images": state["images"], "timings": state.get("timings")}

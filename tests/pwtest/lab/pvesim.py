@@ -8,6 +8,11 @@ power or NIC change afterwards goes through the API, as pathwarden's would.
 pve1's taps are the real ones: pvesim reads pve1's /proc/net/dev inside the switch namespace
 (--node-net-dev pve1=/run/netns/NS), where QEMU's taps tap<vmid>i<N> live, so status/current's
 "nics" are the bytes that really crossed each tap (check it: tests/lab/lab taps).
+
+The guest's config has `agent: 1`: vm-hook starts it with the guest agent's channel, whose socket
+is topology.qga_socket(101) in topology.qga_dir(), the lab's /var/run/qemu-server. pvesim gets
+`--qga-dir` that directory, so its .../agent/... endpoints talk to the real agent, when the binary
+offers the option (`pvesim --help` lists it); an older pvesim runs without it.
 """
 import glob
 import json
@@ -59,8 +64,23 @@ def _pid():
     return None
 
 
+def supports_option(binary: str, option: str) -> bool:
+    """Whether this pvesim binary lists option in its --help (options come and go with its version)."""
+    try:
+        proc = subprocess.run([binary, "--help"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(word.startswith(option) for word in (proc.stdout + proc.stderr).split())
+
+
 def start_and_boot_guest() -> dict:
     binary = find_binary()
+    qga = ["--qga-dir", topo.qga_dir()] if supports_option(binary, "--qga-dir") else []
+    if not qga:
+        log("this pvesim has no --qga-dir: its agent endpoints do not reach the guest's agent "
+            "(tests/lab/lab qga does)")
+    os.makedirs(topo.qga_dir(), exist_ok=True)
     d = _dir()
     os.makedirs(d, mode=0o700, exist_ok=True)
     state_file = os.path.join(d, "state.json")
@@ -77,7 +97,7 @@ def start_and_boot_guest() -> dict:
     proc = subprocess.Popen([binary, "--listen", "127.0.0.1", "--port", "0", "--ready-file", ready,
                              "--state", state_file, "--vm-hook", f"{topo.GUEST_VMID}={HOOK}",
                              "--node-net-dev", f"{topo.GUEST_NODE}={NODE_NET_DEV}",
-                             "--token", f"{TOKEN_ID}={secret}"],
+                             "--token", f"{TOKEN_ID}={secret}"] + qga,
                             stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
                             start_new_session=True)
     log_file.close()
@@ -87,7 +107,8 @@ def start_and_boot_guest() -> dict:
         raise LabError(f"pvesim did not start: {_log_tail()}")
     with open(ready) as f:
         info = json.load(f)
-    info |= {"token_id": TOKEN_ID, "token_file": token_file, "pid": proc.pid, "binary": binary}
+    info |= {"token_id": TOKEN_ID, "token_file": token_file, "pid": proc.pid, "binary": binary,
+             "qga_dir": qga[1] if qga else None}
     log(f"pvesim at {info['url']}; starting guest {topo.GUEST_VMID} through the API")
     Api(info).power("start")
     return info

@@ -4,8 +4,11 @@
 Faithful where pathwarden can see it: netN `virtio=MAC,bridge=B,queues=N,rate=R` becomes a tap
 named tap<vmid>i<N> on bridge B (multiqueue when N > 1), `-netdev tap,...,queues=N` and
 `virtio-net-pci,mq=on,vectors=2N+2,mac=MAC`; rate= is a tc limit on the tap in MB/s; netN ids
-are the QEMU device ids, so a hot-plug is a real device_del/device_add. Lab-specific: the guest
-boots the lab kernel directly (no firmware boot), and runs inside the switch namespace.
+are the QEMU device ids, so a hot-plug is a real device_del/device_add. `agent: 1` (or
+`enabled=1,...`) adds the guest agent's channel with qemu-server's options, its socket
+topology.qga_socket(vmid) (qemu-server: /var/run/qemu-server/<vmid>.qga), removed when the VM
+stops. Lab-specific: the guest boots the lab kernel directly (no firmware boot), and runs inside
+the switch namespace.
 """
 import json
 import os
@@ -87,6 +90,66 @@ class NetSpec:
         else:
             args |= {"bus": "pci.0", "addr": hex(0x12 + self.index)}
         return args
+
+
+# qemu-server's $agent_fmt (PVE/QemuServer/Agent.pm): key -> boolean, or the allowed values.
+AGENT_KEYS = {"enabled": None, "fstrim_cloned_disks": None, "freeze-fs-on-backup": None, "freeze-fs": None,
+              "type": ("virtio", "isa")}
+
+
+def _pve_boolean(text: str):
+    """PVE::JSONSchema::parse_boolean: 1|on|yes|true -> True, 0|off|no|false -> False, else None."""
+    low = text.lower()
+    return True if low in ("1", "on", "yes", "true") else False if low in ("0", "off", "no", "false") else None
+
+
+def parse_guest_agent(value) -> dict:
+    """qemu-server's parse_guest_agent: the `agent` property string ("1", "enabled=1,type=virtio",
+    ...) as a dict, or {} when it is absent, disabled, or does not parse (qemu-server warns then and
+    starts the VM without the channel; so does the lab, on stderr)."""
+    if value is None:
+        return {}
+    result = {}
+    try:
+        for part in str(value).split(","):
+            if not part:
+                continue
+            key, sep, val = part.partition("=")
+            if not sep:
+                key, val = "enabled", part  # the format's default key
+            if key not in AGENT_KEYS:
+                raise LabError(f"{key}: property is not defined in schema")
+            if key in result:
+                raise LabError(f"{key}: duplicate key in comma-separated list property")
+            allowed = AGENT_KEYS[key]
+            if allowed is None:
+                flag = _pve_boolean(val)
+                if flag is None:
+                    raise LabError(f"{key}: type check ('boolean') failed - got '{val}'")
+                result[key] = flag
+            elif val in allowed:
+                result[key] = val
+            else:
+                raise LabError(f"{key}: value '{val}' does not have a value in the enumeration "
+                               f"'{', '.join(allowed)}'")
+    except LabError as e:
+        log(f"agent: {value}: {e}: the VM starts without the guest agent channel")
+        return {}
+    return result if result.get("enabled") else {}
+
+
+def agent_args(config: dict, vmid: int, q35: bool) -> list:
+    """qemu-server's config_to_command for an enabled agent: a socket chardev and, for type
+    virtio, a virtio-serial controller with the port org.qemu.guest_agent.0 (qemu-server puts it
+    at bus=pci.0,addr=0x8; a q35 machine in the lab has no pci.0, so QEMU places it on pcie.0)."""
+    agent = parse_guest_agent(config.get("agent"))
+    if not agent:
+        return []
+    args = ["-chardev", f"socket,path={topo.qga_socket(vmid)},server=on,wait=off,id=qga0"]
+    if agent.get("type", "virtio") == "isa":
+        return args + ["-device", "isa-serial,chardev=qga0"]
+    return args + ["-device", "virtio-serial,id=qga0" + ("" if q35 else ",bus=pci.0,addr=0x8"),
+                   "-device", f"virtserialport,chardev=qga0,name={topo.QGA_PORT}"]
 
 
 def _opts(args: dict) -> str:
@@ -198,6 +261,7 @@ class Vm:
         self.pidfile = os.path.join(self.dir, "qemu.pid")
         self.console = os.path.join(self.dir, "console.log")
         self.running_file = os.path.join(self.dir, "running.json")
+        self.qga_path = topo.qga_socket(vmid)
 
     def pid(self):
         """The QEMU PID, only if that process really is this VM's QEMU (no PID-reuse accidents)."""
@@ -239,14 +303,15 @@ class Vm:
                     "-device", f"virtio-blk-pci,drive=drive-{key},id={key}"]
         for spec in nets_of(config).values():
             cmd += ["-netdev", _opts(spec.netdev_args(self.vmid)), "-device", _opts(spec.device_args(q35))]
-        return cmd
+        return cmd + agent_args(config, self.vmid, q35)
 
     def start(self, config: dict) -> None:
         if self.running():
             raise LabError(f"VM {self.vmid} is already running")
         state = LabState()
         os.makedirs(self.dir, exist_ok=True)
-        for stale in (self.qmp_path, self.pidfile):
+        os.makedirs(topo.qga_dir(), exist_ok=True)
+        for stale in (self.qmp_path, self.pidfile, self.qga_path):
             if os.path.exists(stale):
                 os.unlink(stale)
         nets = nets_of(config)
@@ -301,7 +366,8 @@ class Vm:
             if not wait_until(lambda: not pid_alive(pid), 10, 0.2):
                 os.kill(pid, signal.SIGKILL)
                 wait_until(lambda: not pid_alive(pid), 10, 0.2)
-        for f in (self.pidfile, self.qmp_path, self.running_file):
+        # The agent's socket too, as qemu-server's vm_stop_cleanup removes <vmid>.qga.
+        for f in (self.pidfile, self.qmp_path, self.running_file, self.qga_path):
             if os.path.exists(f):
                 os.unlink(f)
 

@@ -41,6 +41,8 @@ GUEST_MACS = {"link1": "BC:24:11:A1:01:01", "link2": "BC:24:11:A1:01:02", "mgmt"
 LINK1_RATE_MBPS = 30
 GUEST_VCPUS = 1
 GUEST_DISK_VOLUME = f"local:{GUEST_VMID}/vm-{GUEST_VMID}-disk-0.qcow2"
+# The QEMU guest agent's virtio-serial port, as qemu-server names it (`agent: 1`).
+QGA_PORT = "org.qemu.guest_agent.0"
 
 
 def guest_vm_config() -> dict:
@@ -63,6 +65,9 @@ def guest_vm_config() -> dict:
         "net1": f"virtio={GUEST_MACS['link2']},bridge={BRIDGE_LINK2}",
         "net2": f"virtio={GUEST_MACS['mgmt']},bridge={BRIDGE_MGMT}",
         "hotplug": "network,disk,usb",
+        # The guest agent's channel (qemu.py, as qemu-server's config_to_command adds it); Debian's
+        # qemu-guest-agent in the guest answers on it (lab qga, pwtest.lab.qga).
+        "agent": "1",
     }
 
 
@@ -111,6 +116,15 @@ def run_path(*parts: str) -> str:
 
 def vm_dir(vmid: int) -> str:
     return run_path("vms", str(vmid))
+
+
+def qga_dir() -> str:
+    """The guest agents' sockets, <vmid>.qga, as qemu-server's /var/run/qemu-server (pvesim --qga-dir)."""
+    return run_path("qemu-server")
+
+
+def qga_socket(vmid: int) -> str:
+    return os.path.join(qga_dir(), f"{vmid}.qga")
 
 
 def storage_root() -> str:
