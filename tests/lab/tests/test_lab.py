@@ -4,13 +4,14 @@
 fixture): `test_lab.py NAME`. Each test sets up the guest state it needs through a scenario."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 
 from pwtest.lab import topology as topo
-from pwtest.lab import lab, pvesim, scenarios
+from pwtest.lab import lab, pvesim, qga, scenarios
 from pwtest.lab.common import LabError
 from pwtest.script import Failure, check
 
@@ -177,6 +178,62 @@ def test_host_key_pinned():
         check(proc.returncode != 0 and "HOST IDENTIFICATION HAS CHANGED" in proc.stderr,
               f"ssh accepted a guest whose host key does not match the pin: {proc.returncode} {proc.stderr}")
     check(lab.Guest().run("hostname").stdout.strip() == topo.GUEST_HOSTNAME, "the pinned key must work")
+
+
+def _proc_net_dev(guest) -> dict:
+    """{ifname: (rx_bytes, tx_bytes)} from the guest's /proc/net/dev, read over SSH (on mgmt)."""
+    counters = {}
+    for line in guest.run("cat /proc/net/dev").stdout.splitlines()[2:]:
+        name, _, fields = line.partition(":")
+        values = fields.split()
+        counters[name.strip()] = (int(values[0]), int(values[8]))
+    return counters
+
+
+def test_guest_agent():
+    """Debian's qemu-guest-agent on the guest's virtio-serial channel (`agent: 1`), spoken to as
+    qemu-server does (pwtest.lab.qga): ping, guest-info 7.2.x, guest-exec's output equal to SSH's,
+    the interfaces and MACs of the topology, guest-file-read equal to SSH's; and the agent's
+    commands move 0 bytes on link1/link2 (guest and tap counters)."""
+    guest = lab.Guest()
+    guest.helper("reset")  # no NFS mount left by an earlier test: its lease renewals cross link2
+    time.sleep(2)
+    sock = topo.qga_socket(topo.GUEST_VMID)
+    check(os.path.exists(sock), f"no agent socket {sock}")
+    boot_id = guest.run("cat /proc/sys/kernel/random/boot_id").stdout
+    fstab = guest.run("cat /etc/fstab").stdout.encode()
+    before, taps_before = _proc_net_dev(guest), pvesim.check_taps()["taps"]
+
+    check(qga.command("guest-ping") == {"return": {}}, "guest-ping did not answer {}")
+    info = qga.call("guest-info")
+    version = info.get("version", "")
+    check(re.fullmatch(r"7\.2\.\d+", version), f"guest-info version {version!r}: not Debian bookworm's 7.2.x")
+    enabled = {c["name"] for c in info.get("supported_commands", []) if c.get("enabled")}
+    check({"guest-exec", "guest-exec-status", "guest-file-open", "guest-file-read"} <= enabled,
+          f"commands qemu-server's endpoints send are not enabled: {sorted(enabled)}")
+    interfaces = {i["name"]: i for i in qga.call("guest-network-get-interfaces")}
+    for name, mac in topo.GUEST_MACS.items():
+        got = interfaces.get(name, {})
+        check(got.get("hardware-address", "").lower() == mac.lower(),
+              f"{name}: hardware-address {got.get('hardware-address')}, expected {mac}: {sorted(interfaces)}")
+    addrs = {link["name"]: link["guest"] for link in topo.LINKS} | {"mgmt": topo.GUEST_MGMT_ADDR}
+    for name, addr in addrs.items():
+        ips = [a["ip-address"] for a in interfaces[name].get("ip-addresses", [])]
+        check(addr in ips, f"{name}: ip-addresses {ips}, expected {addr}")
+    status = qga.exec_capture(["/bin/cat", "/proc/sys/kernel/random/boot_id"])
+    check(status.get("exitcode") == 0 and status.get("out-data") == boot_id,
+          f"guest-exec cat boot_id: {status}, SSH said {boot_id!r}")
+    data, file_commands = qga.file_read("/etc/fstab")
+    check(data == fstab, f"guest-file-read /etc/fstab:\n{data!r}\nSSH:\n{fstab!r}")
+    commands = 3 + status["commands"] + file_commands  # ping, info, interfaces, exec..., file...
+
+    after, taps_after = _proc_net_dev(guest), pvesim.check_taps()["taps"]
+    for link in ("link1", "link2"):
+        check(after[link] == before[link], f"{commands} agent commands moved bytes on {link} (rx, tx): "
+                                           f"{before[link]} -> {after[link]}")
+    for tap in (f"tap{topo.GUEST_VMID}i0", f"tap{topo.GUEST_VMID}i1"):
+        check(taps_after[tap] == taps_before[tap], f"{tap}: {taps_before[tap]} -> {taps_after[tap]}")
+    print(f"guest agent {version}: {commands} commands, 0 bytes on link1/link2")
 
 
 def _combined(text: str) -> tuple:

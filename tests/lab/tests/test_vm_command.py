@@ -66,6 +66,7 @@ check(joined.endswith(f"{qga_chardev} -device virtio-serial,id=qga0 {qga_port}")
 pc = " ".join(Vm(101).command(config | {"machine": "pc"}, state))
 check(f"{qga_chardev} -device virtio-serial,id=qga0,bus=pci.0,addr=0x8 {qga_port}" in pc, f"pc: {pc}")
 check(joined.count("qga0") == 3, f"one channel: {joined}")
+check(" ".join(kvm).endswith(f"{qga_chardev} -device virtio-serial,id=qga0 {qga_port}"), "the same channel with KVM")
 for value in ("1", "enabled=1", "on", "enabled=yes,fstrim_cloned_disks=1", "1,type=virtio,freeze-fs=0",
               "enabled=TRUE,freeze-fs-on-backup=0"):
     line = " ".join(Vm(101).command(config | {"agent": value}, state))
