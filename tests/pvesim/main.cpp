@@ -68,6 +68,12 @@ Timing:
   --auth-failure-delay-ms N   delay of 401 answers (default 3000, like pveproxy)
   --hook-timeout-s N       kill a hook after this long (default 600)
   --log-requests           log every request to stderr
+Guest agent (README.md "Guest agent"):
+  --qga-dir DIR            a VM without a recorded agent has a real QEMU guest agent on the UNIX
+                           socket DIR/<vmid>.qga (as /var/run/qemu-server/<vmid>.qga)
+  --agent-ping-timeout-ms N     budget of the guest-ping before each call (default 3000, qemu-server's)
+  --agent-command-timeout-ms N  budget of every other guest command (default 5000, qemu-server's)
+  --pvedaemon-workers N    agent calls handled at once per node, the others wait (default 3)
 )";
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -265,6 +271,19 @@ int main(int argc, char** argv) {
       sim_options.hook_timeout = std::chrono::seconds(to_int(opt, value()));
     } else if (opt == "--log-requests") {
       sim_options.log_requests = true;
+    } else if (opt == "--qga-dir") {
+      sim_options.qga_dir = value();
+      if (!std::filesystem::is_directory(sim_options.qga_dir))
+        usage_error("--qga-dir: no directory " + sim_options.qga_dir);
+    } else if (opt == "--agent-ping-timeout-ms") {
+      sim_options.agent_ping_timeout_ms = to_int(opt, value());
+      if (sim_options.agent_ping_timeout_ms < 1) usage_error("--agent-ping-timeout-ms must be positive");
+    } else if (opt == "--agent-command-timeout-ms") {
+      sim_options.agent_command_timeout_ms = to_int(opt, value());
+      if (sim_options.agent_command_timeout_ms < 1) usage_error("--agent-command-timeout-ms must be positive");
+    } else if (opt == "--pvedaemon-workers") {
+      sim_options.pvedaemon_workers = to_int(opt, value());
+      if (sim_options.pvedaemon_workers < 1) usage_error("--pvedaemon-workers must be at least 1");
     } else {
       usage_error("unknown option '" + opt + "'");
     }
@@ -351,6 +370,7 @@ int main(int argc, char** argv) {
     std::cout << "pvesim listening on " << url << " fingerprint " << cert.fingerprint << std::endl;
 
     server.run();
+    sim.stop_agent_calls();
     sim.wait_for_tasks();
     if (!dump_file.empty()) write_file_atomically(dump_file, bj::serialize(sim.state_json()) + "\n");
     std::error_code ec;

@@ -76,8 +76,16 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::get_lowest_layer(stream_).expires_never();
     asio::post(workers_, [self = shared_from_this(), req = std::move(req)] {
       ApiResponse resp = self->sim_.handle(req);
-      asio::post(self->stream_.get_executor(),
-                 [self, resp = std::move(resp)]() mutable { self->respond(std::move(resp)); });
+      auto answer = [self](ApiResponse&& r) {
+        asio::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable { self->respond(std::move(r)); });
+      };
+      if (!resp.deferred) return answer(std::move(resp));
+      // A pvedaemon worker answers later, from its own thread; this worker is free at once.
+      auto start = std::move(resp.deferred);
+      start([answer, delay = resp.delay_ms](ApiResponse&& r) {
+        r.delay_ms += delay;
+        answer(std::move(r));
+      });
     });
   }
 

@@ -10,14 +10,19 @@
 #include <random>
 #include <sstream>
 
+#include "recorded_agent.hpp"
+
 namespace pvesim {
 
 namespace bj = boost::json;
 
 const std::set<std::string> kAllPrivileges = {
-    "VM.Audit",       "VM.Config.Network", "VM.Config.Options", "VM.Config.CPU",       "VM.Config.Memory",
-    "VM.Config.Disk", "VM.Config.HWType",  "VM.Config.CDROM",   "VM.Config.Cloudinit", "VM.PowerMgmt",
-    "SDN.Use",        "SDN.Audit",         "Sys.Audit"};
+    "VM.Audit", "VM.Config.Network", "VM.Config.Options", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Disk",
+    "VM.Config.HWType", "VM.Config.CDROM", "VM.Config.Cloudinit", "VM.PowerMgmt", "SDN.Use", "SDN.Audit", "Sys.Audit",
+    // PVE 9's guest agent privileges (pve-access-control 922f710, PVE/AccessControl.pm $privgroups;
+    // docs/guest-agent-upstream.md §1.2). PVE 8's VM.Monitor is not one: PVE 9 refuses it.
+    "VM.GuestAgent.Audit", "VM.GuestAgent.FileRead", "VM.GuestAgent.FileWrite", "VM.GuestAgent.FileSystemMgmt",
+    "VM.GuestAgent.Unrestricted"};
 
 std::optional<std::set<std::string>> parse_privileges(const std::string& list, std::string& error) {
   if (list.empty() || list == "all") return kAllPrivileges;
@@ -299,6 +304,9 @@ bool load_state(Cluster& cluster, const bj::value& state, std::string& error) {
     if (auto* r = go.if_contains("running"); r && r->is_bool()) vm->running = r->as_bool();
     if (auto* h = go.if_contains("hook"); h && h->is_string()) vm->hook = std::string(h->as_string());
     if (auto* i = go.if_contains("ignores_shutdown"); i && i->is_bool()) vm->ignores_shutdown = i->as_bool();
+    if (auto* a = go.if_contains("agent"); a && !a->is_null()) {
+      if (vm->agent = parse_recorded_agent(*a, where + ".agent", error); !vm->agent) return false;
+    }
     if (auto* c = go.if_contains("config"); c && !read_config_object(*c, vm->conf, where + ".config", error)) {
       return false;
     }
@@ -343,6 +351,7 @@ bj::value dump_state(const Cluster& cluster) {
     g["running"] = vm->running;
     if (!vm->hook.empty()) g["hook"] = vm->hook;
     if (vm->ignores_shutdown) g["ignores_shutdown"] = true;
+    if (vm->agent) g["agent"] = recorded_agent_json(*vm->agent);
     bj::object conf;
     for (const auto& [k, v] : vm->conf) conf[k] = v;
     g["config"] = std::move(conf);

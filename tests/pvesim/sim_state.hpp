@@ -16,6 +16,8 @@
 
 namespace pvesim {
 
+struct RecordedAgent;
+
 using Config = std::map<std::string, std::string>;  // sorted like the file
 
 struct PendingDelete {
@@ -56,6 +58,8 @@ struct Vm {
   // The guest ignores ACPI power-down (no acpid, a hung OS): a shutdown or reboot then waits its
   // timeout and fails, as qemu-server's _do_vm_stop does without forceStop.
   bool ignores_shutdown = false;
+  // The recorded guest agent (recorded_agent.hpp), or none: then a real one on --qga-dir's socket.
+  std::shared_ptr<const RecordedAgent> agent;
   std::timed_mutex file_lock;  // qemu-server's flock on the config (lock_config, 10 s)
 
   bool has_pending() const { return !pending.empty() || !pending_delete.empty(); }

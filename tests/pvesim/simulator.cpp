@@ -15,8 +15,10 @@
 #include <sstream>
 
 #include "acl.hpp"
+#include "agent.hpp"
 #include "hook.hpp"
 #include "net_schema.hpp"
+#include "pvedaemon_workers.hpp"
 
 namespace pvesim {
 
@@ -196,6 +198,8 @@ struct ParamSpec {
   long long min = LLONG_MIN;
   long long max = LLONG_MAX;
   std::vector<std::string> choices;
+  bool required = false;
+  std::size_t max_length = 0;  // 0: any length (JSONSchema maxLength)
 };
 
 using Schema = std::map<std::string, ParamSpec>;
@@ -228,6 +232,10 @@ std::string check_value(const ParamSpec& spec, const std::vector<std::string>& v
       return "value '" + v + "' does not have a value in the enumeration '" + list + "'";
     }
     default:
+      // pve-common PVE/JSONSchema.pm check_prop (l. 1645).
+      if (spec.max_length > 0 && v.size() > spec.max_length) {
+        return "value may only be " + std::to_string(spec.max_length) + " characters long";
+      }
       return {};
   }
 }
@@ -244,6 +252,9 @@ void validate(const Params& params, const Schema& schema) {
     } else if (auto msg = check_value(it->second, v); !msg.empty()) {
       errors[k] = msg;
     }
+  }
+  for (const auto& [k, spec] : schema) {
+    if (spec.required && !params.contains(k)) errors[k] = "property is missing and it is not optional";  // l. 1581
   }
   if (!errors.empty()) param_error(std::move(errors));
 }
@@ -544,8 +555,19 @@ struct Handlers {
     }
     resp.delay_ms += latency;
     if (sim.options_.log_requests) {
-      std::cerr << "pvesim: " << req.method << " " << path << " -> "
-                << (resp.drop ? std::string("dropped") : std::to_string(resp.status) + " " + resp.reason) << "\n";
+      auto log = [line = "pvesim: " + req.method + " " + path + " -> "](const ApiResponse& r) {
+        std::cerr << line << (r.drop ? std::string("dropped") : std::to_string(r.status) + " " + r.reason) << "\n";
+      };
+      if (!resp.deferred) {
+        log(resp);
+      } else {  // logged when the pvedaemon worker answers
+        resp.deferred = [log, inner = std::move(resp.deferred)](ApiResponse::Respond respond) {
+          inner([log, respond = std::move(respond)](ApiResponse&& r) {
+            log(r);
+            respond(std::move(r));
+          });
+        };
+      }
     }
     return resp;
   }
@@ -687,6 +709,9 @@ struct Handlers {
     if (m == "GET" && is({"nodes", "*", "tasks", "*", "status"})) return task_status(c, seg[1], seg[3], p);
     if (m == "GET" && is({"nodes", "*", "tasks", "*", "log"})) return task_log(c, seg[1], seg[3], p);
     if (m == "GET" && is({"cluster", "sdn", "vnets"})) return sdn_vnets(c, p);
+    if (is({"nodes", "*", "qemu", "*", "agent", "*"}) && find_agent_endpoint(m, seg[5]) != nullptr) {
+      return agent(c, *find_agent_endpoint(m, seg[5]), seg[1], seg[3], p);
+    }
 
     std::string rel;
     for (const auto& s : seg) rel += "/" + s;
@@ -1033,7 +1058,60 @@ struct Handlers {
     // (a stopped VM has none, so no "nics"; a paused one keeps its taps). Not in the returns
     // schema, which pve-common's RESTHandler does not check by default.
     if (!taps.empty()) out["nics"] = nics_json(taps);
+    // vm_status (qemu-server PVE/API2/Qemu.pm l. 3487): the config in effect enables the agent.
+    if (agent_enabled(vm.conf)) out["agent"] = 1;
     return data_response(std::move(out));
+  }
+
+  // ---- guest agent (agent.cpp does the work) -------------------------------------------------------
+
+  // .../agent/{command} (qemu-server PVE/API2/Qemu/Agent.pm): the method's permission check comes
+  // first, in pveproxy, before the call is proxied and whatever the VM (pve-manager
+  // PVE/HTTPServer.pm rest_handler: check_api2_permissions, then proxyto); the handler runs in
+  // one of the node's pvedaemon workers, which answers later (ApiResponse::deferred).
+  ApiResponse agent(const Caller& c, const AgentEndpoint& endpoint, const std::string& node, const std::string& vmid,
+                    Params& p) {
+    {
+      std::lock_guard lock(sim.mutex_);
+      require_any(c, "/vms/" + vmid, endpoint.privileges);
+    }
+    ApiResponse deferred;
+    deferred.deferred = [&s = sim, &endpoint, node, vmid, p](ApiResponse::Respond respond) {
+      s.pvedaemon_->run(node, [&s, &endpoint, node, vmid, p, respond = std::move(respond)]() mutable {
+        respond(Handlers{s}.agent_call(endpoint, node, vmid, p));
+      });
+    };
+    return deferred;
+  }
+
+  // In the pvedaemon worker: the parameters (RESTHandler's schema check), load_config, then
+  // AgentService::call. Answers every error itself: nothing up the stack catches here.
+  ApiResponse agent_call(const AgentEndpoint& endpoint, const std::string& node, const std::string& vmid, Params& p) {
+    try {
+      Schema schema{{"node", text()}, {"vmid", text()}};
+      for (const auto& param : endpoint.params) {
+        static const std::map<AgentParam::Type, ParamSpec::Kind> kinds{
+            {AgentParam::Type::string, ParamSpec::Kind::string},
+            {AgentParam::Type::list, ParamSpec::Kind::list},
+            {AgentParam::Type::integer, ParamSpec::Kind::integer},
+            {AgentParam::Type::boolean, ParamSpec::Kind::boolean}};
+        schema[param.name] = {kinds.at(param.type), param.min, param.max, {}, param.required, param.max_length};
+      }
+      validate(p, schema);
+      AgentTarget target;
+      {
+        std::lock_guard lock(sim.mutex_);
+        const Vm& vm = vm_on(node, vmid);  // load_config: "Configuration file ... does not exist"
+        target = AgentTarget{vm.vmid, vm.conf, vm.running, vm.pid, vm.agent};
+      }
+      AgentOutcome out = sim.agent_->call(endpoint, target, p);
+      if (!out.ok) die(out.message);
+      return data_response(std::move(out.data));
+    } catch (const HttpError& e) {
+      return error_response(e);
+    } catch (const std::exception& e) {
+      return error_response(HttpError{500, std::string("pvesim internal error: ") + e.what(), {}});
+    }
   }
 
   // ---- tasks -------------------------------------------------------------------------------------
@@ -1869,7 +1947,8 @@ struct Handlers {
                                       {"config_writes", sim.config_writes_},
                                       {"config_writes_without_digest", sim.config_writes_without_digest_},
                                       {"digest_mismatches", sim.digest_mismatches_},
-                                      {"connections", sim.connections_.load()}});
+                                      {"connections", sim.connections_.load()},
+                                      {"pvedaemon", pvedaemon_stats()}});
     }
     if (m == "POST" && is({"pvesim", "stats", "reset"})) {
       std::lock_guard lock(sim.mutex_);
@@ -1877,6 +1956,7 @@ struct Handlers {
       sim.api_requests_ = sim.injected_errors_ = sim.injected_drops_ = sim.delayed_requests_ = 0;
       sim.config_writes_ = sim.config_writes_without_digest_ = sim.digest_mismatches_ = 0;
       sim.connections_ = 0;
+      sim.pvedaemon_->reset_stats();
       return data_response(nullptr);
     }
     if (m == "POST" && is({"pvesim", "tickets", "reset"})) {
@@ -1944,17 +2024,34 @@ struct Handlers {
         vm->hook = h.is_null() ? "" : std::string(h.as_string());
         return data_response(nullptr);
       }
-      if (seg[3] == "guest" && m == "PUT") {  // how the guest OS behaves: {"ignores_shutdown": bool}
+      if (seg[3] == "guest" && m == "PUT") {  // how the guest OS behaves: {"ignores_shutdown": bool, "agent": ...}
         auto body = json_body(req);
-        if (auto* i = body.as_object().if_contains("ignores_shutdown"); i && i->is_bool()) {
-          vm->ignores_shutdown = i->as_bool();
-        } else {
-          throw HttpError{400, "want {\"ignores_shutdown\": true|false}", {}};
+        const auto* i = body.is_object() ? body.as_object().if_contains("ignores_shutdown") : nullptr;
+        const auto* a = body.is_object() ? body.as_object().if_contains("agent") : nullptr;
+        if ((i == nullptr && a == nullptr) || (i != nullptr && !i->is_bool())) {
+          throw HttpError{400, "want {\"ignores_shutdown\": true|false, \"agent\": {...}|null}", {}};
         }
+        std::shared_ptr<const RecordedAgent> agent;
+        if (a != nullptr && !a->is_null()) {
+          std::string error;
+          if (agent = parse_recorded_agent(*a, "agent", error); !agent) throw HttpError{400, error, {}};
+        }
+        if (i != nullptr) vm->ignores_shutdown = i->as_bool();
+        if (a != nullptr) vm->agent = agent;
         return data_response(nullptr);
       }
     }
     throw HttpError{404, "unknown pvesim admin call " + m + " " + req.target, {}};
+  }
+
+  // GET /pvesim/stats "pvedaemon": per node, the agent calls running, waiting, the most at once.
+  bj::object pvedaemon_stats() {
+    bj::object out;
+    for (const auto& [node, st] : sim.pvedaemon_->stats()) {
+      out[node] = bj::object{
+          {"active", st.active}, {"waiting", st.waiting}, {"max_active", st.max_active}, {"handled", st.handled}};
+    }
+    return out;
   }
 };
 
@@ -1965,11 +2062,21 @@ Simulator::Simulator(Cluster cluster, SimOptions options, Faults faults, std::ui
       options_(std::move(options)),
       net_devs_(options_.node_net_dev),
       faults_(std::move(faults)),
-      rng_(seed) {}
+      rng_(seed),
+      agent_(std::make_unique<AgentService>(
+          AgentOptions{options_.qga_dir, std::chrono::milliseconds(options_.agent_ping_timeout_ms),
+                       std::chrono::milliseconds(options_.agent_command_timeout_ms)})),
+      pvedaemon_(std::make_unique<PvedaemonWorkers>(options_.pvedaemon_workers)) {}
 
 Simulator::~Simulator() {
   stopping_ = true;
+  stop_agent_calls();
   wait_for_tasks();
+}
+
+void Simulator::stop_agent_calls() {
+  agent_->stop();
+  pvedaemon_->stop();
 }
 
 std::map<std::string, bool> Simulator::Caller::privileges(const std::string& path) const {
@@ -2000,8 +2107,12 @@ std::map<std::string, bool> Simulator::Caller::privileges(const std::string& pat
                                                     "VM.Config.Network",
                                                     "VM.Config.Options",
                                                     "VM.Console",
+                                                    "VM.GuestAgent.Audit",
+                                                    "VM.GuestAgent.FileRead",
+                                                    "VM.GuestAgent.FileSystemMgmt",
+                                                    "VM.GuestAgent.FileWrite",
+                                                    "VM.GuestAgent.Unrestricted",
                                                     "VM.Migrate",
-                                                    "VM.Monitor",
                                                     "VM.PowerMgmt"};
   std::map<std::string, bool> out;
   if (is_root()) {

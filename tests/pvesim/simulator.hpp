@@ -6,7 +6,9 @@
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -35,6 +37,13 @@ struct ApiResponse {
   std::string content_type = "application/json;charset=UTF-8";
   int delay_ms = 0;   // answer only after this long (latency fault, failed-auth delay)
   bool drop = false;  // close the connection without answering
+
+  // A call that a node's pvedaemon worker answers later (the guest agent's, pvedaemon_workers.hpp):
+  // the server calls `deferred` with `respond`, which sends the real answer from whatever thread
+  // (or is dropped, unanswered, when pvesim stops). Only this response's delay_ms is kept: it is
+  // added to the real answer's.
+  using Respond = std::function<void(ApiResponse&&)>;
+  std::function<void(Respond)> deferred;
 };
 
 struct Faults {
@@ -81,7 +90,16 @@ struct SimOptions {
   int pvestatd_interval_ms = 0;
   // Nodes whose taps are real: node -> its /proc/net/dev (a file, or a network namespace file).
   std::map<std::string, std::string> node_net_dev;
+  // The guest agent (agent.hpp): real agents' sockets are QGA_DIR/<vmid>.qga; qemu-server's
+  // guest-ping budget (3 s) and every other guest command's (5 s); pvedaemon's workers per node.
+  std::string qga_dir;
+  int agent_ping_timeout_ms = 3000;
+  int agent_command_timeout_ms = 5000;
+  int pvedaemon_workers = 3;
 };
+
+class AgentService;
+class PvedaemonWorkers;
 
 class Simulator {
  public:
@@ -100,6 +118,9 @@ class Simulator {
   void note_connection() { ++connections_; }
   // Joins task threads (reboots may still be starting their VM).
   void wait_for_tasks();
+  // Ends the guest agent calls: queued ones are dropped, running ones stop waiting for their
+  // agent. Before the server goes away, as their answers go to its connections.
+  void stop_agent_calls();
 
   struct Task {
     std::string upid;
@@ -164,6 +185,10 @@ class Simulator {
   std::atomic<bool> stopping_{false};  // set by the destructor: long waits in tasks end early
   std::mutex threads_mutex_;
   std::vector<std::thread> threads_;
+
+  // Last, so that they go first: their threads use everything above.
+  std::unique_ptr<AgentService> agent_;
+  std::unique_ptr<PvedaemonWorkers> pvedaemon_;
 };
 
 }  // namespace pvesim
