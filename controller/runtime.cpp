@@ -10,7 +10,9 @@
 #include "ansible/guest_port.hpp"
 #include "ansible/ssh_control.hpp"
 #include "command_errors.hpp"
+#include "observe/observe_port.hpp"
 #include "policy/selection.hpp"
+#include "proxmox/agent_client.hpp"
 #include "proxmox/client.hpp"
 #include "settings/loader.hpp"
 #include "settings/proxmox_options.hpp"
@@ -56,6 +58,10 @@ Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loade
     }
     auto client = proxmox::Client::create(std::move(*opts));
     if (!client) return std::unexpected(client.error());
+    if (s.observe.via != observe::Via::ansible) {
+      rt->agent = std::make_unique<proxmox::ApiGuestAgent>(
+          **client, proxmox::GuestAgentOptions{.per_node = s.observe.agent_per_node});
+    }
     rt->api = std::move(*client);
   }
   if (needs.guests) {
@@ -96,6 +102,16 @@ Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loade
     g.playbook.guest_timeout = std::chrono::duration_cast<std::chrono::seconds>(s.ansible.guest_timeout);
     g.sleeper = &rt->sleeper;
     rt->guests = ansible::make_guest_port(std::make_unique<ansible::AnsiblePlaybookRunner>(std::move(a)), g);
+    // Facts through the guest agent; changes (and the reads that belong to them) stay over SSH.
+    if (rt->agent) {
+      rt->guests = observe::make_observe_port(
+          *rt->agent, std::move(rt->guests),
+          observe::ObserveOptions{
+              .via = s.observe.via,
+              .access = s.observe.agent_access,
+              .fstab_path = rt->playbook_options.fstab_path,
+              .deadline = std::chrono::duration_cast<std::chrono::seconds>(s.observe.agent_timeout)});
+    }
   }
   if (rt->api && rt->guests) {
     engine_options.stop_requested = [] { return stop_signal(); };

@@ -16,6 +16,7 @@
 #include "journal/storage.hpp"
 #include "policy/model.hpp"
 #include "proxmox/api.hpp"
+#include "proxmox/guest_agent.hpp"
 #include "reconcile/engine.hpp"
 #include "settings/model.hpp"
 #include "timing/sleeper.hpp"
@@ -25,6 +26,8 @@ namespace pw::cli {
 struct Runtime {
   settings::ControllerSettings settings;
   std::unique_ptr<proxmox::Api> api;
+  // The guests' agents through `api` (spec.observe.via agent or auto); after api, so it goes first.
+  std::unique_ptr<proxmox::GuestAgent> agent;
   std::unique_ptr<guest::GuestPort> guests;
   ansible::PlaybookOptions playbook_options;  // what the guest port generates with; --emit-playbooks too
   std::unique_ptr<journal::StateDir> state;

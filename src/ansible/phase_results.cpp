@@ -15,18 +15,8 @@ namespace {
 Result<std::vector<guest::DockerVolume>> docker_volumes_of(const TaskOutcome& t, const std::string& host) {
   const auto* rc = t.result.if_contains("rc");
   const long long code = rc != nullptr && rc->is_int64() ? rc->as_int64() : -1;
-  if (code == 0)
-    return guest::parse_docker_volume_inspect(string_at(t.result, "stdout"), host + ": docker volume inspect");
-  std::string why = string_at(t.result, "stderr");
-  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-  if (why.empty()) why = t.message.empty() ? "exit " + std::to_string(code) : t.message;
-  const char* hint =
-      code == 3 ? "install Docker there, or use another spec.mount.owner"
-      : why.find("permission denied") != std::string::npos
-          ? "Docker's socket is root's: set spec.ansible.become: true in the Controller settings, or add the SSH user "
-            "to the docker group"
-          : "check 'systemctl status docker' in the guest";
-  return fail("Docker did not list its volumes: " + why, host, hint);
+  return guest::docker_volumes_answer(code, string_at(t.result, "stdout"), string_at(t.result, "stderr"), t.message,
+                                      host);
 }
 
 Result<const TaskOutcome*> finished_task(const HostReport& host, const char* name) {

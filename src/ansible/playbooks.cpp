@@ -328,11 +328,7 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     resolving = resolving || !lookups.empty();
     docker = docker || docker_volumes;
     for (const auto& n : lookups) {
-      if (n.empty() || n.size() > 253 || n.front() == '-' ||
-          n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
-              std::string::npos) {
-        return fail("'" + n + "' is not a host name to resolve", h);
-      }
+      if (!guest::is_name_to_resolve(n)) return fail("'" + n + "' is not a host name to resolve", h);
     }
     per_host[h] = json::object{{"names", unsafe_list(lookups)}, {"docker", docker_volumes}};
   }

@@ -70,4 +70,20 @@ std::string_view docker_volumes_script() {
   return text;
 }
 
+Result<std::vector<DockerVolume>> docker_volumes_answer(long long exit_code, std::string_view out, std::string_view err,
+                                                        std::string_view otherwise, const std::string& host,
+                                                        bool become_hint) {
+  if (exit_code == 0) return parse_docker_volume_inspect(out, host + ": docker volume inspect");
+  std::string why(err);
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  if (why.empty()) why = otherwise.empty() ? "exit " + std::to_string(exit_code) : std::string(otherwise);
+  const char* hint =
+      exit_code == 3 ? "install Docker there, or use another spec.mount.owner"
+      : why.find("permission denied") != std::string::npos && become_hint
+          ? "Docker's socket is root's: set spec.ansible.become: true in the Controller settings, or add the SSH user "
+            "to the docker group"
+          : "check 'systemctl status docker' in the guest";
+  return fail("Docker did not list its volumes: " + why, host, hint);
+}
+
 }  // namespace pw::guest

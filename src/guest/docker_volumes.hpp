@@ -30,6 +30,13 @@ Result<std::vector<DockerVolume>> parse_docker_volume_inspect(std::string_view j
 const DockerVolume* find_compose_volume(const std::vector<DockerVolume>& volumes, std::string_view project,
                                         std::string_view volume);
 
+// What the docker_volumes script's run says, however it ran (over SSH, or through the guest
+// agent): its exit status, output and complaint, and `otherwise` when it said nothing (the
+// runner's own message). `become_hint`: a permission problem is told as Ansible's become.
+Result<std::vector<DockerVolume>> docker_volumes_answer(long long exit_code, std::string_view out, std::string_view err,
+                                                        std::string_view otherwise, const std::string& host,
+                                                        bool become_hint = true);
+
 // The shell script the facts playbook runs (as root) where a policy names a Compose volume:
 // every volume Compose made, inspected. Exit 3: no docker command; other failures: docker's own.
 std::string_view docker_volumes_script();

@@ -2,6 +2,7 @@
 #pragma once
 // Everything pathwarden observes inside one guest, gathered by one script run per guest (the
 // facts playbook runs it on all guests at once) plus the fstab read byte for byte.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,11 @@
 #include "guest/sudo_check.hpp"
 
 namespace pw::guest {
+
+// How a guest's facts were read: over SSH by an Ansible play, or through the QEMU guest agent by
+// way of the Proxmox API (src/observe). The same script and parser either way.
+enum class FactsChannel : std::uint8_t { ansible, agent };
+std::string_view to_string(FactsChannel channel);
 
 struct GuestFacts {
   std::string host;
@@ -46,7 +52,14 @@ struct GuestFacts {
   // Whether become with sudo works there without asking (guest/sudo_check.hpp); absent when the
   // settings do not become root with sudo.
   std::optional<SudoCheck> sudo;
+  FactsChannel channel = FactsChannel::ansible;
+  // Read over SSH although the settings prefer the agent (spec.observe.via: auto): why.
+  std::string agent_unused;
 };
+
+// A host name the facts script may hand to `getent ahosts` as an argument: letters, digits, dots
+// and hyphens, not starting with '-' (it would be an option), at most 253 characters.
+bool is_name_to_resolve(std::string_view name);
 
 // `getent ahosts NAME`'s output: its addresses, each once, in order.
 std::vector<std::string> parse_getent_ahosts(std::string_view output);

@@ -13,6 +13,7 @@
 #include "diagnostics/error.hpp"
 #include "guest/facts.hpp"
 #include "guest/operations.hpp"
+#include "proxmox/types.hpp"
 #include "verify/counters.hpp"
 
 namespace pw::guest {
@@ -58,6 +59,9 @@ struct ProbeOutcome {
 struct FactsWanted {
   std::vector<std::string> names;  // host names to resolve with the guest's own resolver (GuestFacts::resolved)
   bool docker_volumes = false;     // Docker's Compose volumes (GuestFacts::docker), for owner: compose
+  // The Proxmox VM the guest is: a port that reads guests through the hypervisor (the QEMU guest
+  // agent, src/observe) needs it; without it that port reads this guest over SSH.
+  std::optional<proxmox::VmRef> vm{};
 };
 using FactsRequests = std::map<std::string, FactsWanted>;
 

@@ -133,8 +133,9 @@ Problem classify(const ApiError& error) {
   if (contains(said, "No QEMU guest agent configured")) return {Outcome::not_configured, said, {}};
   if (contains(said, "QEMU guest agent is not running")) return {Outcome::not_running, said, {}};
   if (said.starts_with("VM ") && contains(said, " is not running")) return {Outcome::vm_not_running, said, {}};
-  if (auto at = said.find("Agent error: "); at != std::string::npos) {
-    auto p = agent_said({}, said.substr(at + 13));
+  constexpr std::string_view kAgentError = "Agent error: ";  // qemu-server check_agent_error
+  if (auto at = said.find(kAgentError); at != std::string::npos) {
+    auto p = agent_said({}, said.substr(at + kAgentError.size()));
     p.message = said;
     return p;
   }

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "proxmox/api_json.hpp"
+#include "proxmox/countdown.hpp"
 
 namespace pw::proxmox {
 namespace {
@@ -66,22 +67,6 @@ bool valid_token_id(const std::string& id) {
   return std::regex_match(id, re);
 }
 
-// A completion that many callbacks share; the waiter owns it only through shared_ptr.
-struct Countdown {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::size_t left = 0;
-
-  void done() {
-    std::lock_guard lock(mutex);
-    if (--left == 0) cv.notify_all();
-  }
-  void wait() {
-    std::unique_lock lock(mutex);
-    cv.wait(lock, [&] { return left == 0; });
-  }
-};
-
 }  // namespace
 
 struct Client::Call {
@@ -93,6 +78,7 @@ struct Client::Call {
   bool read = false;
   bool login = false;
   bool relogged = false;
+  CallOptions how;
   int attempt = 0;
   BodyCallback done;
 };
@@ -152,10 +138,11 @@ Client::Client(ClientOptions options, ApiEndpoint endpoint, std::unique_ptr<Http
 
 Client::~Client() = default;
 
-void Client::async_call(std::string method, std::string path, Params params, BodyCallback done) {
+void Client::async_call(std::string method, std::string path, Params params, BodyCallback done, CallOptions how) {
   auto call = std::make_shared<Call>();
   call->method = std::move(method);
   call->read = call->method == "GET";
+  call->how = how;
   call->login = path == "/access/ticket";
   call->target = endpoint_.base_path + path;
   if (call->read || call->method == "DELETE") {
@@ -187,6 +174,10 @@ ApiResult<std::string> Client::call(std::string method, std::string path, Params
   return future.get();
 }
 
+void Client::schedule(std::chrono::milliseconds delay, std::function<void()> fn) {
+  transport_->schedule(delay, std::move(fn));
+}
+
 void Client::add_auth_headers(HttpRequest& request) {
   request.headers.emplace_back("Accept", "application/json");
   if (request.method != "GET") request.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
@@ -207,6 +198,7 @@ void Client::send(std::shared_ptr<Call> call) {
   req.method = call->method;
   req.target = call->target;
   req.body = call->body;
+  req.harmless_twice = call->how.harmless_twice;
   if (call->login) {
     req.headers.emplace_back("Accept", "application/json");
     req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
@@ -289,7 +281,8 @@ void Client::on_result(const std::shared_ptr<Call>& call, TransportResult result
     });
     return;
   }
-  if (call->read && is_retryable_read_error(err) && call->attempt < options_.retry.max_attempts) {
+  if (call->read && call->how.retry_transient_reads && is_retryable_read_error(err) &&
+      call->attempt < options_.retry.max_attempts) {
     transport_->schedule(backoff(call->attempt), [this, call] { send(call); });
     return;
   }

@@ -14,6 +14,19 @@
 
 namespace pw::proxmox {
 
+// How one raw call (Client::async_call) is sent.
+struct CallOptions {
+  // Whether a failed read is sent again (with backoff) when the failure may pass. Agent calls
+  // say no: a 500 there is the agent's own verdict ("QEMU guest agent is not running" after its
+  // 3 s ping), and a repeated exec-status would find its pid forgotten.
+  bool retry_transient_reads = true;
+  // A non-GET the server may see twice without harm (an agent exec of a read-only script): it
+  // may ride on a pooled connection like a read (HttpRequest::harmless_twice), and the transport
+  // may send it again on a fresh one when the pooled one turns out closed. The client itself
+  // never re-sends it.
+  bool harmless_twice = false;
+};
+
 class Client final : public Api {
  public:
   // Checks the options (URL, credentials, TLS settings) and starts the transport. No request is
@@ -59,9 +72,14 @@ class Client final : public Api {
   using BodyCallback = std::function<void(ApiResult<std::string>)>;
 
   // The raw call under every typed operation: `path` below /api2/json, params as query (GET) or
-  // form body (others). The callback runs on the transport's I/O thread.
-  void async_call(std::string method, std::string path, Params params, BodyCallback done);
+  // form body (others; a repeated name is an array, as Proxmox reads `command` of agent/exec). The
+  // callback runs on the transport's I/O thread.
+  void async_call(std::string method, std::string path, Params params, BodyCallback done,
+                  CallOptions how = CallOptions{});
   ApiResult<std::string> call(std::string method, std::string path, Params params = {});
+  // Runs fn on the transport's I/O thread after `delay` (polling without holding a thread).
+  void schedule(std::chrono::milliseconds delay, std::function<void()> fn);
+  timing::Monotonic now() const { return sleeper().now(); }
 
  private:
   timing::Sleeper& sleeper() const { return options_.sleeper ? *options_.sleeper : timing::real_sleeper(); }

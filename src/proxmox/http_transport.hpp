@@ -20,10 +20,13 @@ struct HttpRequest {
   std::string target;  // path and query, already percent-encoded
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // A POST the server may see twice without harm (the caller knows: an agent exec of a read-only
+  // script). Saves a TLS handshake per request when thousands go out.
+  bool harmless_twice = false;
 
   // Whether the server may see it twice without harm. Non-idempotent requests always go out on a
   // fresh connection and are never re-sent by the transport.
-  bool idempotent() const { return method == "GET"; }
+  bool idempotent() const { return method == "GET" || harmless_twice; }
 };
 
 struct HttpResponse {

@@ -92,6 +92,9 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
       if (std::find(asked.begin(), asked.end(), name) == asked.end()) asked.push_back(std::move(name));
     }
     if (p.mount.owner == policy::MountOwner::compose) names[p.guest.host].docker_volumes = true;
+    // The guest's VM, for a port that reads it through the guest agent: the first policy's (one
+    // guest is one VM; policies that disagree are not both right, and each is checked on its own VM).
+    if (!names[p.guest.host].vm) names[p.guest.host].vm = ref;
   }
   // One config read per VM (/pending holds the values in effect, the pending ones and the
   // digest) while the guests' facts are gathered: the two wait on different machines. The facts,

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "ansible/playbooks.hpp"
+#include "diagnostics/suggest.hpp"
 #include "policy/model.hpp"
 #include "policy/yaml_schema.hpp"
 
@@ -16,8 +17,9 @@ using namespace policy::schema;
 using policy::kMetadataKeys;
 using policy::parse_duration;
 
-constexpr std::array<std::string_view, 5> kControllerSpecKeys{"proxmox", "ansible", "state_dir", "policies",
-                                                              "retention"};
+constexpr std::array<std::string_view, 6> kControllerSpecKeys{"proxmox",  "ansible",   "state_dir",
+                                                              "policies", "retention", "observe"};
+constexpr std::array<std::string_view, 4> kObserveKeys{"via", "agent_access", "agent_timeout", "agent_per_node"};
 constexpr std::array<std::string_view, 3> kRetentionKeys{"journals", "guest_backups", "days"};
 // The inline secret keys are accepted by the schema only so that they get their own message.
 constexpr std::array<std::string_view, 16> kProxmoxKeys{
@@ -71,6 +73,7 @@ class ControllerDecoder {
       if (auto p = read_string(d_, *v, "spec.policies")) out_.policies_dir = resolve(*p);
     }
     if (auto n = spec.get("retention")) retention(*n, spec.value_pos("retention"));
+    if (auto n = spec.get("observe")) observe(*n, spec.value_pos("observe"));
   }
 
  private:
@@ -105,6 +108,49 @@ class ControllerDecoder {
         d_.error(d_.pos(it->first),
                  "'" + path + "." + key + "': secrets are not accepted inline (policy files live in git); use " +
                      (key == "password" ? "password_file or password_env" : "token_secret_file or token_secret_env"));
+      }
+    }
+  }
+
+  // A word from a closed list, with a did-you-mean when it is near one.
+  template <class T, std::size_t N>
+  std::optional<T> read_word(const Section& s, std::string_view key, std::optional<T> (*parse)(std::string_view),
+                             const std::string_view (&names)[N]) {
+    auto v = s.get(key);
+    if (!v) return std::nullopt;
+    auto text = read_string(d_, *v, s.child(key));
+    if (!text) return std::nullopt;
+    if (auto value = parse(*text)) return value;
+    std::string list;
+    for (auto n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+    d_.error(d_.pos(*v), "'" + s.child(key) + "' is '" + *text + "'; it is one of " + list +
+                             did_you_mean(*text, std::span<const std::string_view>(names, N)));
+    return std::nullopt;
+  }
+
+  void observe(const YAML::Node& node, const SourcePos& where) {
+    Section s(d_, node, "spec.observe", kObserveKeys, where);
+    if (!s.valid()) return;
+    auto& o = out_.observe;
+    if (auto v = read_word(s, "via", &observe::via_from, observe::kViaNames)) o.via = *v;
+    if (auto v = read_word(s, "agent_access", &observe::access_from, observe::kAccessNames)) o.agent_access = *v;
+    if (auto v = s.get("agent_timeout")) {
+      if (auto ms = read_parsed(d_, *v, "spec.observe.agent_timeout", parse_duration)) {
+        if (*ms < std::chrono::seconds(10) || *ms > std::chrono::hours(1)) {
+          d_.error(d_.pos(*v), "'spec.observe.agent_timeout' is " + v->Scalar() +
+                                   "; it must be between 10s (the guest ends the script 5 s before) and 1h");
+        } else {
+          o.agent_timeout = *ms;
+        }
+      }
+    }
+    if (auto v = s.get("agent_per_node")) {
+      if (auto n = read_int(d_, *v, "spec.observe.agent_per_node", 1, 64)) o.agent_per_node = static_cast<int>(*n);
+    }
+    for (std::string_view key : {"agent_access", "agent_timeout", "agent_per_node"}) {
+      if (s.has(key) && o.via == observe::Via::ansible) {
+        d_.error(s.value_pos(key), "'spec.observe." + std::string(key) +
+                                       "' has no effect with via: ansible; set via: agent or auto, or remove it");
       }
     }
   }
@@ -278,7 +324,8 @@ class ControllerDecoder {
 
 std::vector<policy::KeyTable> controller_key_tables() {
   return {{"", policy::kDocumentKeys},    {"metadata", kMetadataKeys},    {"spec", kControllerSpecKeys},
-          {"spec.proxmox", kProxmoxKeys}, {"spec.ansible", kAnsibleKeys}, {"spec.retention", kRetentionKeys}};
+          {"spec.proxmox", kProxmoxKeys}, {"spec.ansible", kAnsibleKeys}, {"spec.retention", kRetentionKeys},
+          {"spec.observe", kObserveKeys}};
 }
 
 std::span<const std::string_view> inline_secret_keys() {

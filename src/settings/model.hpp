@@ -3,13 +3,15 @@
 // src/settings: the controller's own settings file (kind: Controller) -- its model, its decoder
 // and what the controller makes of it (the Proxmox client options). It may depend on policy (the
 // YAML schema toolkit and the file handling it decodes through), diagnostics, proxmox and ansible
-// (what a become user or method may be, checked where the playbooks use it); nothing
+// (what a become user or method may be, checked where the playbooks use it) and observe (the
+// observation channels' names); nothing
 // in src/ depends on settings, only the controller does. The format is in policies/README.md.
 #include <chrono>
 #include <cstddef>
 #include <string>
 
 #include "diagnostics/error.hpp"
+#include "observe/observe_port.hpp"
 
 namespace pw::settings {
 
@@ -52,9 +54,18 @@ struct AnsibleSettings {
   std::string become_method;  // empty: Ansible's default (sudo)
 };
 
+// spec.observe: how the guests' facts are read (observe/observe_port.hpp).
+struct ObserveSettings {
+  observe::Via via = observe::Via::ansible;
+  observe::Access agent_access = observe::Access::exec;
+  std::chrono::milliseconds agent_timeout{60000};  // one guest's facts through the agent
+  int agent_per_node = 3;                          // agent calls at once per node (pvedaemon's workers)
+};
+
 struct ControllerSettings {
   ProxmoxSettings proxmox;
   AnsibleSettings ansible;
+  ObserveSettings observe;
   std::string state_dir = "/var/lib/pathwarden";
   std::string policies_dir;
   // spec.retention: finished journals kept (the newest so many, none older than so many days),

@@ -624,7 +624,7 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name one quoted 
   CHECK(plain.vars_json.empty());  // no names: no vars file, a constant command
   // Its only Jinja: the script's encoding and the line join, no per-host value.
   CHECK(plain.yaml.find("pathwarden_host") == std::string::npos);
-  auto p = value_of(facts_playbook(hosts, {}, {{"media-vm", {{"truenas.lan"}}}}));
+  auto p = value_of(facts_playbook(hosts, {}, {{"media-vm", {.names = {"truenas.lan"}}}}));
   auto play = YAML::Load(p.yaml)[0];
   REQUIRE(play["tasks"].size() == 1);  // still the one task: the script resolves them
   auto command = play["tasks"][0]["ansible.builtin.raw"].as<std::string>();
@@ -635,7 +635,7 @@ TEST_CASE("NAS names are resolved by the guest's resolver, each name one quoted 
   auto vars = json::parse(p.vars_json);
   CHECK(unwrap(vars.at("pathwarden_hosts").at("media-vm").at("names").as_array().at(0)) == "truenas.lan");
   CHECK(vars.at("pathwarden_hosts").at("backup-vm").at("names").as_array().empty());
-  CHECK_FALSE(facts_playbook(hosts, {}, {{"media-vm", {{"nas; reboot"}}}}));
+  CHECK_FALSE(facts_playbook(hosts, {}, {{"media-vm", {.names = {"nas; reboot"}}}}));
 
   // The script's own resolver run: "localhost" resolves, a name under .invalid (RFC 6761) never
   // does and still gets its (empty) section, so the planner can tell "asked, no address".

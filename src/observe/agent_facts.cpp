@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "observe/agent_facts.hpp"
+
+#include <algorithm>
+
+#include "guest/docker_volumes.hpp"
+
+namespace pw::observe {
+namespace {
+
+using proxmox::agent::Outcome;
+
+// Exit statuses of the facts command as the guest ends it: coreutils `timeout` (124: ended at
+// the limit; 137: killed 5 s later), and the facts script's own 66 (the fstab unreadable).
+constexpr int kTimedOut = 124;
+constexpr int kKilled = 137;
+constexpr int kFstabUnreadable = 66;
+
+AgentMiss miss_of(const proxmox::agent::Problem& p, const proxmox::VmRef& vm) {
+  return {p.outcome, p.message, hint_for(p, vm), false};
+}
+
+std::string first_line(std::string_view text) {
+  while (!text.empty() && (text.front() == '\n' || text.front() == ' ')) text.remove_prefix(1);
+  return std::string(text.substr(0, text.find('\n')));
+}
+
+// The facts script's run, as the guest answered it.
+AgentFacts facts_of(const proxmox::AgentResult<proxmox::agent::ExecStatus>& run, const AgentFactsRequest& r,
+                    std::chrono::seconds limit) {
+  if (!run) return std::unexpected(miss_of(run.error(), r.vm));
+  if (run->out_truncated) {
+    return std::unexpected(AgentMiss{Outcome::agent_error,
+                                     "the facts report was longer than the agent passes on (16 MiB per stream)",
+                                     "spec.observe.via: auto reads such a guest over SSH", false});
+  }
+  const int code = run->exit_code.value_or(-1);
+  if (code == kTimedOut || code == kKilled) {
+    return std::unexpected(AgentMiss{
+        Outcome::timeout,
+        "the facts script did not finish within " + std::to_string(limit.count()) + " s and was ended in the guest",
+        "a hard NFS mount that no longer answers hangs what reads it; "
+        "spec.observe.agent_timeout in the settings",
+        true});
+  }
+  if (code != 0) {
+    std::string why = first_line(run->err);
+    if (code == kFstabUnreadable && why.empty()) why = "the fstab could not be read";
+    if (run->signal) why += (why.empty() ? "" : "; ") + std::string("ended by signal ") + std::to_string(*run->signal);
+    if (why.empty()) why = "exit status " + std::to_string(code);
+    return std::unexpected(AgentMiss{Outcome::agent_error, "the facts script failed: " + why,
+                                     "run it over SSH (spec.observe.via: ansible) to see the whole output", true});
+  }
+  auto facts = guest::parse_guest_report(run->out, r.host);
+  if (!facts) {
+    return std::unexpected(AgentMiss{Outcome::malformed, facts.error().what, facts.error().hint, true});
+  }
+  return std::move(*facts);
+}
+
+}  // namespace
+
+std::vector<std::string> facts_command(const std::string& fstab_path, const std::vector<std::string>& names,
+                                       std::chrono::seconds limit) {
+  std::vector<std::string> argv{"/usr/bin/env", "LC_ALL=C", "timeout",
+                                "-k",           "5",        std::to_string(std::max<long long>(1, limit.count())),
+                                "/bin/sh",      "-c",       std::string(guest::guest_report_script()),
+                                "sh",           fstab_path};
+  argv.insert(argv.end(), names.begin(), names.end());
+  return argv;
+}
+
+std::vector<std::string> docker_volumes_command(std::chrono::seconds limit) {
+  return {"/usr/bin/env", "LC_ALL=C", "timeout",
+          "-k",           "5",        std::to_string(std::max<long long>(1, limit.count())),
+          "/bin/sh",      "-c",       std::string(guest::docker_volumes_script())};
+}
+
+std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRef& vm) {
+  const std::string id = std::to_string(vm.vmid);
+  switch (problem.outcome) {
+    case Outcome::not_configured:
+      return "enable the agent in VM " + id + "'s options ('qm set " + id +
+             " --agent 1', in effect after its next start) and install qemu-guest-agent in the guest; or "
+             "spec.observe.via: auto, which reads such a guest over SSH";
+    case Outcome::not_running:
+      return "install and start qemu-guest-agent in the guest ('apt install qemu-guest-agent'); an 'agent: 1' set "
+             "while the VM ran takes effect at its next start";
+    case Outcome::vm_not_running:
+      return "start VM " + id + ", or leave it out of this run";
+    case Outcome::command_missing:
+      return "the guest's qemu-guest-agent lacks or blocks the command (too old, or --block-rpcs / "
+             "--allow-rpcs in its configuration); spec.observe.agent_access: read needs only guest-file-read and "
+             "guest-network-get-interfaces";
+    case Outcome::frozen:
+      return "the guest's file systems are frozen (a backup or snapshot runs): try again after it";
+    case Outcome::timeout:
+      return "the agent did not answer in time (qemu-server waits 3 s for its ping, 5 s per command)";
+    case Outcome::permission:
+      return "grant " + (problem.privilege.empty() ? std::string("the privilege") : problem.privilege) + " on /vms/" +
+             id +
+             " to the API identity (PVE 9: exec access needs VM.GuestAgent.Unrestricted, read access "
+             "VM.GuestAgent.FileRead and VM.GuestAgent.Audit; PVE 8: VM.Monitor for both), e.g. 'pveum role add "
+             "PathwardenObserve --privs VM.GuestAgent.Unrestricted' and 'pveum acl modify /vms/" +
+             id + " --roles PathwardenObserve --tokens USER@REALM!TOKEN'; 'pathwarden validate' checks them all";
+    case Outcome::agent_error:
+    case Outcome::api:
+    case Outcome::malformed:
+      break;
+  }
+  return "check the VM's guest agent in the Proxmox UI (Summary: IPs)";
+}
+
+std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const AgentFactsRequest> requests,
+                                   const std::string& fstab_path, std::chrono::seconds deadline) {
+  // The guest ends the script 5 s before the controller stops waiting for it (and kills it 5 s
+  // after that): its own "ended" answer arrives while someone still listens.
+  const auto limit = std::max(std::chrono::seconds(1), deadline - std::chrono::seconds(5));
+  std::vector<proxmox::AgentExec> runs;
+  std::vector<std::size_t> docker_run(requests.size(), SIZE_MAX);
+  runs.reserve(requests.size());
+  for (const auto& r : requests) {
+    runs.push_back({r.vm, facts_command(fstab_path, r.names, limit), deadline, true});
+  }
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!requests[i].docker_volumes) continue;
+    docker_run[i] = runs.size();
+    runs.push_back({requests[i].vm, docker_volumes_command(limit), deadline, true});
+  }
+  auto done = agent.exec(runs);
+  std::vector<AgentFacts> out;
+  out.reserve(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& r = requests[i];
+    auto facts = facts_of(done[i], r, limit);
+    if (facts && docker_run[i] != SIZE_MAX) {
+      const auto& d = done[docker_run[i]];
+      if (!d) {
+        facts->docker =
+            std::unexpected(Error{"Docker's volumes could not be listed through the guest agent: " + d.error().message,
+                                  r.host, hint_for(d.error(), r.vm)});
+      } else {
+        // The agent runs as root: Docker's socket is open to it, so no become hint.
+        facts->docker = guest::docker_volumes_answer(d->exit_code.value_or(-1), d->out, d->err, {}, r.host, false);
+      }
+    }
+    out.push_back(std::move(facts));
+  }
+  return out;
+}
+
+}  // namespace pw::observe
