@@ -2,6 +2,7 @@
 #include "observe/agent_facts.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "guest/docker_volumes.hpp"
 
@@ -119,11 +120,24 @@ std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const A
   std::vector<proxmox::AgentExec> runs;
   std::vector<std::size_t> docker_run(requests.size(), SIZE_MAX);
   runs.reserve(requests.size());
-  for (const auto& r : requests) {
+  // A name that is not a host name (one that could be an option of getent) is refused here, as
+  // the SSH port refuses it: it is the policy's mistake, whichever way the guest is read.
+  std::vector<std::optional<AgentMiss>> refused(requests.size());
+  std::vector<std::size_t> facts_run(requests.size(), SIZE_MAX);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& r = requests[i];
+    for (const auto& n : r.names) {
+      if (!guest::is_name_to_resolve(n)) {
+        refused[i] = AgentMiss{Outcome::api, "'" + n + "' is not a host name to resolve", {}, true};
+        break;
+      }
+    }
+    if (refused[i]) continue;
+    facts_run[i] = runs.size();
     runs.push_back({r.vm, facts_command(fstab_path, r.names, limit), deadline, true});
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (!requests[i].docker_volumes) continue;
+    if (!requests[i].docker_volumes || refused[i]) continue;
     docker_run[i] = runs.size();
     runs.push_back({requests[i].vm, docker_volumes_command(limit), deadline, true});
   }
@@ -132,7 +146,11 @@ std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const A
   out.reserve(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const auto& r = requests[i];
-    auto facts = facts_of(done[i], r, limit);
+    if (refused[i]) {
+      out.emplace_back(std::unexpected(std::move(*refused[i])));
+      continue;
+    }
+    auto facts = facts_of(done[facts_run[i]], r, limit);
     if (facts && docker_run[i] != SIZE_MAX) {
       const auto& d = done[docker_run[i]];
       if (!d) {

@@ -47,8 +47,11 @@ using guest::PerHost;
 
 // What to tell the operator about an agent that gave no answer to use, and what to do.
 GuestFailure failure_of(const AgentMiss& miss, const std::string& host) {
-  if (miss.guest_said) return {GuestFailure::Kind::failed, Error{miss.message, host, miss.hint}};
   using proxmox::agent::Outcome;
+  if (miss.guest_said) {
+    return {miss.outcome == Outcome::timeout ? GuestFailure::Kind::timeout : GuestFailure::Kind::failed,
+            Error{miss.message, host, miss.hint}};
+  }
   auto kind = GuestFailure::Kind::unreachable;
   if (miss.outcome == Outcome::timeout) kind = GuestFailure::Kind::timeout;
   if (miss.outcome == Outcome::malformed || miss.outcome == Outcome::agent_error) kind = GuestFailure::Kind::failed;

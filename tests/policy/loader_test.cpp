@@ -283,6 +283,38 @@ TEST_CASE("share_connections: on unless turned off, a boolean") {
   CHECK_THAT(typo.diagnostics[0].message, Catch::Contains("did you mean 'share_connections'"));
 }
 
+TEST_CASE("spec.observe: SSH unless the guest agent is chosen; words with a did-you-mean") {
+  const std::string head =
+      "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
+      "  proxmox: {url: \"https://127.0.0.1:8006\", token_id: pw@pve!ci, token_secret_file: token}\n"
+      "  ansible: {inventory: i}\n";
+  auto plain = pw::settings::load_text(head, "c.yaml");
+  REQUIRE(plain.ok());
+  CHECK(plain.controllers.at(0).observe.via == pw::observe::Via::ansible);
+  auto agent = pw::settings::load_text(
+      head + "  observe: {via: auto, agent_access: exec, agent_timeout: 90s, agent_per_node: 5}\n", "c.yaml");
+  INFO(render(agent.diagnostics));
+  REQUIRE(agent.ok());
+  const auto& o = agent.controllers.at(0).observe;
+  CHECK(o.via == pw::observe::Via::automatic);
+  CHECK(o.agent_access == pw::observe::Access::exec);
+  CHECK(o.agent_timeout == std::chrono::seconds(90));
+  CHECK(o.agent_per_node == 5);
+  auto typo = pw::settings::load_text(head + "  observe: {via: agnet}\n", "c.yaml");
+  REQUIRE(typo.diagnostics.size() == 1);
+  CHECK_THAT(typo.diagnostics[0].to_string(),
+             Catch::StartsWith("c.yaml:6:18: 'spec.observe.via' is 'agnet'; it is one of ansible, agent, auto"));
+  CHECK_THAT(typo.diagnostics[0].message, Catch::Contains("did you mean 'agent'"));
+  auto pointless = pw::settings::load_text(head + "  observe: {agent_per_node: 2}\n", "c.yaml");
+  REQUIRE(pointless.diagnostics.size() == 1);
+  CHECK_THAT(pointless.diagnostics[0].message, Catch::Contains("has no effect with via: ansible"));
+  auto short_wait = pw::settings::load_text(head + "  observe: {via: agent, agent_timeout: 3s}\n", "c.yaml");
+  REQUIRE(short_wait.diagnostics.size() == 1);
+  CHECK_THAT(short_wait.diagnostics[0].message, Catch::Contains("between 10s"));
+  auto key = pw::settings::load_text(head + "  observe: {via: agent, acess: exec}\n", "c.yaml");
+  REQUIRE(key.diagnostics.size() == 1);
+}
+
 TEST_CASE("secrets written inline never reach a message") {
   const std::string text =
       "apiVersion: pathwarden/v1\nkind: Controller\nspec:\n"
