@@ -560,6 +560,23 @@ RETENTION = obj(
         "days": ranged_int(1, 3650, "and none older than this many days (journals and guest backups)", default=30),
     })
 
+OBSERVE = obj(
+    "how the guests' facts are read (policies/README.md, \"Observing through the guest agent\")",
+    {
+        "via": {"enum": ["ansible", "agent", "auto"], "default": "ansible",
+                "description": "ansible: SSH, an Ansible play per run; agent: the QEMU guest agent through the Proxmox "
+                               "API (a guest it cannot read is unobserved, with the reason); auto: the agent where it "
+                               "answers, else SSH, said per guest in the report. Changes always go over SSH"},
+        "agent_access": {"enum": ["exec"], "default": "exec",
+                         "description": "exec: agent/exec runs the facts script (PVE 9 VM.GuestAgent.Unrestricted, "
+                                        "PVE 8 VM.Monitor on /vms/VMID); only with via agent or auto"},
+        "agent_timeout": {"$ref": "#/$defs/duration", "default": "60s",
+                          "description": "one guest's facts through the agent, 10s to 1h; the guest ends the script "
+                                         "5 s before; only with via agent or auto", "examples": ["30s"]},
+        "agent_per_node": ranged_int(1, 64, "agent calls at once per Proxmox node (pvedaemon has 3 workers by "
+                                            "default); only with via agent or auto", default=3),
+    })
+
 CONTROLLER_SPEC = obj(
     "the controller's settings",
     {
@@ -570,6 +587,7 @@ CONTROLLER_SPEC = obj(
         "policies": text("policy directory used when a command is given no PATH; relative to the settings file's "
                          "directory", examples=["/etc/pathwarden/policies"]),
         "retention": {"$ref": "#/$defs/retention", "description": "what is kept of past runs"},
+        "observe": {"$ref": "#/$defs/observe", "description": "how the guests' facts are read: SSH or the guest agent"},
     },
     required=["proxmox", "ansible"])
 
@@ -608,7 +626,7 @@ SETTINGS = {
     },
     "$defs": {
         "metadata": CONTROLLER_METADATA, "spec": CONTROLLER_SPEC, "proxmox": PROXMOX, "ansible": ANSIBLE,
-        "retention": RETENTION,
+        "retention": RETENTION, "observe": OBSERVE,
         "boolean": {**BOOLEAN, "description": "true or false (quoted \"true\" too: the decoder reads the text; "
                                               "yes/no/on/off are refused)"},
         "duration": DURATION,
