@@ -106,11 +106,11 @@ Result<std::unique_ptr<Runtime>> make_runtime(settings::ControllerSettings loade
     if (rt->agent) {
       rt->guests = observe::make_observe_port(
           *rt->agent, std::move(rt->guests),
-          observe::ObserveOptions{
-              .via = s.observe.via,
-              .access = s.observe.agent_access,
-              .fstab_path = rt->playbook_options.fstab_path,
-              .deadline = std::chrono::duration_cast<std::chrono::seconds>(s.observe.agent_timeout)});
+          observe::ObserveOptions{.via = s.observe.via,
+                                  .access = s.observe.agent_access,
+                                  .fstab_path = rt->playbook_options.fstab_path,
+                                  .deadline = std::chrono::duration_cast<std::chrono::seconds>(s.observe.agent_timeout),
+                                  .api_identity = s.proxmox.token_id.empty() ? s.proxmox.user : s.proxmox.token_id});
     }
   }
   if (rt->api && rt->guests) {

@@ -17,8 +17,8 @@ constexpr int kTimedOut = 124;
 constexpr int kKilled = 137;
 constexpr int kFstabUnreadable = 66;
 
-AgentMiss miss_of(const proxmox::agent::Problem& p, const proxmox::VmRef& vm) {
-  return {p.outcome, p.message, hint_for(p, vm), false};
+AgentMiss miss_of(const proxmox::agent::Problem& p, const proxmox::VmRef& vm, const std::string& identity) {
+  return {p.outcome, p.message, hint_for(p, vm, identity), false};
 }
 
 std::string first_line(std::string_view text) {
@@ -28,8 +28,8 @@ std::string first_line(std::string_view text) {
 
 // The facts script's run, as the guest answered it.
 AgentFacts facts_of(const proxmox::AgentResult<proxmox::agent::ExecStatus>& run, const AgentFactsRequest& r,
-                    std::chrono::seconds limit) {
-  if (!run) return std::unexpected(miss_of(run.error(), r.vm));
+                    std::chrono::seconds limit, const std::string& identity) {
+  if (!run) return std::unexpected(miss_of(run.error(), r.vm, identity));
   if (run->out_truncated) {
     return std::unexpected(AgentMiss{Outcome::agent_error,
                                      "the facts report was longer than the agent passes on (16 MiB per stream)",
@@ -77,7 +77,7 @@ std::vector<std::string> docker_volumes_command(std::chrono::seconds limit) {
           "/bin/sh",      "-c",       std::string(guest::docker_volumes_script())};
 }
 
-std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRef& vm) {
+std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRef& vm, const std::string& identity) {
   const std::string id = std::to_string(vm.vmid);
   switch (problem.outcome) {
     case Outcome::not_configured:
@@ -97,13 +97,15 @@ std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRe
       return "the guest's file systems are frozen (a backup or snapshot runs): try again after it";
     case Outcome::timeout:
       return "the agent did not answer in time (qemu-server waits 3 s for its ping, 5 s per command)";
-    case Outcome::permission:
+    case Outcome::permission: {
+      const std::string who = identity.empty() ? std::string("USER@REALM") : identity;
       return "grant " + (problem.privilege.empty() ? std::string("the privilege") : problem.privilege) + " on /vms/" +
              id +
-             " to the API identity (PVE 9: exec access needs VM.GuestAgent.Unrestricted, read access "
-             "VM.GuestAgent.FileRead and VM.GuestAgent.Audit; PVE 8: VM.Monitor for both), e.g. 'pveum role add "
-             "PathwardenObserve --privs VM.GuestAgent.Unrestricted' and 'pveum acl modify /vms/" +
-             id + " --roles PathwardenObserve --tokens USER@REALM!TOKEN'; 'pathwarden validate' checks them all";
+             " to the API identity (exec access: PVE 9 VM.GuestAgent.Unrestricted, PVE 8: VM.Monitor), e.g. pveum "
+             "role add PathwardenObserve --privs VM.GuestAgent.Unrestricted, then pveum acl modify /vms/" +
+             id + " --roles PathwardenObserve " + (who.find('!') != std::string::npos ? "--tokens '" : "--users '") +
+             who + "' (policies/README.md, spec.observe)";
+    }
     case Outcome::agent_error:
     case Outcome::api:
     case Outcome::malformed:
@@ -113,7 +115,8 @@ std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRe
 }
 
 std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const AgentFactsRequest> requests,
-                                   const std::string& fstab_path, std::chrono::seconds deadline) {
+                                   const std::string& fstab_path, std::chrono::seconds deadline,
+                                   const std::string& identity) {
   // The guest ends the script 5 s before the controller stops waiting for it (and kills it 5 s
   // after that): its own "ended" answer arrives while someone still listens.
   const auto limit = std::max(std::chrono::seconds(1), deadline - std::chrono::seconds(5));
@@ -150,13 +153,13 @@ std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const A
       out.emplace_back(std::unexpected(std::move(*refused[i])));
       continue;
     }
-    auto facts = facts_of(done[facts_run[i]], r, limit);
+    auto facts = facts_of(done[facts_run[i]], r, limit, identity);
     if (facts && docker_run[i] != SIZE_MAX) {
       const auto& d = done[docker_run[i]];
       if (!d) {
         facts->docker =
             std::unexpected(Error{"Docker's volumes could not be listed through the guest agent: " + d.error().message,
-                                  r.host, hint_for(d.error(), r.vm)});
+                                  r.host, hint_for(d.error(), r.vm, identity)});
       } else {
         // The agent runs as root: Docker's socket is open to it, so no become hint.
         facts->docker = guest::docker_volumes_answer(d->exit_code.value_or(-1), d->out, d->err, {}, r.host, false);

@@ -39,11 +39,13 @@ std::vector<std::string> facts_command(const std::string& fstab_path, const std:
 
 // What to do about an agent that did not answer, per outcome: the VM option, the package, the
 // privilege (PVE 9's and PVE 8's name, with the pveum command), the access mode.
-std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRef& vm);
+// `identity`: the API token or user, for the grant command.
+std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRef& vm, const std::string& identity);
 
 // exec access: one agent/exec of the facts script per guest (and of the Docker volumes script
 // where asked), polled to its end. One result per request, in order.
 std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const AgentFactsRequest> requests,
-                                   const std::string& fstab_path, std::chrono::seconds deadline);
+                                   const std::string& fstab_path, std::chrono::seconds deadline,
+                                   const std::string& identity);
 
 }  // namespace pw::observe

@@ -48,6 +48,7 @@ struct ObserveOptions {
   // The longest one guest's facts may take through the agent; the script is ended in the guest
   // by its own `timeout` a little before (nothing is left running there).
   std::chrono::seconds deadline{60};
+  std::string api_identity;  // the token or user, named in a grant command
 };
 
 // The GuestPort for spec.observe.via agent or auto: facts through `agent` for every guest whose

@@ -112,7 +112,8 @@ struct Setup {
                                       {.via = via,
                                        .access = observe::Access::exec,
                                        .fstab_path = "/etc/fstab",
-                                       .deadline = std::chrono::seconds(60)});
+                                       .deadline = std::chrono::seconds(60),
+                                       .api_identity = "pathwarden@pve!observe"});
   }
 };
 
@@ -198,7 +199,8 @@ TEST_CASE("agent only: a guest the agent cannot read is unobserved with the reas
   CHECK_THAT(facts.at("b").error().error.hint, Catch::Contains("apt install qemu-guest-agent"));
   CHECK_THAT(facts.at("c").error().error.hint, Catch::Contains("VM.GuestAgent.Unrestricted on /vms/103"));
   CHECK_THAT(facts.at("c").error().error.hint, Catch::Contains("PVE 8: VM.Monitor"));
-  CHECK_THAT(facts.at("c").error().error.hint, Catch::Contains("pveum acl modify /vms/103"));
+  CHECK_THAT(facts.at("c").error().error.hint,
+             Catch::Contains("pveum acl modify /vms/103 --roles PathwardenObserve --tokens 'pathwarden@pve!observe'"));
   CHECK_THAT(facts.at("d").error().error.hint, Catch::Contains("qm set 104 --agent 1"));
   CHECK(facts.at("e").error().kind == guest::GuestFailure::Kind::timeout);
 }
