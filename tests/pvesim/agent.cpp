@@ -42,7 +42,7 @@ const std::vector<AgentEndpoint>& agent_endpoints() {
        "exec",
        AgentCall::exec,
        {unrestricted},
-       {{"command", T::list, true}, {"input-data", T::string, false, LLONG_MIN, LLONG_MAX, 64 * 1024}}},
+       {{"command", T::list, true}, {"input-data", T::string, false, LLONG_MIN, LLONG_MAX, std::size_t{64} * 1024}}},
       {"GET", "exec-status", AgentCall::exec_status, {unrestricted}, {{"pid", T::integer, true}}},
       // file-read (l. 445): `count`, `offset` and `decode` since qemu-server 9.1.5.
       {"GET",
