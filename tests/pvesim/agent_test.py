@@ -5,7 +5,8 @@
 recorded agents for simulated VMs, real ones on a UNIX socket (a fake qemu-ga written here), the
 check order, the PVE 9 privileges and pvedaemon's three workers per node.
 Usage: agent_test.py PVESIM_BINARY CASE
-(CASE: recorded, checks, privileges, socket, socket_timeouts, workers)"""
+(CASE: recorded, checks, privileges, socket, socket_timeouts, workers)
+Over 400 lines: the six cases share the API helpers and the fake qemu-ga; apart, they would repeat them."""
 import base64
 import itertools
 import json
