@@ -12,10 +12,6 @@
 
 namespace pw::guest {
 
-std::string_view to_string(FactsChannel channel) {
-  return channel == FactsChannel::agent ? "agent" : "ansible";
-}
-
 bool is_name_to_resolve(std::string_view n) {
   return !n.empty() && n.size() <= 253 && n.front() != '-' &&
          n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") ==

@@ -14,6 +14,7 @@
 #include "guest/connections.hpp"
 #include "guest/counters.hpp"
 #include "guest/docker_volumes.hpp"
+#include "guest/facts_channel.hpp"
 #include "guest/fstab.hpp"
 #include "guest/interfaces.hpp"
 #include "guest/mounts.hpp"
@@ -22,11 +23,6 @@
 #include "guest/sudo_check.hpp"
 
 namespace pw::guest {
-
-// How a guest's facts were read: over SSH by an Ansible play, or through the QEMU guest agent by
-// way of the Proxmox API (src/observe). The same script and parser either way.
-enum class FactsChannel : std::uint8_t { ansible, agent };
-std::string_view to_string(FactsChannel channel);
 
 struct GuestFacts {
   std::string host;

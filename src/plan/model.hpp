@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "diagnostics/error.hpp"
+#include "guest/facts_channel.hpp"
 #include "guest/operations.hpp"
 #include "net/mac_address.hpp"
 #include "proxmox/types.hpp"
@@ -159,6 +160,10 @@ struct PolicyPlan {
   // `traffic` differenced against the mark the policy's last stored result holds (none stored:
   // unset, "no comparison").
   std::optional<verify::TrafficSince> since_last;
+  // How the guest's facts were read (spec.observe), and under via: auto why not through the
+  // agent. Runtime only, like `passive`: the report says it per policy.
+  std::optional<guest::FactsChannel> observed_via;
+  std::string agent_unused;
 };
 
 struct Plan {

@@ -154,6 +154,10 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   if (observed.vm) out.vm = observed.vm->config.ref;
   out.warnings = observed.warnings;
   for (auto& note : policy::option_notes(p.mount)) out.warnings.push_back(std::move(note.message));
+  if (observed.guest) {
+    out.observed_via = observed.guest->channel;
+    out.agent_unused = observed.guest->agent_unused;
+  }
 
   if (!plan_preconditions(p, observed, out)) return finish(out, observed);
   const ObservedVm& vm = *observed.vm;

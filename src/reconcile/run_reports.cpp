@@ -71,6 +71,8 @@ report::PolicyReport new_entry(const plan::PolicyPlan& p) {
   pr.vmid = p.vm.vmid;
   pr.host = p.host;
   pr.nas = p.nas;
+  pr.observed_via = p.observed_via;
+  if (!p.agent_unused.empty()) pr.agent_unused = p.agent_unused;
   return pr;
 }
 

@@ -251,7 +251,17 @@ void read_policy(FieldReader& r, const json::object& o, const std::string& path,
   r.texts(o, "errors", path, p.errors);
   r.texts(o, "notes", path, p.notes);
   if (o.contains("remedy")) r.texts(o, "remedy", path, p.remedy);
-  if (o.contains("rests_on")) r.text(o, "rests_on", path, p.rests_on);  // format 3.1
+  if (o.contains("rests_on")) r.text(o, "rests_on", path, p.rests_on);                 // format 3.1
+  if (const auto* v = o.if_contains("observed_via"); v != nullptr && !v->is_null()) {  // format 3.5
+    const auto* text = v->if_string();
+    auto channel = text != nullptr ? guest::facts_channel_from(*text) : std::nullopt;
+    if (!channel) {
+      r.bad(path + ".observed_via", "is neither \"ansible\" nor \"agent\"");
+    } else {
+      p.observed_via = channel;
+    }
+  }
+  if (o.contains("agent_unused")) r.text(o, "agent_unused", path, p.agent_unused);
   if (p.policy.empty() && !r.error()) r.bad(path + ".policy", "missing: every policy entry names its policy");
 }
 

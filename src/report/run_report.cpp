@@ -383,25 +383,28 @@ json::value to_json(const Change& c) {
 json::value to_json(const RunReport& r) {
   json::array policies;
   for (const auto& p : r.policies) {
-    policies.push_back(json::object{{"policy", p.policy},
-                                    {"source", p.source},
-                                    {"node", p.node},
-                                    {"vmid", p.vmid},
-                                    {"host", p.host},
-                                    {"nas", p.nas},
-                                    {"verdict", to_string(p.verdict)},
-                                    {"cause", p.cause ? json::value(to_string(*p.cause)) : json::value(nullptr)},
-                                    {"changed", !p.changes.empty()},
-                                    {"planned", changes_json(p.planned)},
-                                    {"changes", changes_json(p.changes)},
-                                    {"rolled_back", strings(p.rolled_back)},
-                                    {"verification", p.verification ? verification_json(*p.verification) : nullptr},
-                                    {"restored_checks", strings(p.restored_checks)},
-                                    {"warnings", strings(p.warnings)},
-                                    {"errors", strings(p.errors)},
-                                    {"notes", strings(p.notes)},
-                                    {"remedy", strings(p.remedy)},
-                                    {"rests_on", opt(p.rests_on)}});
+    policies.push_back(json::object{
+        {"policy", p.policy},
+        {"source", p.source},
+        {"node", p.node},
+        {"vmid", p.vmid},
+        {"host", p.host},
+        {"nas", p.nas},
+        {"verdict", to_string(p.verdict)},
+        {"cause", p.cause ? json::value(to_string(*p.cause)) : json::value(nullptr)},
+        {"changed", !p.changes.empty()},
+        {"planned", changes_json(p.planned)},
+        {"changes", changes_json(p.changes)},
+        {"rolled_back", strings(p.rolled_back)},
+        {"verification", p.verification ? verification_json(*p.verification) : nullptr},
+        {"restored_checks", strings(p.restored_checks)},
+        {"warnings", strings(p.warnings)},
+        {"errors", strings(p.errors)},
+        {"notes", strings(p.notes)},
+        {"remedy", strings(p.remedy)},
+        {"rests_on", opt(p.rests_on)},
+        {"observed_via", p.observed_via ? json::value(guest::to_string(*p.observed_via)) : json::value(nullptr)},
+        {"agent_unused", opt(p.agent_unused)}});
   }
   // "schema" names the major as format 1 did, so that a pathwarden that predates format_version
   // refuses this report instead of misreading its changes.

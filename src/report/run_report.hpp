@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "guest/facts_channel.hpp"
 #include "verify/direction.hpp"
 #include "verify/signals.hpp"
 #include "verify/traffic_since.hpp"
@@ -164,6 +165,11 @@ struct PolicyReport {
   // ("12.4 GB of NFS traffic on net1 since the last run (...), none elsewhere; ..." or "no NFS
   // traffic since the last run (...): address check only"). Format 3.1.
   std::optional<std::string> rests_on;
+  // How the guest was read (spec.observe: over SSH, or through the QEMU guest agent), and why not
+  // the agent when the settings prefer it and SSH was used. Absent: the guest was not read.
+  // Format 3.5.
+  std::optional<guest::FactsChannel> observed_via;
+  std::optional<std::string> agent_unused;
   // The counters this run read of the path, kept with the stored result for the next run to
   // difference (reconcile/traffic_marks.hpp); not part of the JSON report.
   std::optional<verify::TrafficMark> traffic_mark;
@@ -242,9 +248,10 @@ int signal_number(std::string_view name);
 // "rests_on"; 3.2 names the proof step's action "prove-path" (was "verify": only in planned[],
 // never a change); 3.3 the rollback cause "apply-failed" (a step that failed while applying, which
 // 3.2 called precondition-failed); 3.4 each change's "disruptive", as the plan has it. Reports of
-// 1 and 2 are still read, their strings as the changes' text.
+// 1 and 2 are still read, their strings as the changes' text; 3.5 each policy's "observed_via"
+// and "agent_unused".
 inline constexpr int kFormatMajor = 3;
-inline constexpr int kFormatMinor = 4;
+inline constexpr int kFormatMinor = 5;
 std::string format_version();  // "3.0"
 
 boost::json::value to_json(const RunReport& report);
