@@ -85,6 +85,31 @@ std::expected<const bj::value*, Problem> generic_result(std::string_view body, c
   return result;
 }
 
+// The guest's bytes back from the JSON string qemu-server sends them in. qemu-server decodes QGA's
+// base64 into a Perl byte string (PVE/API2/Qemu/Agent.pm exec-status: decode_base64 of out-data;
+// file-read: of each chunk's buf-b64) and pve-http-server's formatter encodes the answer with
+// to_json(..., utf8 => 1), which takes each byte for the character of that number: a UTF-8 "é"
+// in the guest (C3 A9) arrives as "Ã©" (C3 83 C2 A9). Every character is then at most U+00FF and
+// stands for one byte. A character above U+00FF cannot come from that path; such a text is kept
+// as it is. Exact bytes matter: the fstab's sha256 is the token of its compare-and-swap write.
+std::string guest_bytes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else if ((c == 0xC2 || c == 0xC3) && i + 1 < text.size() &&
+               (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) {
+      out.push_back(static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F)));
+      ++i;
+    } else {
+      return std::string(text);  // not what to_json makes of bytes: keep it
+    }
+  }
+  return out;
+}
+
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
@@ -188,7 +213,7 @@ std::expected<FileRead, Problem> parse_file_read(std::string_view body) {
   if (content == nullptr || !content->is_string() || !bytes || *bytes < 0) {
     return malformed("file-read: no content and bytes-read");
   }
-  return FileRead{std::string(content->as_string()), static_cast<std::uint64_t>(*bytes),
+  return FileRead{guest_bytes(content->as_string()), static_cast<std::uint64_t>(*bytes),
                   integer(**data, "truncated").value_or(0) != 0};
 }
 
@@ -214,8 +239,8 @@ std::expected<ExecStatus, Problem> parse_exec_status(std::string_view body) {
   s.exited = *exited != 0;
   if (auto code = integer(d, "exitcode")) s.exit_code = static_cast<int>(*code);
   if (auto sig = integer(d, "signal")) s.signal = static_cast<int>(*sig);
-  s.out = text(d, "out-data");
-  s.err = text(d, "err-data");
+  s.out = guest_bytes(text(d, "out-data"));
+  s.err = guest_bytes(text(d, "err-data"));
   s.out_truncated = integer(d, "out-truncated").value_or(0) != 0;
   s.err_truncated = integer(d, "err-truncated").value_or(0) != 0;
   return s;

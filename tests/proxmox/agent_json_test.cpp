@@ -76,6 +76,21 @@ TEST_CASE("file-read: the bytes, and a file over 16 MiB said as truncated") {
   CHECK_FALSE(agent::parse_file_read(R"({"data":{"content":"x"}})"));
 }
 
+TEST_CASE("the guest's bytes come back as they were, though Proxmox sends each byte as a character") {
+  // A fstab comment "# café" (UTF-8 C3 A9) arrives as "Ã©" (qemu-server's byte string through
+  // to_json utf8): the exact bytes are the fstab's compare-and-swap token.
+  auto r = agent::parse_file_read(R"({"data":{"content":"# caf\u00c3\u00a9\n","bytes-read":8}})");
+  REQUIRE(r);
+  CHECK(r->content == "# caf\xC3\xA9\n");
+  auto binary = agent::parse_exec_status(R"({"data":{"exited":1,"exitcode":0,"out-data":"\u00ff\u0000\u0080"}})");
+  REQUIRE(binary);
+  CHECK(binary->out == std::string("\xFF\x00\x80", 3));
+  // A character past U+00FF cannot come from bytes: the text is kept as sent.
+  auto wide = agent::parse_exec_status(R"({"data":{"exited":1,"exitcode":0,"out-data":"\u20ac"}})");
+  REQUIRE(wide);
+  CHECK(wide->out == "\xE2\x82\xAC");
+}
+
 TEST_CASE("exec and exec-status: pid, then the decoded output once the process exited") {
   auto pid = agent::parse_exec(R"({"data":{"pid":4242}})");
   REQUIRE(pid);
