@@ -11,6 +11,7 @@
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "files/atomic_write.hpp"
+#include "guest/facts_json.hpp"
 #include "journal/plan_key.hpp"
 #include "plan/guest_requests.hpp"
 #include "plan/model.hpp"
@@ -30,11 +31,32 @@ int write_playbooks_for(const plan::Plan& plan, const ansible::PlaybookOptions& 
   return 0;
 }
 
+// --facts-out FILE: each guest's facts as this run read them (guest/facts_json.hpp), once per
+// guest, with the reason where a guest could not be read.
+Status write_facts(const std::vector<policy::StoragePath>& policies, const std::vector<plan::Observation>& observed,
+                   const std::string& file) {
+  boost::json::object guests;
+  for (std::size_t i = 0; i < policies.size() && i < observed.size(); ++i) {
+    const auto& host = policies[i].guest.host;
+    if (guests.contains(host)) continue;
+    const auto& o = observed[i];
+    if (o.guest) {
+      guests[host] = guest::to_json(*o.guest);
+    } else if (o.guest_error) {
+      guests[host] = boost::json::object{{"error", o.guest_error->to_string()}};
+    }
+  }
+  return files::write_atomically(file, boost::json::serialize(guests) + "\n", files::Visibility::owner_only);
+}
+
 int run_plan(const Args& args, const GlobalOptions& globals) {
   auto s = open_session(args, globals);
   if (!s) return usage_error("plan", s.error());
   auto& engine = *s->rt->engine;
   auto observed = engine.observe(s->policies);
+  if (auto file = args.value("facts-out")) {
+    if (auto st = write_facts(s->policies, observed, *file); !st) return usage_error("plan", st.error());
+  }
   auto plan = engine.make_plan(s->policies, std::move(observed));
   // Sealed with this controller's plan key: `apply` refuses the file if anything in it changes.
   auto key = journal::plan_key(*s->rt->state);
@@ -65,12 +87,17 @@ int run_plan(const Args& args, const GlobalOptions& globals) {
 Command plan_command() {
   return {.name = "plan",
           .summary = "show what reconcile would change, as a diff; save it with --out",
-          .usage = "plan [--out FILE] [--emit-playbooks DIR] [--policy NAME] [--output text|json] [PATH...]",
+          .usage =
+              "plan [--out FILE] [--emit-playbooks DIR] [--facts-out FILE] [--policy NAME] [--output text|json] "
+              "[PATH...]",
           .description =
               "Observes Proxmox and the guests and prints the plan. Exit 0: nothing to do; 3: changes or\n"
               "blocked policies. 'pathwarden apply FILE' applies exactly a saved plan.",
           .options = {{"out", "FILE", "save the plan (JSON) for 'pathwarden apply'"},
                       {"emit-playbooks", "DIR", "write the playbooks the plan would run, for review"},
+                      {"facts-out", "FILE",
+                       "write each guest's facts as read (JSON: fstab, mounts, interfaces, NFS connections, and "
+                       "whether SSH or the guest agent read them), for support"},
                       kPolicy,
                       kExclude,
                       kSelector,

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "guest/facts_json.hpp"
+
+#include <boost/json.hpp>
+
+namespace pw::guest {
+namespace {
+
+namespace json = boost::json;
+
+template <class T>
+json::value opt(const std::optional<T>& v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+json::value channels(const ChannelCounts& c) {
+  return json::object{{"rx", opt(c.rx)}, {"tx", opt(c.tx)}, {"other", opt(c.other)}, {"combined", opt(c.combined)}};
+}
+
+json::value mount(const MountInfo& m) {
+  json::array options;
+  for (const auto& o : m.options) options.emplace_back(o.value ? o.name + "=" + *o.value : o.name);
+  return json::object{
+      {"device", m.device}, {"mount_point", m.mount_point}, {"fstype", m.fstype}, {"options", std::move(options)}};
+}
+
+json::value stats(const MountStats& s) {
+  json::array transports;
+  for (const auto& t : s.transports) {
+    json::array fields(t.fields.begin(), t.fields.end());
+    transports.emplace_back(json::object{{"protocol", t.protocol},
+                                         {"source_port", opt(t.source_port)},
+                                         {"sends", t.sends},
+                                         {"receives", t.receives},
+                                         {"fields", std::move(fields)}});
+  }
+  json::value bytes = nullptr;
+  if (s.bytes) {
+    const auto& b = *s.bytes;
+    bytes = json::object{{"normal_read", b.normal_read}, {"normal_write", b.normal_write},
+                         {"direct_read", b.direct_read}, {"direct_write", b.direct_write},
+                         {"server_read", b.server_read}, {"server_write", b.server_write},
+                         {"read_pages", b.read_pages},   {"write_pages", b.write_pages}};
+  }
+  return json::object{{"device", s.device},
+                      {"mount_point", s.mount_point},
+                      {"fstype", s.fstype},
+                      {"statvers", s.statvers},
+                      {"options", s.options},
+                      {"rpc_program", s.rpc_program},
+                      {"age_seconds", opt(s.age_seconds)},
+                      {"bytes", std::move(bytes)},
+                      {"transports", std::move(transports)}};
+}
+
+json::value interface(const InterfaceInfo& i) {
+  json::value ch = nullptr;
+  if (i.channels) {
+    ch = json::object{{"maximum", channels(i.channels->maximum)}, {"current", channels(i.channels->current)}};
+  }
+  return json::object{{"name", i.name},
+                      {"mac", i.mac.str()},
+                      {"permanent_mac", i.permanent_mac.str()},
+                      {"lowers", json::array(i.lowers.begin(), i.lowers.end())},
+                      {"ifindex", opt(i.ifindex)},
+                      {"speed_mbps", opt(i.speed_mbps)},
+                      {"operstate", i.operstate},
+                      {"rx_queues", i.rx_queues},
+                      {"tx_queues", i.tx_queues},
+                      {"channels", std::move(ch)}};
+}
+
+json::value connection(const TcpConnection& c) {
+  json::object info;
+  for (const auto& [k, v] : c.info) info[k] = v;
+  return json::object{{"state", c.state},
+                      {"local_address", c.local_address},
+                      {"local_port", c.local_port},
+                      {"peer_address", c.peer_address},
+                      {"peer_port", c.peer_port},
+                      {"bytes_acked", opt(c.bytes_acked)},
+                      {"bytes_received", opt(c.bytes_received)},
+                      {"bytes_sent", opt(c.bytes_sent)},
+                      {"info", std::move(info)}};
+}
+
+}  // namespace
+
+json::value to_json(const GuestFacts& f) {
+  json::array mounts, mount_stats, counters, interfaces, connections, addresses, servers;
+  for (const auto& m : f.mounts) mounts.push_back(mount(m));
+  for (const auto& s : f.mount_stats) mount_stats.push_back(stats(s));
+  for (const auto& c : f.counters) {
+    counters.emplace_back(json::object{{"name", c.name},
+                                       {"rx_bytes", c.rx_bytes},
+                                       {"rx_packets", c.rx_packets},
+                                       {"rx_errors", c.rx_errors},
+                                       {"rx_dropped", c.rx_dropped},
+                                       {"tx_bytes", c.tx_bytes},
+                                       {"tx_packets", c.tx_packets},
+                                       {"tx_errors", c.tx_errors},
+                                       {"tx_dropped", c.tx_dropped}});
+  }
+  for (const auto& i : f.interfaces) interfaces.push_back(interface(i));
+  for (const auto& c : f.nfs_connections) connections.push_back(connection(c));
+  for (const auto& a : f.addresses) {
+    addresses.emplace_back(
+        json::object{{"interface", a.interface}, {"address", a.address}, {"prefix_length", a.prefix_length}});
+  }
+  for (const auto& s : f.nfs_servers) {
+    servers.emplace_back(json::object{{"version", s.version},
+                                      {"address", s.address},
+                                      {"address_hex", s.address_hex},
+                                      {"port", s.port},
+                                      {"use_count", s.use_count},
+                                      {"hostname", s.hostname}});
+  }
+  json::object resolved;
+  for (const auto& [name, list] : f.resolved) resolved[name] = json::array(list.begin(), list.end());
+  json::value docker = nullptr;
+  if (f.docker) {
+    if (*f.docker) {
+      json::array volumes;
+      for (const auto& v : **f.docker) {
+        json::object options;
+        for (const auto& [k, val] : v.options) options[k] = val;
+        volumes.emplace_back(json::object{{"name", v.name},
+                                          {"driver", v.driver},
+                                          {"mountpoint", v.mountpoint},
+                                          {"options", std::move(options)},
+                                          {"compose_project", v.compose_project},
+                                          {"compose_volume", v.compose_volume}});
+      }
+      docker = json::object{{"volumes", std::move(volumes)}};
+    } else {
+      docker = json::object{{"error", f.docker->error().to_string()}};
+    }
+  }
+  json::value sudo = nullptr;
+  if (f.sudo) sudo = json::object{{"usable", f.sudo->usable()}, {"message", f.sudo->message}};
+  return json::object{{"host", f.host},
+                      {"observed_via", to_string(f.channel)},
+                      {"agent_unused", f.agent_unused.empty() ? json::value(nullptr) : json::value(f.agent_unused)},
+                      {"boot_id", f.boot_id},
+                      {"fstab_sha256", f.fstab_sha256},
+                      {"fstab", f.fstab_content},
+                      {"mounts", std::move(mounts)},
+                      {"mount_stats", std::move(mount_stats)},
+                      {"counters", std::move(counters)},
+                      {"interfaces", std::move(interfaces)},
+                      {"nfs_connections", std::move(connections)},
+                      {"addresses", std::move(addresses)},
+                      {"nfs_servers", std::move(servers)},
+                      {"resolved", std::move(resolved)},
+                      {"docker", std::move(docker)},
+                      {"sudo", std::move(sudo)}};
+}
+
+}  // namespace pw::guest
