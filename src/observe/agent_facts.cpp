@@ -59,23 +59,36 @@ AgentFacts facts_of(const proxmox::AgentResult<proxmox::agent::ExecStatus>& run,
   return std::move(*facts);
 }
 
+// Constant shell text; every value is an argument after it: the limit, the script, then its own
+// arguments. C messages whatever locale the agent was started with, and the guest's `timeout`
+// ending the script (and what it started) at the limit.
+constexpr std::string_view kUnderTimeout =
+    "LC_ALL=C; export LC_ALL; limit=$1; script=$2; shift 2; exec timeout -k 5 \"$limit\" /bin/sh -c \"$script\" sh "
+    "\"$@\"";
+
+std::vector<std::string> under_timeout(std::string_view script, std::chrono::seconds limit) {
+  return {
+      "/bin/sh",          "-c", std::string(kUnderTimeout), "sh", std::to_string(std::max<long long>(1, limit.count())),
+      std::string(script)};
+}
+
 }  // namespace
 
 std::vector<std::string> facts_command(const std::string& fstab_path, const std::vector<std::string>& names,
                                        std::chrono::seconds limit) {
-  std::vector<std::string> argv{"/usr/bin/env", "LC_ALL=C", "timeout",
-                                "-k",           "5",        std::to_string(std::max<long long>(1, limit.count())),
-                                "/bin/sh",      "-c",       std::string(guest::guest_report_script()),
-                                "sh",           fstab_path};
+  auto argv = under_timeout(guest::guest_report_script(), limit);
+  argv.push_back(fstab_path);
   argv.insert(argv.end(), names.begin(), names.end());
   return argv;
 }
 
+namespace {
+
 std::vector<std::string> docker_volumes_command(std::chrono::seconds limit) {
-  return {"/usr/bin/env", "LC_ALL=C", "timeout",
-          "-k",           "5",        std::to_string(std::max<long long>(1, limit.count())),
-          "/bin/sh",      "-c",       std::string(guest::docker_volumes_script())};
+  return under_timeout(guest::docker_volumes_script(), limit);
 }
+
+}  // namespace
 
 std::string hint_for(const proxmox::agent::Problem& problem, const proxmox::VmRef& vm, const std::string& identity) {
   const std::string id = std::to_string(vm.vmid);

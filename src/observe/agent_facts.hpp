@@ -31,9 +31,10 @@ struct AgentMiss {
 };
 using AgentFacts = std::expected<guest::GuestFacts, AgentMiss>;
 
-// The argv the agent runs for the facts report: the SSH port's script (guest/facts.hpp) under
-// /bin/sh, with C messages and the guest's own `timeout` ending it (and what it started) at
-// `limit`: QGA 7.2 cannot end a program it started. The values are argv words, never shell text.
+// The argv the agent runs for the facts report: /bin/sh with a constant wrapper that sets C
+// messages and runs the SSH port's script (guest/facts.hpp) under the guest's own `timeout`,
+// ending it (and what it started) at `limit`: QGA 7.2 cannot end a program it started. The
+// limit, the script and its arguments are argv words after the wrapper, never shell text.
 std::vector<std::string> facts_command(const std::string& fstab_path, const std::vector<std::string>& names,
                                        std::chrono::seconds limit);
 

@@ -47,7 +47,7 @@ class FakeAgent final : public proxmox::GuestAgent {
     std::vector<proxmox::AgentResult<ExecStatus>> out;
     for (const auto& r : runs) {
       asked.push_back(r);
-      const bool is_docker = r.command.at(8).find("docker") != std::string::npos;
+      const bool is_docker = r.command.at(5).find("docker") != std::string::npos;
       auto& table = is_docker ? docker : facts;
       auto it = table.find(r.vm.vmid);
       out.push_back(it != table.end()
@@ -140,16 +140,16 @@ TEST_CASE("the agent runs the SSH port's own facts script as argv words, under t
   CHECK(s.ssh->facts_calls.empty());
   REQUIRE(s.agent.asked.size() == 1);
   const auto& cmd = s.agent.asked[0].command;
-  // env LC_ALL=C timeout -k 5 55 /bin/sh -c SCRIPT sh FSTAB NAME: the script ends 5 s before the
-  // controller stops waiting; no value is ever shell text.
-  REQUIRE(cmd.size() == 12);
-  CHECK(cmd[0] == "/usr/bin/env");
-  CHECK(cmd[1] == "LC_ALL=C");
-  CHECK(cmd[5] == "55");
-  CHECK(cmd[6] == "/bin/sh");
-  CHECK(cmd[8] == guest::guest_report_script());
-  CHECK(cmd[10] == "/etc/fstab");
-  CHECK(cmd[11] == "nas.example.test");
+  // /bin/sh -c WRAPPER sh LIMIT SCRIPT FSTAB NAME: the script ends 5 s before the controller stops
+  // waiting; no value is ever shell text.
+  REQUIRE(cmd.size() == 8);
+  CHECK(cmd[0] == "/bin/sh");
+  CHECK(cmd[1] == "-c");
+  CHECK(cmd[2].find("exec timeout -k 5 \"$limit\" /bin/sh -c \"$script\" sh \"$@\"") != std::string::npos);
+  CHECK(cmd[4] == "55");
+  CHECK(cmd[5] == guest::guest_report_script());
+  CHECK(cmd[6] == "/etc/fstab");
+  CHECK(cmd[7] == "nas.example.test");
   CHECK(s.agent.asked[0].read_only);
   CHECK(s.agent.asked[0].deadline == std::chrono::seconds(60));
 }

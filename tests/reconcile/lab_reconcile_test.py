@@ -3,7 +3,7 @@
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
 an operator's ground, and several policies on the one guest (issue 38).
 
-usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift
+usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift|agent
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -13,6 +13,7 @@ seed's fix (verified, then converged) run once each in tests/ops/ansible_role_la
 through the role operators schedule, with the assertions that used to be here.
 """
 import json
+import os
 import subprocess
 import tempfile
 
@@ -230,6 +231,111 @@ def test_drift(binary):
           f"status:\n{status.stdout}{status.stderr}")
 
 
+# ---- observed through the QEMU guest agent (issue 43) ----------------------------------------------
+
+TRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "examples", "lab", "trap")
+
+
+def _observe_via(config, via):
+    """A copy of the settings, beside them, with spec.observe.via set."""
+    with open(config) as f:
+        text = f.read()
+    out = os.path.join(os.path.dirname(config), f"pathwarden-{via}.yaml")
+    with open(out, "w") as f:
+        f.write(text.rstrip("\n") + f"\n  observe:\n    via: {via}\n")
+    return out
+
+
+# What differs between two reads of the same guest by nature, not by channel: counters that only
+# grow (the NFS lease renewals move a few bytes between the reads), tcp_info's live values, a
+# mount's age. Everything else must be equal, field by field.
+GROWING = {"rx_bytes", "rx_packets", "tx_bytes", "tx_packets", "sends", "receives", "bytes_acked",
+           "bytes_received", "bytes_sent", "normal_read", "normal_write", "direct_read", "direct_write",
+           "server_read", "server_write", "read_pages", "write_pages"}
+
+
+def _same_facts(ssh, agent, path="facts"):
+    """Field by field: equal, or (GROWING) not smaller in the later read, the agent's."""
+    if isinstance(ssh, dict):
+        check(isinstance(agent, dict) and set(ssh) == set(agent), f"{path}: keys {sorted(ssh)} vs {sorted(agent or {})}")
+        for k in ssh:
+            if k == "info":  # tcp_info: rtt, cwnd, lastsnd... change by the millisecond; the keys stay
+                check(set(ssh[k]) == set(agent[k]), f"{path}.info keys: {sorted(ssh[k])} vs {sorted(agent[k])}")
+            elif k == "age_seconds":
+                check((ssh[k] is None) == (agent[k] is None), f"{path}.age_seconds: {ssh[k]} vs {agent[k]}")
+            elif k == "fields":  # a transport's counters as printed: all grow
+                check(len(ssh[k]) == len(agent[k]) and all(a >= b for a, b in zip(agent[k], ssh[k])),
+                      f"{path}.fields: {ssh[k]} vs {agent[k]}")
+            elif k in GROWING and isinstance(ssh[k], int):
+                check(agent[k] is not None and agent[k] >= ssh[k], f"{path}.{k}: {ssh[k]} then {agent[k]}")
+            else:
+                _same_facts(ssh[k], agent[k], f"{path}.{k}")
+    elif isinstance(ssh, list):
+        check(isinstance(agent, list) and len(ssh) == len(agent), f"{path}: {len(ssh)} vs {len(agent or [])} entries")
+        for i, (a, b) in enumerate(zip(ssh, agent)):
+            _same_facts(a, b, f"{path}[{i}]")
+    else:
+        check(ssh == agent, f"{path}: {ssh!r} over SSH, {agent!r} through the agent")
+
+
+def _facts(binary, config, policies):
+    out = os.path.join(tempfile.mkdtemp(prefix="pw-facts-"), "facts.json")
+    proc = subprocess.run([binary, "--config", config, "plan", "--facts-out", out, policies], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=600)
+    check(proc.returncode in (0, 3), f"plan exit {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    with open(out) as f:
+        return json.load(f)[topo.GUEST_NAME]
+
+
+def _ssh_logins(guest, since):
+    logins = guest.run(f"journalctl -q -o cat --since=@{since} _COMM=sshd | grep 'Accepted publickey' || true").stdout
+    return [line for line in logins.splitlines() if line.strip()]
+
+
+def test_agent(binary):
+    """The guest read through its QEMU guest agent (spec.observe.via: agent): the same facts as over
+    SSH, field by field, and the same verdicts — the trunked trap rolled back, the seed's fix
+    verified, the next run converged without a single SSH login."""
+    ctl.reset_to_trap()
+    guest = lab.Guest()
+    ssh_cfg = ctl.operator_settings()
+    agent_cfg = _observe_via(ssh_cfg, "agent")
+    fix = ctl.policy_dir("movies", seed_fix(probe_bytes=topo.TEST_PROBE))
+    over_ssh = _facts(binary, ssh_cfg, fix)
+    through_agent = _facts(binary, agent_cfg, fix)
+    check(over_ssh["observed_via"] == "ansible" and through_agent["observed_via"] == "agent",
+          f"channels: {over_ssh['observed_via']}, {through_agent['observed_via']}")
+    # The sudo check is the SSH user's (sudo -n true as pwadmin): the agent runs as root, so it has
+    # none. Everything else, field by field.
+    check(over_ssh.pop("sudo") is not None and through_agent.pop("sudo") is None, "sudo check")
+    for k in ("observed_via", "agent_unused"):
+        over_ssh.pop(k), through_agent.pop(k)
+    check(any(m["fstype"].startswith("nfs") for m in over_ssh["mounts"]) and over_ssh["nfs_connections"]
+          and len(over_ssh["interfaces"]) >= 4, f"the trap's facts are not what this test needs: {over_ssh}")
+    _same_facts(over_ssh, through_agent)
+
+    rc, report, err = ctl.pathwarden(binary, agent_cfg, "reconcile", TRAP_DIR)
+    p = report["policies"][0]
+    check(rc == 4 and p["verdict"] == "rolled-back" and p["cause"] == "wrong-path" and p["observed_via"] == "agent",
+          f"trap: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}\n{err[-1500:]}")
+    check("trunk" in (p["verification"]["diagnosis"] or ""), f"diagnosis: {p['verification']['diagnosis']}")
+
+    rc, report, err = ctl.pathwarden(binary, agent_cfg, "reconcile", fix)
+    p = report["policies"][0]
+    check(rc == 2 and p["verdict"] == "verified" and p["observed_via"] == "agent",
+          f"fix: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}\n{err[-1500:]}")
+
+    since = guest.run("date +%s").stdout.strip()
+    rc, report, err = ctl.pathwarden(binary, agent_cfg, "reconcile", fix)
+    p = report["policies"][0]
+    check(rc == 0 and p["verdict"] == "converged" and p["observed_via"] == "agent" and p["agent_unused"] is None,
+          f"rerun: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}\n{err[-1500:]}")
+    check(not _ssh_logins(guest, since), f"a converged run through the agent logged in over SSH: "
+                                         f"{_ssh_logins(guest, since)}")
+    ctl.reset_to_trap()
+
+
 if __name__ == "__main__":
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
-               "adopt": test_adopt, "import": test_import, "drift": test_drift}, __doc__)
+               "adopt": test_adopt, "import": test_import, "drift": test_drift, "agent": test_agent}, __doc__)

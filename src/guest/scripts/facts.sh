@@ -3,6 +3,11 @@
 # pathwarden-args: fstab [name...]
 #   fstab  the fstab's path: its bytes, base64, are the first section (exit 66: unreadable)
 #   name   host names resolved as the guest does (getent ahosts), each a section "resolve NAME"
+# ethtool lives in /usr/sbin, which Debian's PATH for a user other than root leaves out: without
+# it an unprivileged SSH user's report had no permanent MACs and no channels (ethtool -P and -l
+# need no privilege), while root's (and the guest agent's) had them.
+PATH=$PATH:/usr/sbin:/sbin
+export PATH
 value() { v=; { read -r v <"$1"; } 2>/dev/null; printf '%s %s\n' "$2" "$v"; }
 count() { if [ -e "$2" ]; then n=$(($# - 1)); else n=0; fi; printf '%s %s\n' "$1" "$n"; }
 if [ "$#" -gt 0 ]; then
