@@ -258,7 +258,8 @@ GROWING = {"rx_bytes", "rx_packets", "tx_bytes", "tx_packets", "sends", "receive
 def _same_facts(ssh, agent, path="facts"):
     """Field by field: equal, or (GROWING) not smaller in the later read, the agent's."""
     if isinstance(ssh, dict):
-        check(isinstance(agent, dict) and set(ssh) == set(agent), f"{path}: keys {sorted(ssh)} vs {sorted(agent or {})}")
+        check(isinstance(agent, dict) and set(ssh) == set(agent),
+              f"{path}: keys {sorted(ssh)} vs {sorted(agent or {})}")
         for k in ssh:
             if k == "info":  # tcp_info: rtt, cwnd, lastsnd... change by the millisecond; the keys stay
                 check(set(ssh[k]) == set(agent[k]), f"{path}.info keys: {sorted(ssh[k])} vs {sorted(agent[k])}")
