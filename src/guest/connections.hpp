@@ -25,6 +25,14 @@ struct TcpConnection {
 
 Result<std::vector<TcpConnection>> parse_ss_tcp(std::string_view text, std::string_view where = "ss -tni");
 
+// The established connections of /proc/net/tcp (ipv6: /proc/net/tcp6), as a file read gives them
+// without a program to run (the guest agent's read access): addresses and ports of the
+// established ones (state "", as `ss ... state established` gives them), no tcp_info, so no byte
+// counters. The addresses are the kernel's 32-bit words in the guest's
+// byte order, read here as little-endian (x86-64, arm64 guests).
+Result<std::vector<TcpConnection>> parse_proc_net_tcp(std::string_view text, bool ipv6,
+                                                      std::string_view where = "/proc/net/tcp");
+
 // The connections to one peer port (2049 for NFS).
 std::vector<TcpConnection> connections_to_port(const std::vector<TcpConnection>& all, int port);
 

@@ -62,11 +62,13 @@ json::value interface(const InterfaceInfo& i) {
                       {"mac", i.mac.str()},
                       {"permanent_mac", i.permanent_mac.str()},
                       {"lowers", json::array(i.lowers.begin(), i.lowers.end())},
+                      {"lowers_unknown", i.lowers_unknown},
                       {"ifindex", opt(i.ifindex)},
                       {"speed_mbps", opt(i.speed_mbps)},
                       {"operstate", i.operstate},
                       {"rx_queues", i.rx_queues},
                       {"tx_queues", i.tx_queues},
+                      {"queues_unknown", i.queues_unknown},
                       {"channels", std::move(ch)}};
 }
 

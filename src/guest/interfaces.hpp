@@ -23,16 +23,22 @@ struct InterfaceInfo {
   // sysfs lower_*: the devices a VLAN, bond or bridge sits on. Such an upper device wears its
   // lower device's MAC and counts its bytes again; it is never a Proxmox NIC itself.
   std::vector<std::string> lowers;
+  // An upper device whose lower devices could not be read (the guest agent's read access: a
+  // bridge's ports are a directory): never a Proxmox NIC, never followed down.
+  bool lowers_unknown = false;
   std::optional<int> ifindex;           // a re-created netdev (NIC hot-plug) gets a new one
   std::optional<long long> speed_mbps;  // nullopt when the driver reports none (-1 or error)
   std::string operstate;
   int rx_queues = 0;  // sysfs queues/rx-*: what the stack uses now
   int tx_queues = 0;
+  // Read without a program (the guest agent's read access): the queue directories and ethtool's
+  // channels are unknown, not zero.
+  bool queues_unknown = false;
   std::optional<EthtoolChannels> channels;  // when ethtool -l answered
 
   // Who this interface is: its permanent address when the driver has one, else its MAC.
   const net::MacAddress& identity() const;
-  bool upper_device() const { return !lowers.empty(); }
+  bool upper_device() const { return !lowers.empty() || lowers_unknown; }
 
   std::optional<int> combined_current() const;
   std::optional<int> combined_max() const;

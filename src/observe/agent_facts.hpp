@@ -49,4 +49,9 @@ std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const A
                                    const std::string& fstab_path, std::chrono::seconds deadline,
                                    const std::string& identity);
 
+// read access: agent/network-get-interfaces, then agent/file-read of the kernel's files, for all
+// guests at once (two batches). What only a program can tell stays unknown (read_facts.cpp).
+std::vector<AgentFacts> read_facts(proxmox::GuestAgent& agent, std::span<const AgentFactsRequest> requests,
+                                   const std::string& fstab_path, const std::string& identity);
+
 }  // namespace pw::observe

@@ -80,7 +80,9 @@ class ObservePort final : public guest::GuestPort {
     }
     PerHost<guest::GuestFacts> out;
     std::map<std::string, std::string, std::less<>> unused;  // host -> why not the agent (auto)
-    auto read = exec_facts(agent_, through_agent, o_.fstab_path, o_.deadline, o_.api_identity);
+    auto read = o_.access == Access::exec
+                    ? exec_facts(agent_, through_agent, o_.fstab_path, o_.deadline, o_.api_identity)
+                    : read_facts(agent_, through_agent, o_.fstab_path, o_.api_identity);
     for (std::size_t i = 0; i < through_agent.size(); ++i) {
       const auto& host = through_agent[i].host;
       auto& r = read[i];

@@ -38,6 +38,20 @@ void block_disruption(const policy::StoragePath& p, const PlanningContext& ctx, 
 // when the NIC already has its queues but the guest uses fewer.
 void plan_channels(const policy::StoragePath& p, const PlannedNic& nic, int want, PolicyPlan& out) {
   const guest::InterfaceInfo* iface = nic.iface;
+  // Unknown is neither right nor wrong: a change cannot plan its channels step from it, and a
+  // converged NIC's channels are said unchecked.
+  if (iface->queues_unknown && want > 1) {
+    const std::string why = iface->name + "'s channels in guest " + p.guest.host +
+                            " are unknown (the guest agent's read access runs no ethtool)";
+    if (nic.changes) {
+      out.blockers.push_back(why + ", and the queues=" + std::to_string(want) +
+                             " change needs them for its channels step; observe this guest with "
+                             "spec.observe.agent_access: exec or over SSH");
+    } else {
+      out.notes.push_back(why + ": not checked against queues=" + std::to_string(want));
+    }
+    return;
+  }
   const int channels = iface->combined_current().value_or(iface->rx_queues > 0 ? iface->rx_queues : 1);
   // The facts already say `ethtool -L` cannot work there: the step is not planned (it would re-plug
   // the Proxmox NIC, fail in the guest and roll back), the policy is blocked with what to change.

@@ -567,9 +567,13 @@ OBSERVE = obj(
                 "description": "ansible: SSH, an Ansible play per run; agent: the QEMU guest agent through the Proxmox "
                                "API (a guest it cannot read is unobserved, with the reason); auto: the agent where it "
                                "answers, else SSH, said per guest in the report. Changes always go over SSH"},
-        "agent_access": {"enum": ["exec"], "default": "exec",
+        "agent_access": {"enum": ["exec", "read"], "default": "exec",
                          "description": "exec: agent/exec runs the facts script (PVE 9 VM.GuestAgent.Unrestricted, "
-                                        "PVE 8 VM.Monitor on /vms/VMID); only with via agent or auto"},
+                                        "PVE 8 VM.Monitor on /vms/VMID); read: agent/file-read and "
+                                        "network-get-interfaces only (PVE 9 VM.GuestAgent.FileRead and "
+                                        "VM.GuestAgent.Audit): no connection byte counters (the passive proof is an "
+                                        "address check), no permanent MACs or channels, no names resolved by the "
+                                        "guest; only with via agent or auto"},
         "agent_timeout": {"$ref": "#/$defs/duration", "default": "60s",
                           "description": "one guest's facts through the agent, 10s to 1h; the guest ends the script "
                                          "5 s before; only with via agent or auto", "examples": ["30s"]},

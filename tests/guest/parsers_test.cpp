@@ -441,3 +441,36 @@ TEST_CASE("the facts' sudo check: whether become would ask, and what sudo said")
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where == "vm1:sudo -n true");
 }
+
+TEST_CASE("/proc/net/tcp: the established connections, addresses in the guest's byte order") {
+  // Two NFS transports of the lab guest (198.51.100.10 -> 198.51.100.2:2049, 192.0.2.10 ->
+  // 192.0.2.2:2049), sshd listening, a TIME_WAIT; the kernel prints each __be32 as a host-order word.
+  const std::string v4 =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 14822 1\n"
+      "   1: 0A6433C6:02F6 026433C6:0801 01 00000000:00000000 00:00000000 00000000     0        0 0 1\n"
+      "   2: 0A0200C0:0354 020200C0:0801 01 00000000:00000000 02:000001F4 00000000     0        0 0 2\n"
+      "   3: 0A0200C0:A000 020200C0:0016 06 00000000:00000000 03:00001770 00000000     0        0 0 3\n";
+  auto all = parse_proc_net_tcp(v4, false);
+  REQUIRE(all);
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0].local_address == "198.51.100.10");
+  CHECK((*all)[0].local_port == 758);
+  CHECK((*all)[0].peer_address == "198.51.100.2");
+  CHECK((*all)[0].peer_port == 2049);
+  CHECK((*all)[0].state.empty());      // established only, as the facts script's filtered ss
+  CHECK_FALSE((*all)[0].bytes_acked);  // no tcp_info in a file
+  CHECK((*all)[1].local_address == "192.0.2.10");
+  CHECK(connections_to_port(*all, 2049).size() == 2);
+  // IPv6: four words; an IPv4-mapped peer as the kernel keeps it.
+  const std::string v6 =
+      "  sl  local_address                         remote_address                        st\n"
+      "   0: 0000000000000000FFFF00000A6433C6:02F6 0000000000000000FFFF0000026433C6:0801 01 0\n";
+  auto six = parse_proc_net_tcp(v6, true, "/proc/net/tcp6");
+  REQUIRE(six);
+  REQUIRE(six->size() == 1);
+  CHECK(six->front().peer_address == "::ffff:198.51.100.2");
+  auto bad = parse_proc_net_tcp("   0: zz:1 00000000:0000 01\n", false);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().where == "/proc/net/tcp");
+}

@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "guest/interfaces.hpp"
 #include "guest/script_output.hpp"
+#include "guest/sha256.hpp"
 #include "observe/agent_facts.hpp"
 #include "text_files.hpp"
 
@@ -56,15 +58,45 @@ class FakeAgent final : public proxmox::GuestAgent {
     }
     return out;
   }
+  // Read access: files per VM (absent: "No such file or directory", as the agent says it), and
+  // the interface lists; a VM in `refuse` answers every read with that problem.
+  std::map<int, std::map<std::string, std::string>> files;
+  std::map<int, std::vector<proxmox::agent::Interface>> lists;
+  std::map<int, Problem> refuse;
+  std::vector<std::string> paths_read;
+
   std::vector<proxmox::AgentResult<proxmox::agent::FileRead>> read_files(
-      std::span<const proxmox::AgentFileRead>) override {
-    FAIL("exec access reads no file");
-    return {};
+      std::span<const proxmox::AgentFileRead> reads) override {
+    std::vector<proxmox::AgentResult<proxmox::agent::FileRead>> out;
+    for (const auto& r : reads) {
+      paths_read.push_back(r.path);
+      if (auto p = refuse.find(r.vm.vmid); p != refuse.end()) {
+        out.emplace_back(std::unexpected(p->second));
+        continue;
+      }
+      auto& f = files[r.vm.vmid];
+      if (auto it = f.find(r.path); it != f.end()) {
+        out.push_back(proxmox::agent::FileRead{it->second, it->second.size(), false});
+      } else {
+        out.emplace_back(std::unexpected(
+            Problem{Outcome::agent_error,
+                    "Agent error: failed to open file '" + r.path + "' (mode: 'r'): No such file or directory",
+                    {}}));
+      }
+    }
+    return out;
   }
   std::vector<proxmox::AgentResult<std::vector<proxmox::agent::Interface>>> interfaces(
-      std::span<const VmRef>) override {
-    FAIL("exec access lists no interface");
-    return {};
+      std::span<const VmRef> vms) override {
+    std::vector<proxmox::AgentResult<std::vector<proxmox::agent::Interface>>> out;
+    for (const auto& vm : vms) {
+      if (auto p = refuse.find(vm.vmid); p != refuse.end()) {
+        out.emplace_back(std::unexpected(p->second));
+      } else {
+        out.emplace_back(lists[vm.vmid]);
+      }
+    }
+    return out;
   }
 };
 
@@ -105,12 +137,12 @@ struct Setup {
   FakeSsh* ssh = nullptr;
   std::unique_ptr<guest::GuestPort> port;
 
-  explicit Setup(observe::Via via) {
+  explicit Setup(observe::Via via, observe::Access access = observe::Access::exec) {
     auto s = std::make_unique<FakeSsh>();
     ssh = s.get();
     port = observe::make_observe_port(agent, std::move(s),
                                       {.via = via,
-                                       .access = observe::Access::exec,
+                                       .access = access,
                                        .fstab_path = "/etc/fstab",
                                        .deadline = std::chrono::seconds(60),
                                        .api_identity = "pathwarden@pve!observe"});
@@ -283,4 +315,125 @@ TEST_CASE("via and access read and print as the settings spell them") {
   for (auto name : observe::kAccessNames) CHECK(observe::to_string(*observe::access_from(name)) == name);
   CHECK_FALSE(observe::via_from("Agent"));
   CHECK_FALSE(observe::access_from(""));
+}
+
+namespace {
+
+// A guest as the kernel's files show it through agent/file-read: the lab guest's NFSv3 mount over
+// link2 with its connection, a bridge br0 on top of link1 and a VLAN link2.10.
+void readable_guest(FakeAgent& agent, int vmid) {
+  auto& f = agent.files[vmid];
+  f["/etc/fstab"] = kFstab;
+  f["/proc/sys/kernel/random/boot_id"] = "3f1c2d4e-0000-4000-8000-000000000001\n";
+  f["/proc/mounts"] = "198.51.100.2:/volume1/movies /mnt/movies nfs rw,vers=3,nconnect=8,addr=198.51.100.2 0 0\n";
+  f["/proc/self/mountstats"] = "";
+  f["/proc/net/dev"] =
+      "Inter-|   Receive                                                |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+      "carrier compressed\n"
+      "    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0  "
+      "     0          0\n"
+      " link2: 7000 50 0 0 0 0 0 0 9000 60 0 0 0 0 0 0\n";
+  f["/proc/net/tcp"] =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   1: 0A6433C6:02F6 026433C6:0801 01 00000000:00000000 00:00000000 00000000     0        0 0 1\n"
+      "   2: 0A6433C6:A000 026433C6:0016 01 00000000:00000000 00:00000000 00000000     0        0 0 1\n";
+  f["/proc/net/vlan/config"] =
+      "VLAN Dev name    | VLAN ID\nName-Type: VLAN_NAME_TYPE_RAW_PLUS_VID_NO_PAD\n"
+      "link2.10       | 10  | link2\n";
+  f["/sys/class/net/link2/uevent"] = "INTERFACE=link2\nIFINDEX=3\n";
+  f["/sys/class/net/link2/operstate"] = "up\n";
+  f["/sys/class/net/link2/speed"] = "-1\n";
+  f["/sys/class/net/br0/uevent"] = "DEVTYPE=bridge\nINTERFACE=br0\nIFINDEX=5\n";
+  f["/sys/class/net/link2.10/uevent"] = "DEVTYPE=vlan\nINTERFACE=link2.10\nIFINDEX=6\n";
+  f["/sys/class/net/link2.10/speed"] = "10000\n";
+  agent.lists[vmid] = {{"link2", "bc:24:11:a1:01:02", {{"198.51.100.10", false, 24}}, {}, {}},
+                       {"br0", "bc:24:11:a1:01:01", {}, {}, {}},
+                       {"link2.10", "bc:24:11:a1:01:02", {}, {}, {}},
+                       {"../../etc", "00:00:00:00:00:01", {}, {}, {}}};
+}
+
+}  // namespace
+
+TEST_CASE("read access: the kernel's files through agent/file-read; what only a program tells stays unknown") {
+  Setup s(observe::Via::agent, observe::Access::read);
+  readable_guest(s.agent, 101);
+  auto w = wanted({{"media-vm", 101}});
+  const std::vector<std::string> hosts{"media-vm"};
+  auto facts = s.port->gather_facts(hosts, w);
+  REQUIRE(facts.at("media-vm"));
+  const auto& f = *facts.at("media-vm");
+  CHECK(f.channel == guest::FactsChannel::agent);
+  CHECK(f.fstab_content == kFstab);
+  CHECK(f.fstab_sha256 == pw::guest::sha256_hex(kFstab));
+  CHECK(f.boot_id == "3f1c2d4e-0000-4000-8000-000000000001");
+  REQUIRE(f.mounts.size() == 1);
+  CHECK(f.mounts[0].nconnect() == 8);
+  // Only the NFS connection, without byte counters (tcp_info needs a program).
+  REQUIRE(f.nfs_connections.size() == 1);
+  CHECK(f.nfs_connections[0].local_address == "198.51.100.10");
+  CHECK_FALSE(f.nfs_connections[0].bytes_acked);
+  CHECK(f.nfs_servers.empty());  // /proc/fs/nfsfs/servers absent: no NFS client module, not an error
+  REQUIRE(f.counters.size() == 2);
+  REQUIRE(f.addresses.size() == 1);
+  CHECK(f.addresses[0].interface == "link2");
+  CHECK(f.addresses[0].prefix_length == 24);
+  // A name from the guest that is not a plain name never becomes a path.
+  REQUIRE(f.interfaces.size() == 3);
+  for (const auto& p : s.agent.paths_read) CHECK(p.find("..") == std::string::npos);
+  const auto* link2 = guest::find_interface(f.interfaces, "link2");
+  REQUIRE(link2);
+  CHECK(link2->ifindex == 3);
+  CHECK(link2->mac == net::MacAddress("bc:24:11:a1:01:02"));
+  CHECK(link2->permanent_mac.empty());
+  CHECK(link2->queues_unknown);
+  CHECK_FALSE(link2->channels);
+  CHECK_FALSE(link2->speed_mbps);
+  CHECK(link2->operstate == "up");
+  const auto* br0 = guest::find_interface(f.interfaces, "br0");
+  REQUIRE(br0);
+  CHECK(br0->upper_device());  // its ports are a directory: unknown, so never the NIC
+  CHECK(br0->lowers_unknown);
+  const auto* vlan = guest::find_interface(f.interfaces, "link2.10");
+  REQUIRE(vlan);
+  CHECK(vlan->lowers == std::vector<std::string>{"link2"});
+  CHECK(vlan->speed_mbps == 10000);
+  CHECK(guest::find_nic_interface(f.interfaces, net::MacAddress("bc:24:11:a1:01:02")) == link2);
+  CHECK(guest::device_below(f.interfaces, "link2.10") == link2);
+  CHECK(s.agent.asked.empty());  // nothing run in the guest
+}
+
+TEST_CASE("read access: a name to resolve or Docker needs exec; auto reads that guest over SSH") {
+  Setup s(observe::Via::automatic, observe::Access::read);
+  readable_guest(s.agent, 101);
+  readable_guest(s.agent, 102);
+  auto w = wanted({{"a", 101}, {"b", 102}});
+  w["a"].names = {"nas.example.test"};
+  w["b"].docker_volumes = true;
+  const std::vector<std::string> hosts{"a", "b"};
+  auto facts = s.port->gather_facts(hosts, w);
+  REQUIRE(facts.at("a"));
+  CHECK(facts.at("a")->channel == guest::FactsChannel::ansible);
+  CHECK_THAT(facts.at("a")->agent_unused, Catch::Contains("only a program in the guest can resolve"));
+  REQUIRE(facts.at("b"));
+  CHECK_THAT(facts.at("b")->agent_unused, Catch::Contains("Docker"));
+  CHECK(s.agent.paths_read.empty());  // refused before anything was sent
+}
+
+TEST_CASE("read access: a missing fstab is the guest's answer; a refused read is the agent's") {
+  Setup s(observe::Via::automatic, observe::Access::read);
+  readable_guest(s.agent, 101);
+  s.agent.files[101].erase("/etc/fstab");
+  readable_guest(s.agent, 102);
+  s.agent.refuse.emplace(102, Problem{Outcome::permission, "Permission check failed", "VM.GuestAgent.FileRead"});
+  auto w = wanted({{"a", 101}, {"b", 102}});
+  const std::vector<std::string> hosts{"a", "b"};
+  auto facts = s.port->gather_facts(hosts, w);
+  REQUIRE_FALSE(facts.at("a"));
+  CHECK_THAT(facts.at("a").error().error.what, Catch::Contains("No such file or directory"));
+  REQUIRE(facts.at("b"));
+  CHECK(facts.at("b")->channel == guest::FactsChannel::ansible);
+  CHECK(facts.at("b")->agent_unused.starts_with("permission: "));
+  REQUIRE(s.ssh->facts_calls.size() == 1);
+  CHECK(s.ssh->facts_calls[0] == std::vector<std::string>{"b"});
 }

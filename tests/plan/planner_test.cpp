@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "fixtures.hpp"
@@ -259,6 +260,29 @@ TEST_CASE("queues already right but the guest runs fewer channels: only ethtool"
   CHECK(ch->from == 2);
   CHECK(ch->to == 8);
   CHECK(find_step<SetNic>(p) == nullptr);
+}
+
+TEST_CASE("channels the guest agent's read access could not see: noted when the NIC stays, a change blocked") {
+  // The NIC already has queues=8: the guest's channels are unknown, so they are said unchecked,
+  // never planned from a guess (a step 1 -> 8 would be a change no one observed the need for).
+  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
+  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 0, 0);
+  o.guest->interfaces[1].queues_unknown = true;
+  o.guest->interfaces[1].channels.reset();
+  auto kept = plan_policy(movies_policy(), o, context());
+  CHECK(find_step<SetChannels>(kept) == nullptr);
+  CHECK(kept.blockers.empty());
+  CHECK(std::ranges::any_of(kept.notes, [](const std::string& n) {
+    return n.find("ens19's channels in guest media-vm are unknown") != std::string::npos &&
+           n.find("not checked against queues=8") != std::string::npos;
+  }));
+  // The NIC changes: its channels step needs the count it starts from.
+  auto o2 = seed_observation();
+  o2.guest->interfaces[1].queues_unknown = true;
+  auto changed = plan_policy(movies_policy(), o2, context());
+  REQUIRE_FALSE(changed.blockers.empty());
+  CHECK(changed.blockers.front().find("spec.observe.agent_access: exec") != std::string::npos);
+  CHECK(find_step<SetChannels>(changed) == nullptr);
 }
 
 TEST_CASE("the rendered plan shows the diff") {
