@@ -75,8 +75,9 @@ SignalReading judge_connections(const ConnectionAnalysis& a, const ProbeRun& pro
   SignalReading r{Signal::connection_bytes, SignalState::unavailable, {}};
   if (!a.counters_available) {
     r.detail =
-        "connection bytes unavailable: ss showed no tcp_info byte counters for the NFS connections "
-        "(the guest kernel needs inet_diag and tcp_diag)";
+        "connection bytes unavailable: the guest's facts have no tcp_info byte counters for the NFS "
+        "connections (ss shows them only with the guest kernel's inet_diag and tcp_diag; the guest agent's read "
+        "access reads none)";
     return r;
   }
   const double p = static_cast<double>(probe.bytes);

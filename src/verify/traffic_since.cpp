@@ -121,7 +121,8 @@ Flows compare_connections(const TrafficMark& before, const TrafficMark& now, con
 std::string why_not_compared(const Flows& f) {
   if (f.to_nas == 0) return "the mount has no NFS connections now";
   if (f.without_counters == f.to_nas)
-    return "ss showed no tcp_info byte counters (the guest kernel needs inet_diag and tcp_diag)";
+    return "the guest's facts have no tcp_info byte counters for its NFS connections (ss shows them only with "
+           "the guest kernel's inet_diag and tcp_diag; the guest agent's read access reads none)";
   if (f.reset > 0 && f.opened == 0) return "the NFS connections' counters went down (not the same sockets)";
   return std::to_string(f.opened) + " of the mount's NFS connection" + (f.to_nas == 1 ? " is" : "s are") +
          " new since the last run (a reconnect or a re-mount)";
