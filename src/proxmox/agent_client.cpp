@@ -168,21 +168,26 @@ std::vector<AgentResult<agent::ExecStatus>> ApiGuestAgent::exec(std::span<const 
   return out;
 }
 
-std::vector<AgentResult<agent::FileRead>> ApiGuestAgent::read_files(std::span<const AgentFileRead> reads) {
-  auto batch = std::make_shared<Batch<agent::FileRead>>();
-  batch->slots.resize(reads.size());
-  batch->left = reads.size();
-  for (std::size_t i = 0; i < reads.size(); ++i) {
-    const auto& r = reads[i];
-    gate_->enter(r.vm.node, [this, batch, i, vm = r.vm, path = r.path] {
+// One GET of `command` per request (`target`: its VM and parameters), parsed by `parse`, each
+// holding a gate slot of its VM's node while in flight.
+template <class T, class Request, class Target, class Parse>
+std::vector<AgentResult<T>> ApiGuestAgent::each_get(std::span<const Request> requests, std::string_view command,
+                                                    Target target, Parse parse) {
+  auto batch = std::make_shared<Batch<T>>();
+  batch->slots.resize(requests.size());
+  batch->left = requests.size();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto [vm, params] = target(requests[i]);
+    gate_->enter(vm.node, [this, batch, i, vm, path = agent::endpoint(vm, command), params = std::move(params),
+                           parse]() mutable {
       client_.async_call(
-          "GET", agent::endpoint(vm, "file-read"), {{"file", path}},
-          [this, batch, i, node = vm.node](ApiResult<std::string> body) {
+          "GET", std::move(path), std::move(params),
+          [this, batch, i, node = vm.node, parse](ApiResult<std::string> body) {
             gate_->leave(node);
             if (!body) {
               batch->slots[i] = std::unexpected(problem_of(body.error()));
             } else {
-              batch->slots[i] = agent::parse_file_read(*body);
+              batch->slots[i] = parse(*body);
             }
             batch->done();
           },
@@ -192,27 +197,19 @@ std::vector<AgentResult<agent::FileRead>> ApiGuestAgent::read_files(std::span<co
   return collect(*batch);
 }
 
+std::vector<AgentResult<agent::FileRead>> ApiGuestAgent::read_files(std::span<const AgentFileRead> reads) {
+  return each_get<agent::FileRead>(
+      reads, "file-read",
+      [](const AgentFileRead& r) {
+        return std::pair(r.vm, Client::Params{{"file", r.path}});
+      },
+      [](std::string_view body) { return agent::parse_file_read(body); });
+}
+
 std::vector<AgentResult<std::vector<agent::Interface>>> ApiGuestAgent::interfaces(std::span<const VmRef> vms) {
-  auto batch = std::make_shared<Batch<std::vector<agent::Interface>>>();
-  batch->slots.resize(vms.size());
-  batch->left = vms.size();
-  for (std::size_t i = 0; i < vms.size(); ++i) {
-    gate_->enter(vms[i].node, [this, batch, i, vm = vms[i]] {
-      client_.async_call(
-          "GET", agent::endpoint(vm, "network-get-interfaces"), {},
-          [this, batch, i, node = vm.node](ApiResult<std::string> body) {
-            gate_->leave(node);
-            if (!body) {
-              batch->slots[i] = std::unexpected(problem_of(body.error()));
-            } else {
-              batch->slots[i] = agent::parse_interfaces(*body);
-            }
-            batch->done();
-          },
-          kAgentRead);
-    });
-  }
-  return collect(*batch);
+  return each_get<std::vector<agent::Interface>>(
+      vms, "network-get-interfaces", [](const VmRef& vm) { return std::pair(vm, Client::Params{}); },
+      [](std::string_view body) { return agent::parse_interfaces(body); });
 }
 
 }  // namespace pw::proxmox

@@ -33,6 +33,9 @@ class ApiGuestAgent final : public GuestAgent {
 
  private:
   class NodeGate;
+  template <class T, class Request, class Target, class Parse>
+  std::vector<AgentResult<T>> each_get(std::span<const Request> requests, std::string_view command, Target target,
+                                       Parse parse);
   Client& client_;
   GuestAgentOptions options_;
   std::unique_ptr<NodeGate> gate_;

@@ -12,21 +12,13 @@
 
 using namespace pw::proxmox;
 using pw::proxmox::testing::default_pvesim_args;
+using pw::proxmox::testing::fleet_vm;
+using pw::proxmox::testing::make_client;
 using pw::proxmox::testing::PvesimProcess;
 
 namespace {
 
 namespace bj = boost::json;
-
-VmRef vm(int vmid) {
-  return VmRef{"pve" + std::to_string(1 + (vmid - 100) % 3), vmid};
-}
-
-std::unique_ptr<Client> make_client(const ClientOptions& options) {
-  auto c = Client::create(options);
-  if (!c) FAIL(c.error().to_string());
-  return std::move(*c);
-}
 
 // VM `vmid` gets `agent: 1` and a recorded agent answering with `report` (its member `extra`
 // added to the agent object).
@@ -37,7 +29,7 @@ void record_agent(PvesimProcess& sim, int vmid, const std::string& report, bj::o
 }
 
 AgentExec facts_exec(int vmid) {
-  return AgentExec{vm(vmid), {"/bin/sh", "-c", "true", "sh", "/etc/fstab"}, std::chrono::seconds(60), true};
+  return AgentExec{fleet_vm(vmid), {"/bin/sh", "-c", "true", "sh", "/etc/fstab"}, std::chrono::seconds(60), true};
 }
 
 }  // namespace
@@ -58,7 +50,7 @@ TEST_CASE("exec through the agent: polled to its end, the output per VM, every V
     runs.push_back(facts_exec(id));
   }
   // The guest agent only of a VM whose exec is not the facts script: 127, said by the agent.
-  runs.push_back(AgentExec{vm(100), {"/usr/bin/env", "true"}, std::chrono::seconds(60), true});
+  runs.push_back(AgentExec{fleet_vm(100), {"/usr/bin/env", "true"}, std::chrono::seconds(60), true});
   auto client = make_client(sim.client_options());
   ApiGuestAgent agent(*client, {.per_node = 2});
   auto done = agent.exec(runs);
@@ -130,7 +122,7 @@ TEST_CASE("every way an agent does not answer is its own outcome, read from Prox
   CHECK(refused[0].error().outcome == agent::Outcome::permission);
   CHECK(refused[0].error().privilege == "VM.GuestAgent.Unrestricted");
   // Listing interfaces is an Audit read: allowed.
-  const std::array<VmRef, 1> vms{vm(105)};
+  const std::array<VmRef, 1> vms{fleet_vm(105)};
   auto listed = limited.interfaces(vms);
   REQUIRE(listed[0]);
   CHECK(listed[0]->empty());
@@ -145,7 +137,7 @@ TEST_CASE("file-read: the bytes, a missing file named by the agent") {
             R"({"agent":{"files":{"/etc/fstab":"# caf\u00e9\n192.0.2.2:/v /mnt/v nfs vers=3 0 0\n"}}})");
   auto client = make_client(sim.client_options());
   ApiGuestAgent agent(*client);
-  const std::vector<AgentFileRead> reads{{vm(101), "/etc/fstab"}, {vm(101), "/etc/missing"}};
+  const std::vector<AgentFileRead> reads{{fleet_vm(101), "/etc/fstab"}, {fleet_vm(101), "/etc/missing"}};
   auto done = agent.read_files(reads);
   REQUIRE(done[0]);
   CHECK(done[0]->content == "# caf\xC3\xA9\n192.0.2.2:/v /mnt/v nfs vers=3 0 0\n");

@@ -15,28 +15,19 @@
 
 using namespace pw::proxmox;
 using pw::proxmox::testing::default_pvesim_args;
+using pw::proxmox::testing::fleet_vm;
+using pw::proxmox::testing::make_client;
 using pw::proxmox::testing::PvesimProcess;
 
 namespace {
 
 namespace bj = boost::json;
 
-// The fleet pvesim generates with --vms: guest 100+i lives on node pve(1 + i % 3).
-VmRef vm(int vmid) {
-  return VmRef{"pve" + std::to_string(1 + (vmid - 100) % 3), vmid};
-}
-
 std::vector<std::string> fleet_args(int vms, std::vector<std::string> extra = {}) {
   auto args = default_pvesim_args();
   args.insert(args.end(), {"--vms", std::to_string(vms)});
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
-}
-
-std::unique_ptr<Client> make_client(const ClientOptions& options) {
-  auto c = Client::create(options);
-  if (!c) FAIL(c.error().to_string());
-  return std::move(*c);
 }
 
 const WaitOptions kWait{std::chrono::seconds(60), std::chrono::milliseconds(10), std::chrono::milliseconds(100)};
@@ -105,7 +96,7 @@ TEST_CASE("config reads: current=1 shows what is in effect, the default folds pe
   auto client = make_client(sim.client_options());
   // Running, with network hot-plug off: a queues change must wait for a restart.
   set_config(sim, 104, R"({"cores":"2","hotplug":"disk,usb","net1":"virtio=BC:24:11:00:01:04,bridge=vmbr1,queues=4"})");
-  const VmRef ref = vm(104);
+  const VmRef ref = fleet_vm(104);
 
   VmConfig before = read(*client, ref);
   CHECK(before.get("cores") == "2");  // sent as a JSON number, read as text
@@ -147,7 +138,7 @@ TEST_CASE("a queues change on a running VM with network hot-plug re-plugs the NI
   sim.admin("PUT", "/pvesim/vms/100/hook", R"({"hook":")" + hook + R"("})");
   set_config(sim, 100, R"({"net1":"virtio=BC:24:11:00:01:00,bridge=vmbr1,firewall=1,queues=8"})");
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
 
   VmConfig before = read(*client, ref);
   NetDeviceSpec net1 = nic(before, "net1");
@@ -168,7 +159,7 @@ TEST_CASE("a queues change on a running VM with network hot-plug re-plugs the NI
 TEST_CASE("hotplug 'disk;network' (split_list: ',', ';' or spaces) has network: the NIC is re-plugged") {
   PvesimProcess sim(fleet_args(3));
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
   VmConfig before = read(*client, ref);
   // Written through the API as Proxmox accepts it, stored as typed.
   ConfigChange hp;
@@ -193,7 +184,7 @@ TEST_CASE("hotplug 'disk;network' (split_list: ',', ';' or spaces) has network: 
 TEST_CASE("only what a request names is hot-plugged: an earlier pending NIC change stays pending") {
   PvesimProcess sim(fleet_args(3));
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
   set_config(sim, 100, R"({"hotplug":"disk,usb","net1":"virtio=BC:24:11:00:01:00,bridge=vmbr1"})");
   VmConfig before = read(*client, ref);
   NetDeviceSpec net1 = nic(before, "net1");
@@ -226,8 +217,8 @@ TEST_CASE("/cluster/resources lags like pvestatd's broadcast; status/current is 
     }
     return std::string("absent");
   };
-  const VmRef stopped = vm(103);    // generated stopped
-  CHECK(listed(100) == "unknown");  // pvestatd has broadcast nothing yet
+  const VmRef stopped = fleet_vm(103);  // generated stopped
+  CHECK(listed(100) == "unknown");      // pvestatd has broadcast nothing yet
   sim.admin("POST", "/pvesim/pvestatd", "{}");
   CHECK(listed(100) == "running");
   CHECK(listed(103) == "stopped");
@@ -243,7 +234,7 @@ TEST_CASE("/cluster/resources lags like pvestatd's broadcast; status/current is 
 TEST_CASE("a stopped VM takes a change at once, and start applies nothing else") {
   PvesimProcess sim(fleet_args(4));
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(103);  // generated stopped
+  const VmRef ref = fleet_vm(103);  // generated stopped
   set_config(sim, 103, R"({"net1":"virtio=BC:24:11:00:01:03,bridge=vmbr1"})");
   VmConfig before = read(*client, ref);
   NetDeviceSpec net1 = nic(before, "net1");
@@ -255,7 +246,7 @@ TEST_CASE("a stopped VM takes a change at once, and start applies nothing else")
 TEST_CASE("writes without the MAC or without the digest are refused before anything is sent") {
   PvesimProcess sim(fleet_args(3));
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
   VmConfig cfg = read(*client, ref);
   const std::string put = "PUT /nodes/{node}/qemu/{vmid}/config";
 
@@ -277,7 +268,7 @@ TEST_CASE("writes without the MAC or without the digest are refused before anyth
 TEST_CASE("a concurrent edit between read and write is a digest conflict; re-reading resolves it") {
   PvesimProcess sim(fleet_args(3, {"--concurrent-edit", "100"}));
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
 
   VmConfig first = read(*client, ref);  // pvesim edits the config right after this read
   NetDeviceSpec net1 = nic(first, "net1");
@@ -303,15 +294,15 @@ TEST_CASE("a concurrent edit between read and write is a digest conflict; re-rea
 TEST_CASE("a VM locked by a backup refuses writes and power tasks with a typed error") {
   PvesimProcess sim(fleet_args(4, {"--lock", "101=backup", "--lock", "103=backup"}));
   auto client = make_client(sim.client_options());
-  VmConfig cfg = read(*client, vm(101));
+  VmConfig cfg = read(*client, fleet_vm(101));
   CHECK(cfg.get("lock") == "backup");
-  auto r = client->update_nic(vm(101), "net0", nic(cfg, "net0"), cfg.digest);
+  auto r = client->update_nic(fleet_vm(101), "net0", nic(cfg, "net0"), cfg.digest);
   REQUIRE_FALSE(r);
   CHECK(r.error().kind == ApiErrorKind::locked);
   CHECK(r.error().lock == "backup");
   CHECK(r.error().http_status == 500);
 
-  auto upid = client->start(vm(103));  // the lock is checked inside the task
+  auto upid = client->start(fleet_vm(103));  // the lock is checked inside the task
   REQUIRE(upid);
   auto task = client->wait_task(*upid, kWait);
   REQUIRE_FALSE(task);
@@ -331,10 +322,10 @@ TEST_CASE("missing privileges are refused and named") {
       fleet_args(3, {"--token", "ops@pve!audit=a1:VM.Audit,VM.PowerMgmt,VM.Config.Options", "--token",
                      "ops@pve!nosdn=a2:VM.Audit,VM.Config.Network", "--token", "ops@pve!read=a3:VM.Audit"}));
   auto audit = make_client(sim.client_options("ops@pve!audit", "a1"));
-  VmConfig cfg = read(*audit, vm(100));
+  VmConfig cfg = read(*audit, fleet_vm(100));
   NetDeviceSpec net1 = nic(cfg, "net1");
   REQUIRE(net1.set("queues", "3"));
-  auto r = audit->update_nic(vm(100), "net1", net1, cfg.digest);
+  auto r = audit->update_nic(fleet_vm(100), "net1", net1, cfg.digest);
   REQUIRE_FALSE(r);
   CHECK(r.error().kind == ApiErrorKind::permission);
   CHECK(r.error().http_status == 403);
@@ -344,15 +335,15 @@ TEST_CASE("missing privileges are refused and named") {
 
   // A NIC on a bridge also needs SDN.Use on the bridge's zone path.
   auto nosdn = make_client(sim.client_options("ops@pve!nosdn", "a2"));
-  auto r2 = nosdn->update_nic(vm(100), "net1", net1, cfg.digest);
+  auto r2 = nosdn->update_nic(fleet_vm(100), "net1", net1, cfg.digest);
   REQUIRE_FALSE(r2);
   CHECK(r2.error().missing_privilege == "SDN.Use");
   CHECK(r2.error().permission_path == "/sdn/zones/localnetwork/vmbr1");
-  CHECK(nic(read(*audit, vm(100)), "net1").queues() == nic(cfg, "net1").queues());
+  CHECK(nic(read(*audit, fleet_vm(100)), "net1").queues() == nic(cfg, "net1").queues());
 
   // No VM.Config.* at all: the method's own any-of check refuses first.
   auto read_only = make_client(sim.client_options("ops@pve!read", "a3"));
-  auto r3 = read_only->update_nic(vm(100), "net1", net1, cfg.digest);
+  auto r3 = read_only->update_nic(fleet_vm(100), "net1", net1, cfg.digest);
   REQUIRE_FALSE(r3);
   CHECK(r3.error().permission_path == "/vms/100");
   CHECK_THAT(r3.error().hint, Catch::StartsWith("grant one of VM.Config.Disk VM.Config.CDROM"));
@@ -405,7 +396,7 @@ TEST_CASE("ticket auth: one login, cookie on reads, CSRF token on writes") {
   o.user = "root@pam";
   o.password = Secret("hunter2");
   auto client = make_client(o);
-  const VmRef ref = vm(102);
+  const VmRef ref = fleet_vm(102);
   VmConfig cfg = read(*client, ref);
   NetDeviceSpec net0 = nic(cfg, "net0");
   REQUIRE(net0.set("queues", "2"));
@@ -479,7 +470,7 @@ TEST_CASE("TLS: pinned fingerprint, wrong pin, CA file, untrusted certificate, v
 TEST_CASE("5xx answers: reads are retried with backoff, writes are sent once") {
   PvesimProcess sim(fleet_args(3));
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
   const std::string get = "GET /nodes/{node}/qemu/{vmid}/config";
   const std::string put = "PUT /nodes/{node}/qemu/{vmid}/config";
 
@@ -512,7 +503,7 @@ TEST_CASE("5xx answers: reads are retried with backoff, writes are sent once") {
 TEST_CASE("dropped connections: reads recover, a lost write says it may have been applied") {
   PvesimProcess sim(fleet_args(3));
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
   VmConfig cfg = read(*client, ref);
 
   sim.admin("PUT", "/pvesim/faults", R"({"drop_next":1})");
@@ -537,7 +528,7 @@ TEST_CASE("timeouts are typed, for requests and for tasks") {
   o.timeout = std::chrono::milliseconds(300);
   o.retry.max_attempts = 2;
   auto client = make_client(o);
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
   VmConfig cfg = read(*client, ref);
 
   sim.admin("PUT", "/pvesim/faults", R"({"latency_ms":2500})");
@@ -551,7 +542,7 @@ TEST_CASE("timeouts are typed, for requests and for tasks") {
   CHECK(w.error().may_have_applied);
   sim.admin("PUT", "/pvesim/faults", R"({"latency_ms":0})");
 
-  auto upid = client->start(vm(103));
+  auto upid = client->start(fleet_vm(103));
   REQUIRE(upid);
   auto waited = client->wait_task(
       *upid, WaitOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20), std::chrono::milliseconds(50)});
@@ -563,7 +554,7 @@ TEST_CASE("timeouts are typed, for requests and for tasks") {
 TEST_CASE("tasks: start, shutdown, stop, a failing task, WARNINGS as success") {
   PvesimProcess sim(fleet_args(4));
   auto client = make_client(sim.client_options());
-  const VmRef stopped = vm(103);
+  const VmRef stopped = fleet_vm(103);
 
   auto start = client->start(stopped);
   REQUIRE(start);
@@ -592,7 +583,7 @@ TEST_CASE("tasks: start, shutdown, stop, a failing task, WARNINGS as success") {
   REQUIRE_FALSE(reboot_stopped);
   CHECK_THAT(reboot_stopped.error().message, Catch::Contains("not running"));
 
-  const VmRef running = vm(100);
+  const VmRef running = fleet_vm(100);
   auto stop = client->stop(running);
   REQUIRE(stop);
   REQUIRE(client->wait_task(*stop, kWait));
@@ -609,8 +600,8 @@ TEST_CASE("tasks: start, shutdown, stop, a failing task, WARNINGS as success") {
   CHECK(client->vm_status(running)->status == "stopped");
 
   // Deleting a key that is not set only warns; the task still counts as success.
-  VmConfig cfg = read(*client, vm(101));
-  auto upid = client->update_config(vm(101), ConfigChange{{}, {"net9"}, cfg.digest}, WriteMode::task_post);
+  VmConfig cfg = read(*client, fleet_vm(101));
+  auto upid = client->update_config(fleet_vm(101), ConfigChange{{}, {"net9"}, cfg.digest}, WriteMode::task_post);
   REQUIRE(upid);
   REQUIRE(upid->has_value());
   auto warned = client->wait_task(**upid, kWait);
@@ -628,7 +619,7 @@ TEST_CASE("a failing hot-plug: 400 with the field's error, the value stays pendi
   set_config(sim, 100, R"({"net1":"virtio=BC:24:11:00:01:00,bridge=vmbr1,queues=8"})");
   std::ofstream(fail_flag) << "error on hot-unplugging device 'net1' - still busy in guest?\n";
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
 
   VmConfig cfg = read(*client, ref);
   NetDeviceSpec net1 = nic(cfg, "net1");
@@ -745,8 +736,8 @@ TEST_CASE("a node's VMs with their taps in one request: GET /nodes/{node}/qemu?f
 TEST_CASE("Proxmox's own refusals: parameter errors per field, missing VMs") {
   PvesimProcess sim(fleet_args(3));
   auto client = make_client(sim.client_options());
-  VmConfig cfg = read(*client, vm(100));
-  auto r = client->update_config(vm(100), ConfigChange{{{"onboot", "True"}}, {}, cfg.digest});
+  VmConfig cfg = read(*client, fleet_vm(100));
+  auto r = client->update_config(fleet_vm(100), ConfigChange{{{"onboot", "True"}}, {}, cfg.digest});
   REQUIRE_FALSE(r);
   CHECK(r.error().kind == ApiErrorKind::parameter);
   CHECK(r.error().field_errors.at("onboot") == "type check ('boolean') failed - got 'True'");
@@ -770,11 +761,11 @@ TEST_CASE("pvesim dumps its state on a clean exit, and loads it again") {
   {
     PvesimProcess sim(fleet_args(3, {"--dump-state", dump}));
     auto client = make_client(sim.client_options());
-    VmConfig cfg = read(*client, vm(102));
+    VmConfig cfg = read(*client, fleet_vm(102));
     NetDeviceSpec net0 = nic(cfg, "net0");
     REQUIRE(net0.set("queues", "3"));
-    REQUIRE(client->update_nic(vm(102), "net0", net0, cfg.digest));
-    digest = read(*client, vm(102)).digest;
+    REQUIRE(client->update_nic(fleet_vm(102), "net0", net0, cfg.digest));
+    digest = read(*client, fleet_vm(102)).digest;
     CHECK(sim.stop() == 0);  // also catches sanitizer reports in pvesim itself
   }
   const auto state = bj::parse(testing::read_file(dump)).as_object();
@@ -790,7 +781,7 @@ TEST_CASE("pvesim dumps its state on a clean exit, and loads it again") {
   args.insert(args.end(), {"--state", dump});
   PvesimProcess again(args);
   auto client = make_client(again.client_options());
-  CHECK(read(*client, vm(102)).digest == digest);
+  CHECK(read(*client, fleet_vm(102)).digest == digest);
   std::filesystem::remove(dump);
 }
 
@@ -889,7 +880,7 @@ TEST_CASE("a reboot task ends before the VM runs again; the client waits on the 
   std::filesystem::permissions(hook, std::filesystem::perms::owner_all);
   sim.admin("PUT", "/pvesim/vms/101/hook", R"({"hook":")" + hook + R"("})");
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(101);
+  const VmRef ref = fleet_vm(101);
 
   auto upid = client->reboot(ref);
   REQUIRE(upid);
@@ -911,7 +902,7 @@ TEST_CASE("the hypervisor's per-tap counters: scripted in pvesim, read by the cl
   set_config(sim, 101,
              R"({"net0":"virtio=BC:24:11:00:00:10,bridge=vmbr0","net1":"virtio=BC:24:11:00:00:11,bridge=vmbr1"})");
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(101);
+  const VmRef ref = fleet_vm(101);
 
   auto before = client->vm_status(ref);
   REQUIRE(before);
@@ -971,7 +962,7 @@ TEST_CASE("a reboot whose start fails: reported from the root@pam start task wit
   PvesimProcess sim(fleet_args(3));
   sim.admin("PUT", "/pvesim/vms/101/hook", R"({"hook":")" + failing_start_hook(sim.dir()) + R"("})");
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(101);
+  const VmRef ref = fleet_vm(101);
 
   // Long enough that only the start task's failure can end the wait early.
   const WaitOptions patient{std::chrono::minutes(10), std::chrono::milliseconds(10), std::chrono::milliseconds(200)};
@@ -1001,7 +992,7 @@ TEST_CASE("reboot timeout: a guest that ignores the power-down fails the reboot 
   PvesimProcess sim(fleet_args(3));
   sim.admin("PUT", "/pvesim/vms/101/guest", R"({"ignores_shutdown":true})");
   auto client = make_client(sim.client_options());
-  const VmRef ref = vm(101);
+  const VmRef ref = fleet_vm(101);
 
   auto r = client->reboot_and_wait(ref, kWait, 1);
   REQUIRE_FALSE(r);
@@ -1023,7 +1014,7 @@ TEST_CASE("task list and log as pve-manager serves them: source, filters, paging
   sim.admin("PUT", "/pvesim/vms/101/hook", R"({"hook":")" + gated_hook(sim.dir(), "shutdown", gate) + R"("})");
   auto mine = make_client(sim.client_options("ops@pve!mine", "m1"));
   auto audit = make_client(sim.client_options("ops@pve!audit", "a1"));
-  const VmRef ref = vm(101);
+  const VmRef ref = fleet_vm(101);
 
   auto upid = mine->reboot(ref);
   REQUIRE(upid);
@@ -1088,7 +1079,7 @@ TEST_CASE("permissions by path: a NIC's tag and trunk VLANs, the bridge it leave
        "--acl", "net@pve!t:/sdn/zones/localnetwork/vmbr2:SDN.Use:0", "--acl", "net@pve!t:/sdn/zones/zone1:SDN.Use",
        "--token", "look@pve!t=l1:none", "--acl", "look@pve!t:/vms:VM.Audit"}));
   auto client = make_client(sim.client_options("net@pve!t", "n1"));
-  const VmRef ref = vm(100);
+  const VmRef ref = fleet_vm(100);
   auto write_queues = [&](const std::string& net1, const std::string& queues) {
     set_config(sim, 100, R"({"net1":")" + net1 + R"("})");
     VmConfig cfg = read(*client, ref);

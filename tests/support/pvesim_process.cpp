@@ -164,4 +164,10 @@ std::string write_recording_hook(const std::string& dir, const std::string& log,
   return path;
 }
 
+std::unique_ptr<Client> make_client(const ClientOptions& options) {
+  auto c = Client::create(options);
+  if (!c) throw std::runtime_error("cannot make a client for pvesim: " + c.error().to_string());
+  return std::move(*c);
+}
+
 }  // namespace pw::proxmox::testing

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <boost/json/value.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,14 @@ class PvesimProcess {
   std::string fingerprint_;
   std::string ca_file_;
 };
+
+// The fleet pvesim generates with --vms: guest 100+i lives on node pve(1 + i % 3).
+inline VmRef fleet_vm(int vmid) {
+  return VmRef{"pve" + std::to_string(1 + (vmid - 100) % 3), vmid};
+}
+
+// A client with these options; throws std::runtime_error with the reason when it cannot be made.
+std::unique_ptr<Client> make_client(const ClientOptions& options);
 
 // Default arguments most tests use: a token with every privilege, a user, no auth delay, short tasks.
 std::vector<std::string> default_pvesim_args();
