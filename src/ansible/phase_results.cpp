@@ -7,8 +7,6 @@
 
 namespace pw::ansible {
 
-namespace json = boost::json;
-
 namespace {
 
 // The Docker task runs with failed_when false: its exit code says what happened.

@@ -110,8 +110,8 @@ std::vector<AgentResult<agent::ExecStatus>> ApiGuestAgent::exec(std::span<const 
     batch->done();
   };
   // The poll is a self-referencing step; shared so that scheduled callbacks keep it alive.
-  auto poll = std::make_shared<std::function<void(std::shared_ptr<Conversation>)>>();
-  *poll = [this, finish, weak = std::weak_ptr(poll)](std::shared_ptr<Conversation> c) {
+  auto poll = std::make_shared<std::function<void(const std::shared_ptr<Conversation>&)>>();
+  *poll = [this, finish, weak = std::weak_ptr(poll)](const std::shared_ptr<Conversation>& c) {
     gate_->enter(c->vm.node, [this, finish, weak, c] {
       client_.async_call(
           "GET", agent::endpoint(c->vm, "exec-status"), {{"pid", std::to_string(c->pid)}},
@@ -148,9 +148,9 @@ std::vector<AgentResult<agent::ExecStatus>> ApiGuestAgent::exec(std::span<const 
     Client::Params params;
     for (const auto& arg : runs[i].command) params.emplace_back("command", arg);
     const auto how = runs[i].read_only ? kAgentReadOnlyExec : kAgentRead;
-    gate_->enter(c->vm.node, [this, finish, poll, c, how, params = std::move(params)]() mutable {
+    gate_->enter(c->vm.node, [this, finish, poll, c, how, params = std::move(params)] {
       client_.async_call(
-          "POST", agent::endpoint(c->vm, "exec"), std::move(params),
+          "POST", agent::endpoint(c->vm, "exec"), params,
           [this, finish, poll, c](ApiResult<std::string> body) {
             gate_->leave(c->vm.node);
             if (!body) return finish(*c, std::unexpected(problem_of(body.error())));
@@ -177,11 +177,13 @@ std::vector<AgentResult<T>> ApiGuestAgent::each_get(std::span<const Request> req
   batch->slots.resize(requests.size());
   batch->left = requests.size();
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    auto [vm, params] = target(requests[i]);
+    auto [where, query] = target(requests[i]);
+    const VmRef vm = where;
+    auto params = std::move(query);
     gate_->enter(vm.node, [this, batch, i, vm, path = agent::endpoint(vm, command), params = std::move(params),
                            parse]() mutable {
       client_.async_call(
-          "GET", std::move(path), std::move(params),
+          "GET", std::move(path), params,
           [this, batch, i, node = vm.node, parse](ApiResult<std::string> body) {
             gate_->leave(node);
             if (!body) {

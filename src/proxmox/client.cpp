@@ -138,7 +138,8 @@ Client::Client(ClientOptions options, ApiEndpoint endpoint, std::unique_ptr<Http
 
 Client::~Client() = default;
 
-void Client::async_call(std::string method, std::string path, Params params, BodyCallback done, CallOptions how) {
+void Client::async_call(std::string method, std::string path, const Params& params, BodyCallback done,
+                        CallOptions how) {
   auto call = std::make_shared<Call>();
   call->method = std::move(method);
   call->read = call->method == "GET";
@@ -159,17 +160,17 @@ void Client::async_call(std::string method, std::string path, Params params, Bod
     std::lock_guard lock(auth_mutex_);
     need_login = ticket_.empty() || Clock::now() - ticket_time_ > kTicketRenewAge;
   }
-  if (!need_login) return send(std::move(call));
+  if (!need_login) return send(call);
   async_login([this, call](ApiStatus st) {
     if (!st) return call->done(std::unexpected(st.error()));
     send(call);
   });
 }
 
-ApiResult<std::string> Client::call(std::string method, std::string path, Params params) {
+ApiResult<std::string> Client::call(std::string method, std::string path, const Params& params) {
   auto promise = std::make_shared<std::promise<ApiResult<std::string>>>();
   auto future = promise->get_future();
-  async_call(std::move(method), std::move(path), std::move(params),
+  async_call(std::move(method), std::move(path), params,
              [promise](ApiResult<std::string> r) { promise->set_value(std::move(r)); });
   return future.get();
 }
@@ -192,7 +193,7 @@ void Client::add_auth_headers(HttpRequest& request) {
   if (request.method != "GET") request.headers.emplace_back("CSRFPreventionToken", csrf_token_);
 }
 
-void Client::send(std::shared_ptr<Call> call) {
+void Client::send(const std::shared_ptr<Call>& call) {
   ++call->attempt;
   HttpRequest req;
   req.method = call->method;
@@ -310,7 +311,7 @@ void Client::async_login(std::function<void(ApiStatus)> done) {
     login_running_ = true;
   }
   Params params{{"username", options_.user}, {"password", options_.password.reveal()}};
-  async_call("POST", "/access/ticket", std::move(params), [this](ApiResult<std::string> body) {
+  async_call("POST", "/access/ticket", params, [this](ApiResult<std::string> body) {
     ApiStatus status;
     if (!body) {
       status = std::unexpected(body.error());

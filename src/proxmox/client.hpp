@@ -74,9 +74,9 @@ class Client final : public Api {
   // The raw call under every typed operation: `path` below /api2/json, params as query (GET) or
   // form body (others; a repeated name is an array, as Proxmox reads `command` of agent/exec). The
   // callback runs on the transport's I/O thread.
-  void async_call(std::string method, std::string path, Params params, BodyCallback done,
+  void async_call(std::string method, std::string path, const Params& params, BodyCallback done,
                   CallOptions how = CallOptions{});
-  ApiResult<std::string> call(std::string method, std::string path, Params params = {});
+  ApiResult<std::string> call(std::string method, std::string path, const Params& params = {});
   // Runs fn on the transport's I/O thread after `delay` (polling without holding a thread).
   void schedule(std::chrono::milliseconds delay, std::function<void()> fn);
   timing::Monotonic now() const { return sleeper().now(); }
@@ -87,7 +87,7 @@ class Client final : public Api {
 
   Client(ClientOptions options, ApiEndpoint endpoint, std::unique_ptr<HttpTransport> transport);
 
-  void send(std::shared_ptr<Call> call);
+  void send(const std::shared_ptr<Call>& call);
   void on_result(const std::shared_ptr<Call>& call, TransportResult result);
   ApiError transport_error(const Call& call, const TransportError& error) const;
   void add_auth_headers(HttpRequest& request);
