@@ -466,7 +466,7 @@ ApiResult<std::optional<Upid>> Client::update_config(const VmRef& vm, const Conf
   }
   params.emplace_back("digest", change.digest);
   const std::string method = mode == WriteMode::sync_put ? "PUT" : "POST";
-  auto body = call(method, vm_path(vm) + "/config", std::move(params));
+  auto body = call(method, vm_path(vm) + "/config", params);
   if (!body) return std::unexpected(body.error());
   return lift(json::parse_optional_upid(*body), method + " " + vm_path(vm) + "/config");
 }
@@ -490,7 +490,7 @@ ApiResult<Upid> Client::start(const VmRef& vm) {
 ApiResult<Upid> Client::shutdown(const VmRef& vm, std::optional<int> timeout_seconds) {
   Params p;
   if (timeout_seconds) p.emplace_back("timeout", std::to_string(*timeout_seconds));
-  return required_upid(call("POST", vm_path(vm) + "/status/shutdown", std::move(p)), vm.to_string() + " shutdown");
+  return required_upid(call("POST", vm_path(vm) + "/status/shutdown", p), vm.to_string() + " shutdown");
 }
 
 ApiResult<Upid> Client::stop(const VmRef& vm) {
@@ -500,7 +500,7 @@ ApiResult<Upid> Client::stop(const VmRef& vm) {
 ApiResult<Upid> Client::reboot(const VmRef& vm, std::optional<int> timeout_seconds) {
   Params p;
   if (timeout_seconds) p.emplace_back("timeout", std::to_string(*timeout_seconds));
-  return required_upid(call("POST", vm_path(vm) + "/status/reboot", std::move(p)), vm.to_string() + " reboot");
+  return required_upid(call("POST", vm_path(vm) + "/status/reboot", p), vm.to_string() + " reboot");
 }
 
 ApiResult<TaskStatus> Client::task_status(const Upid& upid) {
@@ -515,7 +515,7 @@ ApiResult<std::vector<TaskStatus>> Client::node_tasks(const std::string& node, c
   if (query.since) p.emplace_back("since", std::to_string(*query.since));
   if (!query.typefilter.empty()) p.emplace_back("typefilter", query.typefilter);
   const std::string path = "/nodes/" + segment(node) + "/tasks";
-  auto body = call("GET", path, std::move(p));
+  auto body = call("GET", path, p);
   if (!body) return std::unexpected(body.error());
   return lift(json::parse_task_list(*body), endpoint_.url() + path);
 }
