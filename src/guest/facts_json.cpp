@@ -86,58 +86,56 @@ json::value connection(const TcpConnection& c) {
                       {"info", std::move(info)}};
 }
 
+json::value counters(const InterfaceCounters& c) {
+  return json::object{{"name", c.name},
+                      {"rx_bytes", c.rx_bytes},
+                      {"rx_packets", c.rx_packets},
+                      {"rx_errors", c.rx_errors},
+                      {"rx_dropped", c.rx_dropped},
+                      {"tx_bytes", c.tx_bytes},
+                      {"tx_packets", c.tx_packets},
+                      {"tx_errors", c.tx_errors},
+                      {"tx_dropped", c.tx_dropped}};
+}
+
+json::value server(const NfsServer& s) {
+  return json::object{{"version", s.version}, {"address", s.address},     {"address_hex", s.address_hex},
+                      {"port", s.port},       {"use_count", s.use_count}, {"hostname", s.hostname}};
+}
+
+json::value docker(const std::optional<Result<std::vector<DockerVolume>>>& d) {
+  if (!d) return nullptr;
+  if (!*d) return json::object{{"error", d->error().to_string()}};
+  json::array volumes;
+  for (const auto& v : **d) {
+    json::object options;
+    for (const auto& [k, val] : v.options) options[k] = val;
+    volumes.emplace_back(json::object{{"name", v.name},
+                                      {"driver", v.driver},
+                                      {"mountpoint", v.mountpoint},
+                                      {"options", std::move(options)},
+                                      {"compose_project", v.compose_project},
+                                      {"compose_volume", v.compose_volume}});
+  }
+  return json::object{{"volumes", std::move(volumes)}};
+}
+
 }  // namespace
 
 json::value to_json(const GuestFacts& f) {
-  json::array mounts, mount_stats, counters, interfaces, connections, addresses, servers;
+  json::array mounts, mount_stats, counter_list, interfaces, connections, addresses, servers;
   for (const auto& m : f.mounts) mounts.push_back(mount(m));
   for (const auto& s : f.mount_stats) mount_stats.push_back(stats(s));
-  for (const auto& c : f.counters) {
-    counters.emplace_back(json::object{{"name", c.name},
-                                       {"rx_bytes", c.rx_bytes},
-                                       {"rx_packets", c.rx_packets},
-                                       {"rx_errors", c.rx_errors},
-                                       {"rx_dropped", c.rx_dropped},
-                                       {"tx_bytes", c.tx_bytes},
-                                       {"tx_packets", c.tx_packets},
-                                       {"tx_errors", c.tx_errors},
-                                       {"tx_dropped", c.tx_dropped}});
-  }
+  for (const auto& c : f.counters) counter_list.push_back(counters(c));
   for (const auto& i : f.interfaces) interfaces.push_back(interface(i));
   for (const auto& c : f.nfs_connections) connections.push_back(connection(c));
   for (const auto& a : f.addresses) {
     addresses.emplace_back(
         json::object{{"interface", a.interface}, {"address", a.address}, {"prefix_length", a.prefix_length}});
   }
-  for (const auto& s : f.nfs_servers) {
-    servers.emplace_back(json::object{{"version", s.version},
-                                      {"address", s.address},
-                                      {"address_hex", s.address_hex},
-                                      {"port", s.port},
-                                      {"use_count", s.use_count},
-                                      {"hostname", s.hostname}});
-  }
+  for (const auto& s : f.nfs_servers) servers.push_back(server(s));
   json::object resolved;
   for (const auto& [name, list] : f.resolved) resolved[name] = json::array(list.begin(), list.end());
-  json::value docker = nullptr;
-  if (f.docker) {
-    if (*f.docker) {
-      json::array volumes;
-      for (const auto& v : **f.docker) {
-        json::object options;
-        for (const auto& [k, val] : v.options) options[k] = val;
-        volumes.emplace_back(json::object{{"name", v.name},
-                                          {"driver", v.driver},
-                                          {"mountpoint", v.mountpoint},
-                                          {"options", std::move(options)},
-                                          {"compose_project", v.compose_project},
-                                          {"compose_volume", v.compose_volume}});
-      }
-      docker = json::object{{"volumes", std::move(volumes)}};
-    } else {
-      docker = json::object{{"error", f.docker->error().to_string()}};
-    }
-  }
   json::value sudo = nullptr;
   if (f.sudo) sudo = json::object{{"usable", f.sudo->usable()}, {"message", f.sudo->message}};
   return json::object{{"host", f.host},
@@ -148,13 +146,13 @@ json::value to_json(const GuestFacts& f) {
                       {"fstab", f.fstab_content},
                       {"mounts", std::move(mounts)},
                       {"mount_stats", std::move(mount_stats)},
-                      {"counters", std::move(counters)},
+                      {"counters", std::move(counter_list)},
                       {"interfaces", std::move(interfaces)},
                       {"nfs_connections", std::move(connections)},
                       {"addresses", std::move(addresses)},
                       {"nfs_servers", std::move(servers)},
                       {"resolved", std::move(resolved)},
-                      {"docker", std::move(docker)},
+                      {"docker", docker(f.docker)},
                       {"sudo", std::move(sudo)}};
 }
 

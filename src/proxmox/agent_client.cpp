@@ -91,6 +91,9 @@ ApiGuestAgent::ApiGuestAgent(Client& client, GuestAgentOptions options)
 ApiGuestAgent::~ApiGuestAgent() = default;
 
 std::vector<AgentResult<agent::ExecStatus>> ApiGuestAgent::exec(std::span<const AgentExec> runs) {
+  // One function on purpose: a conversation's steps (exec, then exec-status until the end) are
+  // callbacks on the I/O thread that share its state and the batch; apart they would need a class
+  // for this one use.
   auto batch = std::make_shared<Batch<agent::ExecStatus>>();
   batch->slots.resize(runs.size());
   batch->left = runs.size();
