@@ -76,7 +76,9 @@ class FakeAgent final : public proxmox::GuestAgent {
       }
       auto& f = files[r.vm.vmid];
       if (auto it = f.find(r.path); it != f.end()) {
-        out.push_back(proxmox::agent::FileRead{it->second, it->second.size(), false});
+        // A file whose content is "<16 MiB>" stands for one over the agent's limit.
+        const bool over = it->second == "<16 MiB>";
+        out.push_back(proxmox::agent::FileRead{it->second, over ? 16777216U : it->second.size(), over});
       } else {
         out.emplace_back(std::unexpected(
             Problem{Outcome::agent_error,
@@ -436,4 +438,16 @@ TEST_CASE("read access: a missing fstab is the guest's answer; a refused read is
   CHECK(facts.at("b")->agent_unused.starts_with("permission: "));
   REQUIRE(s.ssh->facts_calls.size() == 1);
   CHECK(s.ssh->facts_calls[0] == std::vector<std::string>{"b"});
+}
+
+TEST_CASE("read access: a file over the agent's 16 MiB is no partial read: auto reads the guest over SSH") {
+  Setup s(observe::Via::automatic, observe::Access::read);
+  readable_guest(s.agent, 101);
+  s.agent.files[101]["/proc/self/mountstats"] = "<16 MiB>";
+  auto w = wanted({{"a", 101}});
+  const std::vector<std::string> hosts{"a"};
+  auto facts = s.port->gather_facts(hosts, w);
+  REQUIRE(facts.at("a"));
+  CHECK(facts.at("a")->channel == guest::FactsChannel::ansible);
+  CHECK(facts.at("a")->agent_unused == "agent-error: /proc/self/mountstats is longer than the agent reads (16 MiB)");
 }
