@@ -157,6 +157,9 @@ PolicyPlan plan_policy(const policy::StoragePath& p, const Observation& observed
   if (observed.guest) {
     out.observed_via = observed.guest->channel;
     out.agent_unused = observed.guest->agent_unused;
+    // spec.observe.via: auto read this guest over SSH: why, where the text report shows it too.
+    if (!out.agent_unused.empty())
+      out.notes.push_back("read over SSH, not through the guest agent: " + out.agent_unused);
   }
 
   if (!plan_preconditions(p, observed, out)) return finish(out, observed);
