@@ -285,6 +285,22 @@ TEST_CASE("channels the guest agent's read access could not see: noted when the 
   CHECK(find_step<SetChannels>(changed) == nullptr);
 }
 
+TEST_CASE("how the guest was read travels with its plan; a fallback to SSH is said in a note") {
+  auto o = seed_observation();
+  o.guest->agent_unused = "not-running: QEMU guest agent is not running";
+  auto p = plan_policy(movies_policy(), o, context());
+  CHECK(p.observed_via == pw::guest::FactsChannel::ansible);
+  CHECK(p.agent_unused == "not-running: QEMU guest agent is not running");
+  CHECK(std::ranges::count(p.notes,
+                           "read over SSH, not through the guest agent: not-running: QEMU guest agent is "
+                           "not running") == 1);
+  auto through = seed_observation();
+  through.guest->channel = pw::guest::FactsChannel::agent;
+  auto q = plan_policy(movies_policy(), through, context());
+  CHECK(q.observed_via == pw::guest::FactsChannel::agent);
+  CHECK(std::ranges::none_of(q.notes, [](const std::string& n) { return n.starts_with("read over SSH"); }));
+}
+
 TEST_CASE("the rendered plan shows the diff") {
   auto p = plan_policy(movies_policy(), seed_observation(), context());
   Plan plan = one(p, "abc");
