@@ -230,11 +230,28 @@ std::vector<Error> check_preconditions(const DesiredPath& d, const NfsEvidence& 
                         where, "unmount and mount it again: `mount -o remount` cannot change the NFS version"});
   }
   if (d.nconnect && m->nconnect() != *d.nconnect) {
-    out.push_back(Error{d.mount_point + " has nconnect=" + std::to_string(m->nconnect()) +
-                            ", the policy wants nconnect=" + std::to_string(*d.nconnect),
-                        where,
-                        "nconnect only takes effect on the first mount of a server: unmount every mount of " +
-                            d.server + " and mount again"});
+    // /proc/mounts shows the client's nconnect, not the one this mount asked for: a mount that
+    // finds a client for the same address and version shares it whatever its own nconnect
+    // (Linux fs/nfs/client.c nfs_match_client compares no nconnect). The one that set it is the
+    // first such mount still there (/proc/mounts lists mounts in the order they were made).
+    std::string set_by;
+    for (const auto& other : e.mounts) {
+      if (&other == m) break;
+      if (other.fstype.starts_with("nfs") && other.effective_address() == m->effective_address() &&
+          other.version() == m->version() && other.nconnect() == m->nconnect()) {
+        set_by = other.mount_point;
+        break;
+      }
+    }
+    out.push_back(Error{
+        d.mount_point + " has nconnect=" + std::to_string(m->nconnect()) +
+            ", the policy wants nconnect=" + std::to_string(*d.nconnect) +
+            (set_by.empty() ? std::string()
+                            : ": it shares the NFS client for " + m->effective_address() + " vers=" + m->version() +
+                                  " that " + set_by + " made first with nconnect=" + std::to_string(m->nconnect())),
+        where,
+        "nconnect only takes effect on the first mount of a server: unmount every mount of " + d.server +
+            (set_by.empty() ? std::string() : " (" + set_by + " too)") + " and mount again"});
   } else if (d.nconnect && e.transport_count && *e.transport_count < *d.nconnect) {
     out.push_back(Error{"mountstats lists " + std::to_string(*e.transport_count) + " transport(s) for " +
                             d.mount_point + ", nconnect=" + std::to_string(*d.nconnect) + " wants " +

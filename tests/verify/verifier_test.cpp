@@ -442,6 +442,21 @@ TEST_CASE("preconditions fail before any probe is believed") {
     CHECK(r.verdict == Verdict::precondition_failed);
     CHECK(r.failed_preconditions.front().hint.find("first mount") != std::string::npos);
   }
+  SECTION("nconnect not in effect because another mount made the client: that mount is named") {
+    d.nconnect = 8;
+    // /mnt/tv mounted the same NAS address with the same version first, without nconnect: /mnt/b
+    // shares its client (nfs_match_client compares no nconnect), so /proc/mounts shows nconnect 1.
+    e.mounts.insert(e.mounts.begin(), lab::mount("198.51.100.2:/volume1/tv", "/mnt/tv", "nfs4", lab::kV42OptsViaB));
+    const auto r = verify_path(lab::input(d, e, m));
+    CHECK(r.verdict == Verdict::precondition_failed);
+    CHECK(r.summary ==
+          "/mnt/b has nconnect=1, the policy wants nconnect=8: it shares the NFS client for "
+          "198.51.100.2 vers=4.2 that /mnt/tv made first with nconnect=1");
+    CHECK(r.failed_preconditions.front().hint.find("(/mnt/tv too)") != std::string::npos);
+    // Another version is another client: not named.
+    e.mounts.front() = lab::mount("198.51.100.2:/volume1/tv", "/mnt/tv", "nfs", lab::kV3OptsViaB);
+    CHECK(verify_path(lab::input(d, e, m)).summary == "/mnt/b has nconnect=1, the policy wants nconnect=8");
+  }
   SECTION("fewer channels in the guest than the policy's queues") {
     d.queues = 8;
     e.guest_channels = 1;
