@@ -71,6 +71,24 @@ void check_probe_run(const DesiredPath& d, const ProbeRun& probe, std::vector<Er
                             make});
     return;
   }
+  // ESTALE (strerror's text: the guest scripts run dd under LC_ALL=C): the NAS no longer knows the
+  // mount's file handles — its export was re-created, or it restarted without persistent handles
+  // (Linux fs/nfs: __nfs_revalidate_inode, the READ reply; docs/field-next-upstream.md §3). No
+  // probe can say anything through such a mount until it is made again.
+  constexpr std::string_view kStale = "Stale file handle";
+  const auto stale = [&](const std::optional<std::string>& why) {
+    return why && why->find(kStale) != std::string::npos;
+  };
+  if (stale(probe.open_error) || stale(probe.error)) {
+    out.push_back(Error{"the NAS no longer knows " + d.mount_point +
+                            "'s file handles (Stale file handle: its export was re-created, or it restarted "
+                            "without persistent handles)",
+                        "guest mount " + d.mount_point,
+                        "make the mount again: `umount -l " + d.mount_point + "` and `mount " + d.mount_point +
+                            "` in the guest (its fstab entry stays); a Compose volume: `docker compose down` and "
+                            "`up`"});
+    return;
+  }
   if (probe.open_error) {
     if (probe.direction == ProbeDirection::read)
       out.push_back(

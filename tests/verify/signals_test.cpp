@@ -191,6 +191,22 @@ TEST_CASE("the probe itself: a missing or short probe file and a removed mount a
     CHECK(r.failed_preconditions.front().hint.find("dd if=/dev/urandom of=/mnt/b/probe-64m bs=1M count=64") !=
           std::string::npos);
   }
+  SECTION("a stale file handle, at the open or during the read, is named with its remedy") {
+    m.probe.bytes = 0;
+    m.probe.requested_bytes = kProbe64MiB;
+    SECTION("at the open") {
+      m.probe.open_error = "Stale file handle";
+    }
+    SECTION("during the read") {
+      m.probe.error = "dd: error reading '/mnt/b/probe-64m': Stale file handle";
+    }
+    const auto r = verify_path(input(d, clean_evidence(), m));
+    CHECK(r.verdict == Verdict::precondition_failed);
+    CHECK(r.summary ==
+          "the NAS no longer knows /mnt/b's file handles (Stale file handle: its export was re-created, or it "
+          "restarted without persistent handles)");
+    CHECK(r.failed_preconditions.front().hint.find("umount -l /mnt/b") != std::string::npos);
+  }
   SECTION("a write probe's file that is already there is never overwritten: a precondition, said so") {
     m.probe.direction = ProbeDirection::write;
     m.probe.bytes = 0;
