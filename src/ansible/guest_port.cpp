@@ -5,6 +5,7 @@
 #include "guest/counter_snapshot.hpp"
 #include "guest/ethtool.hpp"
 #include "guest/interfaces.hpp"
+#include "guest/transport_move.hpp"
 
 namespace pw::ansible {
 
@@ -124,6 +125,13 @@ class AnsibleGuestPort final : public guest::GuestPort {
     for (const auto& r : requests) hosts.push_back(r.host);
     // The script's own verdict that the NIC has no combined channels: it changed nothing.
     return simple("channels", channels_playbook(requests, o_.playbook), hosts, guest::kChannelsUntouchedExit);
+  }
+
+  PerHost<void> move_transport(std::span<const guest::TransportMove> moves) override {
+    std::vector<std::string> hosts;
+    for (const auto& m : moves) hosts.push_back(m.host);
+    // The script's own verdict that it refused before writing: nothing of the step to undo.
+    return simple("transport", transport_playbook(moves, o_.playbook), hosts, guest::kTransportUntouchedExit);
   }
 
   PerHost<ProbeOutcome> probe(std::span<const guest::ProbeRequest> probes) override {

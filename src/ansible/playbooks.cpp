@@ -19,6 +19,7 @@
 #include "guest/probe_report.hpp"
 #include "guest/sha256.hpp"
 #include "guest/tokens.hpp"
+#include "guest/transport_move.hpp"
 
 namespace pw::ansible {
 
@@ -533,6 +534,28 @@ Result<Playbook> channels_playbook(std::span<const ChannelsRequest> requests, co
                              "pathwarden_channels", options, Privilege::ssh_user, true)};
   return finish("channels", *hosts,
                 play("Set NIC queue counts for pathwarden", *hosts, "channels.vars.json", std::move(tasks), options,
+                     Privilege::root),
+                vars_document(std::move(per_host)));
+}
+
+Result<Playbook> transport_playbook(std::span<const guest::TransportMove> moves, const PlaybookOptions& options) {
+  if (options.become) {
+    if (auto s = validate_become(*options.become); !s) return std::unexpected(s.error());
+  }
+  auto hosts = hosts_of(moves, "transport");
+  if (!hosts) return std::unexpected(hosts.error());
+  json::object per_host;
+  for (const auto& m : moves) {
+    auto argv = guest::transport_move_argv(m);
+    if (!argv) return std::unexpected(argv.error());
+    per_host[m.host] = json::object{{"transport_args", unsafe_list(*argv)}};
+  }
+  // One raw task (the play as root: sysfs writes): the script with the mount and the addresses
+  // as its arguments, never in its text.
+  YamlList tasks{script_task(task::move_transport, guest::transport_move_script(), {}, "transport_args",
+                             "pathwarden_transport", options, Privilege::ssh_user, true)};
+  return finish("transport", *hosts,
+                play("Move NFS transports for pathwarden", *hosts, "transport.vars.json", std::move(tasks), options,
                      Privilege::root),
                 vars_document(std::move(per_host)));
 }

@@ -68,6 +68,7 @@ Result<Playbook> rollback_playbook(std::span<const guest::FstabRestore> restores
 Result<Playbook> probe_playbook(std::span<const guest::ProbeRequest> probes, const PlaybookOptions& options = {});
 Result<Playbook> channels_playbook(std::span<const guest::ChannelsRequest> requests,
                                    const PlaybookOptions& options = {});
+Result<Playbook> transport_playbook(std::span<const guest::TransportMove> moves, const PlaybookOptions& options = {});
 
 // Task names the result readers look for.
 namespace task {
@@ -78,6 +79,7 @@ inline constexpr const char* apply = "Write the new fstab with a backup and re-m
 inline constexpr const char* rollback = "Put the fstab back from the backup and re-make the mounts";
 inline constexpr const char* probe = "Read the counters around the probe bytes moved bypassing the page cache";
 inline constexpr const char* set_channels = "Set the combined queue count";
+inline constexpr const char* move_transport = "Move the NFS client's transports";
 }  // namespace task
 
 // Checks a name before it goes into a play's host list, where Ansible reads patterns.

@@ -42,6 +42,7 @@ Result<std::vector<Playbook>> review_playbooks(const guest::RequestSet& r, const
     return {};
   };
   auto channels = [&](const std::vector<guest::ChannelsRequest>& rs) { return channels_playbook(rs, options); };
+  auto transports = [&](const std::vector<guest::TransportMove>& rs) { return transport_playbook(rs, options); };
   auto probes = [&](const std::vector<guest::ProbeRequest>& rs) { return probe_playbook(rs, options); };
   Status st;
   if (st && !r.facts_hosts.empty()) st = add(facts_playbook(r.facts_hosts, options));
@@ -49,6 +50,8 @@ Result<std::vector<Playbook>> review_playbooks(const guest::RequestSet& r, const
   if (st && !r.fstab_restores.empty()) st = add(rollback_playbook(r.fstab_restores, options));
   if (st && !r.channels_changes.empty()) st = add_waves(r.channels_changes, channels, "");
   if (st && !r.channels_restores.empty()) st = add_waves(r.channels_restores, channels, "channels-rollback");
+  if (st && !r.transport_moves.empty()) st = add_waves(r.transport_moves, transports, "");
+  if (st && !r.transport_restores.empty()) st = add_waves(r.transport_restores, transports, "transport-rollback");
   if (st && !r.probes.empty()) st = add_waves(r.probes, probes, "");
   if (!st) return std::unexpected(st.error());
   return books;

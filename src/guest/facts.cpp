@@ -48,6 +48,11 @@ Status read_section(const std::string& name, std::string_view body, const std::s
     return take(parse_ss_tcp(body, where("ss")), facts.nfs_connections);
   } else if (name == "addresses") {
     return take(parse_ip_addr(body, where("ip -j addr")), facts.addresses);
+  } else if (name == "sunrpc") {
+    auto report = parse_sunrpc_section(body, where("/sys/kernel/sunrpc/xprt-switches"));
+    if (!report) return std::unexpected(report.error());
+    facts.transport_move = report->support;
+    facts.sunrpc_transports = std::move(report->transports);
   } else if (name == "sudo") {
     auto check = parse_sudo_check(body, where("sudo -n true"));
     if (!check) return std::unexpected(check.error());

@@ -21,6 +21,7 @@
 #include "guest/mountstats.hpp"
 #include "guest/nfs_servers.hpp"
 #include "guest/sudo_check.hpp"
+#include "guest/sunrpc.hpp"
 
 namespace pw::guest {
 
@@ -37,6 +38,10 @@ struct GuestFacts {
   std::vector<TcpConnection> nfs_connections;  // established, peer port 2049
   std::vector<InterfaceAddress> addresses;     // ip -o addr: who owns a connection's local address
   std::vector<NfsServer> nfs_servers;
+  // sunrpc's transports (guest/sunrpc.hpp): whether the kernel can move one (the trunking
+  // remedy), and each NFS client's connections as the kernel keeps them.
+  TransportMoveSupport transport_move = TransportMoveSupport::unknown;
+  std::vector<SunrpcTransport> sunrpc_transports;
   // Host names asked for (a policy's NAS given by name) → the addresses the guest's own resolver
   // gives, in getaddrinfo's order (mount.nfs mounts the first); a name that did not resolve maps
   // to none. Names not asked for are absent.

@@ -298,6 +298,26 @@ void FstabFile::end_last_line(const std::string& eol) {
   }
 }
 
+Result<bool> FstabFile::set_entry_spec(std::string_view file, std::string_view spec) {
+  auto index = unique_entry_index(file);
+  if (!index) return std::unexpected(index.error());
+  if (!*index) return false;
+  auto& line = lines_[**index];
+  if (line.entry->spec == spec) return false;
+  if (spec.empty()) return fail("an fstab entry's spec cannot be empty", where_, "");
+  const std::size_t start = leading_blanks(line.text).size();
+  std::size_t end = start;
+  while (end < line.text.size() && !is_blank_char(line.text[end])) ++end;
+  std::string text = line.text.substr(0, start) + encode_fstab_field(spec) + line.text.substr(end);
+  auto reread = parse_line(text, where_, static_cast<int>(**index) + 1);
+  if (!reread.entry || reread.entry->spec != spec || reread.entry->file != line.entry->file) {
+    return fail("cannot write '" + std::string(spec) + "' as the spec of " + std::string(file), where_, "");
+  }
+  line.text = std::move(text);
+  line.entry = std::move(reread.entry);
+  return true;
+}
+
 Result<bool> FstabFile::set_entry(const FstabEntrySpec& spec, const EntryOwner& owner) {
   if (auto valid = validate_entry_spec(spec); !valid) return std::unexpected(valid.error().with_where(where_));
   auto index = unique_entry_index(spec.file);

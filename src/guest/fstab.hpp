@@ -73,6 +73,10 @@ class FstabFile {
   // adding a final newline to a last line that had none. Returns whether anything changed.
   // Fails when the spec is not writable or the mount point has several entries.
   Result<bool> set_entry(const FstabEntrySpec& spec, const EntryOwner& owner);
+  // Replaces only the first field (spec) of the entry of `file`, every other byte of the line and
+  // the lines around it kept: a hand-written entry pointed at another address of its NAS stays
+  // the operator's. Returns whether anything changed; false too when `file` has no entry.
+  Result<bool> set_entry_spec(std::string_view file, std::string_view spec);
   // Removes the entry of `file` and its pathwarden comment. Returns whether anything changed.
   Result<bool> remove_entry(std::string_view file);
   // Makes the lines of `file` here (its entry and the pathwarden comment above it) what they are

@@ -77,6 +77,19 @@ struct ChannelsRequest {
   bool restore = false;
 };
 
+// Transport: move the NFS client a mount rides from one server address to another, live
+// (spec.mount.trunking: move-transport; guest/transport_move.hpp).
+struct TransportMove {
+  std::string host;
+  std::string mount_point;
+  std::string mounted_as;  // the host part of the mount's source (the policy's server as written)
+  std::string from;        // IPv4
+  std::string to;          // IPv4
+  // A rollback's request (from and to already swapped): a no-op where the mount is gone or its
+  // client is no longer at `from`.
+  bool restore = false;
+};
+
 // Every request a whole plan can make, by kind, in plan order (plan::guest_requests): what
 // `plan --emit-playbooks` shows for review.
 struct RequestSet {
@@ -85,6 +98,8 @@ struct RequestSet {
   std::vector<FstabRestore> fstab_restores;
   std::vector<ChannelsRequest> channels_changes;
   std::vector<ChannelsRequest> channels_restores;
+  std::vector<TransportMove> transport_moves;
+  std::vector<TransportMove> transport_restores;
   std::vector<ProbeRequest> probes;
 };
 

@@ -73,6 +73,7 @@ class GuestPort {
   virtual PerHost<void> apply_fstab(std::span<const FstabChange> changes) = 0;
   virtual PerHost<void> restore_fstab(std::span<const FstabRestore> restores) = 0;
   virtual PerHost<void> set_channels(std::span<const ChannelsRequest> requests) = 0;
+  virtual PerHost<void> move_transport(std::span<const TransportMove> moves) = 0;
   virtual PerHost<ProbeOutcome> probe(std::span<const ProbeRequest> probes) = 0;
   // Waits until each guest answers over SSH again (after a restart). The answer is a facts
   // report, and it is returned: a rollback that restarted the VM as its last undo reads the

@@ -15,7 +15,7 @@ struct ScriptProtocol {
   std::string_view args;    // its "pathwarden-args:" line
 };
 
-inline constexpr std::array<ScriptProtocol, 7> kScriptProtocols{{
+inline constexpr std::array<ScriptProtocol, 8> kScriptProtocols{{
     {"facts", "fstab [name...]"},
     {"probe", "baseline remove cycles commit_path mode mount_point file dd..."},
     {"fstab_common", "fstab"},
@@ -23,6 +23,7 @@ inline constexpr std::array<ScriptProtocol, 7> kScriptProtocols{{
     {"rollback", "backup backup_sha written activations..."},
     {"channels", "interface count [restore]"},
     {"docker_volumes", "(none)"},
+    {"transport", "mount_point mount_point_as_in_proc_mounts mounted_as from to move|restore"},
 }};
 
 // How many arguments come first, one value each, before any optional or repeated one.

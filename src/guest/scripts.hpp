@@ -16,6 +16,7 @@ extern const std::string_view fstab_common;
 extern const std::string_view apply;
 extern const std::string_view rollback;
 extern const std::string_view channels;
+extern const std::string_view transport;
 extern const std::string_view docker_volumes;
 
 }  // namespace pw::guest::scripts

@@ -115,6 +115,9 @@ class ObservePort final : public guest::GuestPort {
   PerHost<void> set_channels(std::span<const guest::ChannelsRequest> requests) override {
     return ssh_->set_channels(requests);
   }
+  PerHost<void> move_transport(std::span<const guest::TransportMove> moves) override {
+    return ssh_->move_transport(moves);
+  }
   PerHost<guest::ProbeOutcome> probe(std::span<const guest::ProbeRequest> probes) override {
     return ssh_->probe(probes);
   }

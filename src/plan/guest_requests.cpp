@@ -29,6 +29,14 @@ guest::ChannelsRequest channels_restore(const SetChannels& s) {
   return {s.host, s.interface, s.from, true};
 }
 
+guest::TransportMove transport_move(const MoveTransport& s) {
+  return {s.host, s.mount_point, s.mounted_as, s.from, s.to, false};
+}
+
+guest::TransportMove transport_restore(const MoveTransport& s) {
+  return {s.host, s.mount_point, s.mounted_as, s.to, s.from, true};
+}
+
 guest::ProbeRequest probe_request(const ProvePath& v, std::uint64_t bytes) {
   guest::ProbeRequest r;
   r.host = v.host;
@@ -73,6 +81,9 @@ guest::RequestSet guest_requests(const Plan& plan) {
       } else if (const auto* c = std::get_if<SetChannels>(&step.action)) {
         out.channels_changes.push_back(channels_change(*c));
         out.channels_restores.push_back(channels_restore(*c));
+      } else if (const auto* m = std::get_if<MoveTransport>(&step.action)) {
+        out.transport_moves.push_back(transport_move(*m));
+        out.transport_restores.push_back(transport_restore(*m));
       } else if (const auto* v = std::get_if<ProvePath>(&step.action)) {
         out.probes.push_back(probe_request(*v, v->probe_bytes));
       }

@@ -15,6 +15,8 @@ guest::FstabChange fstab_change(const ChangeFstab& step);
 guest::FstabRestore fstab_restore(const ChangeFstab& step);  // the inverse
 guest::ChannelsRequest channels_change(const SetChannels& step);
 guest::ChannelsRequest channels_restore(const SetChannels& step);  // the inverse: back to `from`
+guest::TransportMove transport_move(const MoveTransport& step);
+guest::TransportMove transport_restore(const MoveTransport& step);  // the inverse: `to` back to `from`
 // One measurement of `bytes` (the adaptive probe grows it from v.probe_bytes).
 guest::ProbeRequest probe_request(const ProvePath& v, std::uint64_t bytes);
 

@@ -45,12 +45,17 @@ void block_clashes(std::vector<Writer>& writers) {
   std::map<std::string, const Writer*> by_path;
   std::map<std::string, std::pair<const Writer*, std::string>> nconnect_of_client;
   for (auto& w : writers) {
-    if (auto [it, added] = by_path.try_emplace(w.change->mount_point, &w); !added) {
-      block(*w.plan, "policy '" + it->second->plan->policy + "' (" + it->second->plan->source +
-                         ") writes the fstab entry of " + w.change->mount_point + " on " + w.change->host +
-                         " too; one mount point has one policy");
-      continue;
+    bool clash = false;
+    for (const auto& entry : w.change->entries()) {
+      if (auto [it, added] = by_path.try_emplace(entry, &w); !added) {
+        block(*w.plan, "policy '" + it->second->plan->policy + "' (" + it->second->plan->source +
+                           ") writes the fstab entry of " + entry + " on " + w.change->host +
+                           " too; one mount point has one policy");
+        clash = true;
+        break;
+      }
     }
+    if (clash) continue;
     if (w.change->activations.empty()) continue;
     const auto& own = w.change->activations.front();
     auto n = option_value(own, "nconnect");
@@ -110,10 +115,14 @@ void merge_guest_writes(std::span<PolicyPlan> plans) {
             Error{"the plans of " + host + " were made from different observations of its fstab", host, "plan again"};
         break;
       }
-      if (auto r = file.take_entry(guest::FstabFile::parse(w.change->new_content), w.change->mount_point); !r) {
-        failed = r.error();
-        break;
+      const auto from = guest::FstabFile::parse(w.change->new_content);
+      for (const auto& entry : w.change->entries()) {
+        if (auto r = file.take_entry(from, entry); !r) {
+          failed = r.error();
+          break;
+        }
       }
+      if (failed) break;
     }
     if (failed) {
       for (auto& w : writers)

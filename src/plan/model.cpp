@@ -27,6 +27,8 @@ std::string_view to_string(StepKind kind) {
       return "set-channels";
     case StepKind::change_fstab:
       return "change-fstab";
+    case StepKind::move_transport:
+      return "move-transport";
     case StepKind::prove_path:
       return "prove-path";
   }
@@ -55,6 +57,12 @@ std::string_view to_string(PolicyState state) {
       return "drift";
   }
   return "unknown";
+}
+
+std::vector<std::string> ChangeFstab::entries() const {
+  std::vector<std::string> out{mount_point};
+  out.insert(out.end(), moved_entries.begin(), moved_entries.end());
+  return out;
 }
 
 bool Plan::has_changes() const {
@@ -257,7 +265,7 @@ class Reader {
 
 }  // namespace
 
-// A step as the plan file's JSON. Long because it is one visit over the five step types, each
+// A step as the plan file's JSON. Long because it is one visit over the six step types, each
 // field written where it is named; step_from_json reads them back in the same order.
 json::value step_to_json(const Step& step) {
   json::object o{{"kind", to_string(step.kind())}, {"disruptive", step.disruptive}, {"summary", step.summary}};
@@ -298,6 +306,14 @@ json::value step_to_json(const Step& step) {
       o["activations"] = activations_json(s.activations);
       o["inverse_activations"] = activations_json(s.inverse_activations);
       if (!s.writers.empty()) o["writers"] = strings_json(s.writers);
+      if (!s.moved_entries.empty()) o["moved_entries"] = strings_json(s.moved_entries);
+    }
+    void operator()(const MoveTransport& s) const {
+      o["host"] = s.host;
+      o["mount_point"] = s.mount_point;
+      o["mounted_as"] = s.mounted_as;
+      o["from"] = s.from;
+      o["to"] = s.to;
     }
     void operator()(const ProvePath& s) const {
       o["vm"] = vm_json(s.vm);
@@ -369,8 +385,11 @@ Result<Step> step_from_json(const json::value& v) {
     s.backup_path = r.str("backup_path");
     s.activations = r.activations("activations");
     s.inverse_activations = r.activations("inverse_activations");
-    if (r.has("writers")) s.writers = r.strings("writers");  // 1.3 on
+    if (r.has("writers")) s.writers = r.strings("writers");                    // 1.3 on
+    if (r.has("moved_entries")) s.moved_entries = r.strings("moved_entries");  // 1.7 on
     step.action = s;
+  } else if (kind == "move-transport") {
+    step.action = MoveTransport{r.str("host"), r.str("mount_point"), r.str("mounted_as"), r.str("from"), r.str("to")};
   } else if (step_kind_from(kind) == StepKind::prove_path) {
     ProvePath s;
     s.vm = r.vm("vm");

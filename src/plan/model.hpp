@@ -70,8 +70,28 @@ struct ChangeFstab {
   // writer's entry, old_sha256 is the one compare-and-swap token, backup_path the one backup.
   // The policies of that write, this one among them, in plan order; empty: this policy alone.
   std::vector<std::string> writers;
+  // Other entries this write changes, besides mount_point's: under spec.mount.trunking:
+  // move-transport, every entry of the NAS at the address its NFS client is moved away from is
+  // pointed at the policy's address (the move does not outlast a reboot, the fstab must).
+  std::vector<std::string> moved_entries;
   bool writes_file() const { return old_content != new_content; }
+  // The mount points whose lines this write sets: the policy's own first.
+  std::vector<std::string> entries() const;
   bool shared() const { return writers.size() > 1; }
+};
+
+// Guest: move the NFS client that `mount_point` rides from one server address to another
+// without unmounting anything: every TCP transport of that client pointing at `from` gets
+// `to` written to its sunrpc sysfs dstaddr (Linux 5.14+), and every mount of the client
+// follows, NFSv4 kept (spec.mount.trunking: move-transport; guest/transport_move.hpp).
+// Planned after the change-fstab step that points the NAS's entries at `to`. Inverse: the
+// same move from `to` back to `from`.
+struct MoveTransport {
+  std::string host;
+  std::string mount_point;  // the policy's mount: its device names `mounted_as`, its addr= is `from`
+  std::string mounted_as;   // the policy's server as written (a name, or `to` itself)
+  std::string from;         // IPv4: the address the client was made with (the other mount's)
+  std::string to;           // IPv4: the policy's server, as the guest resolves it
 };
 
 // Prove the path with byte counters; no inverse. Carries everything the verifier needs, so an
@@ -103,14 +123,16 @@ struct ProvePath {
   bool verify_restored = true;
 };
 
-using StepAction = std::variant<SetNic, RestartVm, SetChannels, ChangeFstab, ProvePath>;
+using StepAction = std::variant<SetNic, RestartVm, SetChannels, ChangeFstab, MoveTransport, ProvePath>;
 
 // The kinds of step, in StepAction's order and in the order phases run. Strings ("set-nic") only
 // at the edges: plan files, journals, reports.
-enum class StepKind { set_nic, restart_vm, set_channels, change_fstab, prove_path };
-inline constexpr std::array<StepKind, 5> kPhaseOrder{StepKind::set_nic, StepKind::restart_vm, StepKind::set_channels,
-                                                     StepKind::change_fstab, StepKind::prove_path};
-std::string_view to_string(StepKind kind);  // "set-nic", "restart-vm", "set-channels", "change-fstab", "prove-path"
+enum class StepKind { set_nic, restart_vm, set_channels, change_fstab, move_transport, prove_path };
+inline constexpr std::array<StepKind, 6> kPhaseOrder{StepKind::set_nic,        StepKind::restart_vm,
+                                                     StepKind::set_channels,   StepKind::change_fstab,
+                                                     StepKind::move_transport, StepKind::prove_path};
+// "set-nic", "restart-vm", "set-channels", "change-fstab", "move-transport", "prove-path"
+std::string_view to_string(StepKind kind);
 // Also reads "verify", prove-path's name in plan files before format 1.6 and their journals.
 std::optional<StepKind> step_kind_from(std::string_view text);
 
@@ -172,9 +194,10 @@ struct Plan {
   // pathwarden_version, and still writes "version": MAJOR for the pathwardens that read only that;
   // 1.2 added each policy's "nas"; 1.3 the "writers" of a change-fstab step (several policies'
   // entries in one write); 1.4 the file's "seal" (plan/plan_seal.hpp), which `apply` requires;
-  // 1.5 the proof's "probe_as_root"; 1.6 names the proof step "prove-path" (was "verify", still read).
+  // 1.5 the proof's "probe_as_root"; 1.6 names the proof step "prove-path" (was "verify", still read);
+  // 1.7 the "move-transport" step and a change-fstab step's "moved_entries".
   static constexpr int kFormatMajor = 1;
-  static constexpr int kFormatMinor = 6;
+  static constexpr int kFormatMinor = 7;
   std::string id;                 // random, names journals and backups
   std::string created_at;         // ISO 8601 UTC
   std::string policies_revision;  // git commit of the policy directory, when known

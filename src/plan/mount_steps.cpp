@@ -206,22 +206,31 @@ bool plan_fstab_change(const policy::StoragePath& p, const policy::StoragePath& 
   return true;
 }
 
-// The ChangeFstab step that writes only the comment of an entry that stays: no mount re-made,
-// none restored by its rollback (which puts the file back).
-void plan_comment_write(const policy::StoragePath& p, const guest::GuestFacts& facts, const guest::FstabFile& fstab,
-                        bool adopting, const PlanningContext& ctx, PolicyPlan& out) {
+// The ChangeFstab step that writes only lines of entries that stay (the comment of the policy's
+// own, the NAS's other entries pointed at its address under trunking: move-transport): no mount
+// re-made, none restored by its rollback (which puts the file back).
+void plan_lines_write(const policy::StoragePath& p, const guest::GuestFacts& facts, const guest::FstabFile& fstab,
+                      bool own_changed, bool adopting, const std::vector<std::string>& moved,
+                      const PlanningContext& ctx, PolicyPlan& out) {
   ChangeFstab c = fstab_write(p, facts, fstab, ctx);
-  out.notes.push_back(p.mount.path + " is mounted as the policy says: " +
-                      (adopting ? "its hand-written entry is adopted" : "its reason is updated") +
-                      " in the fstab, and the mount is not touched");
-  out.steps.push_back({std::move(c), false,
-                       (adopting ? "adopt the fstab entry of " + p.mount.path + " (write pathwarden's comment above it)"
-                                 : "update the reason in the fstab comment of " + p.mount.path) +
-                           "; the mount stays as it is"});
+  c.moved_entries = moved;
+  std::vector<std::string> what;
+  if (own_changed) {
+    out.notes.push_back(p.mount.path + " is mounted as the policy says: " +
+                        (adopting ? "its hand-written entry is adopted" : "its reason is updated") +
+                        " in the fstab, and the mount is not touched");
+    what.push_back(adopting ? "adopt the fstab entry of " + p.mount.path + " (write pathwarden's comment above it)"
+                            : "update the reason in the fstab comment of " + p.mount.path);
+  }
+  if (!moved.empty()) what.push_back("point the fstab entries of " + join(moved, ", ") + " at " + p.mount.server);
+  out.steps.push_back({std::move(c), false, join(what, "; ") + "; the mounts stay as they are"});
 }
 
 void warn_trunking_risk(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,
                         PolicyPlan& out) {
+  // A policy that chose (nfsv3 pins vers=3, which predicts nothing; refuse and move-transport
+  // acted on it in plan_trunking) is not warned of what it already handles.
+  if (p.mount.trunking && *p.mount.trunking != policy::TrunkingRemedy::nfsv3) return;
   // The seed's trap: an NFSv4.1+ mount to an address of a NAS the guest already reaches
   // elsewhere joins that client and keeps its old link.
   std::vector<verify::GuestNfsMount> existing;
@@ -230,7 +239,9 @@ void warn_trunking_risk(const policy::StoragePath& p, const policy::StoragePath&
   }
   for (const auto& risk : verify::predict_trunking_risk(
            {p.mount.path, q.mount.server, q.mount.nas_addresses, p.mount.nfs_version()}, existing)) {
-    out.warnings.push_back(risk.message);
+    out.warnings.push_back(risk.message +
+                           "; choose in spec.mount.trunking: move-transport (keeps NFSv4: the client is moved to " +
+                           p.mount.server + "), nfsv3 (with vers=3) or refuse");
   }
 }
 
@@ -260,20 +271,36 @@ std::optional<policy::StoragePath> plan_owned(const policy::StoragePath& p, cons
     return std::nullopt;
   }
   const guest::MountInfo* current = mount_at(facts.mounts, p.mount.path);
-  const MountCheck mount_check = check_mount(current, q);
-  // Only the comment above the entry changes (a hand-written entry adopted, or the policy's
-  // reason edited) and the mount is as the policy says: the file is written and the mount left
-  // alone. Re-making it would tear down its NFS connections under whatever uses them, for a
-  // comment; nothing on the path changes, so there is nothing to probe either.
-  if (*changed && mount_check.ok && !nic_changes && entry_before && entry_before == fstab.entry_for(p.mount.path)) {
-    plan_comment_write(p, facts, fstab, !owner_before || owner_before->policy != p.name, ctx, out);
-    return q;
-  }
-  if (*changed || !mount_check.ok || nic_changes) {
+  const auto trunking = plan_trunking(p, q, facts, current, fstab, out);
+  if (!trunking) return std::nullopt;
+  // Under move-transport a mount riding the client's old address is what the move mends:
+  // compared with that address, so it is not re-made only to trunk onto it again.
+  policy::StoragePath as_moved = q;
+  if (trunking->move_from && current != nullptr && current->server_address() == *trunking->move_from)
+    as_moved.mount.server = *trunking->move_from;
+  const MountCheck mount_check = check_mount(current, as_moved);
+  const auto& moved = trunking->moved_entries;
+  // Only lines of entries that stay change (a hand-written entry adopted, the policy's reason
+  // edited, the NAS's other entries pointed at its address) and the mount is as the policy
+  // says: the file is written and the mount left alone. Re-making it would tear down its NFS
+  // connections under whatever uses them, for a comment; nothing on the path changes, so there
+  // is nothing to probe either (unless the client moves after it).
+  if ((*changed || !moved.empty()) && mount_check.ok && !nic_changes && entry_before == fstab.entry_for(p.mount.path)) {
+    plan_lines_write(p, facts, fstab, *changed, !owner_before || owner_before->policy != p.name, moved, ctx, out);
+  } else if (*changed || !moved.empty() || !mount_check.ok || nic_changes) {
     if (!plan_fstab_change(p, q, facts, fstab, spec, current, mount_check, ctx, out)) return std::nullopt;
+    std::get<ChangeFstab>(out.steps.back().action).moved_entries = moved;
+    if (!moved.empty())
+      out.steps.back().summary += "; point the fstab entries of " + join(moved, ", ") + " at " + p.mount.server;
     warn_trunking_risk(p, q, facts, out);
-  } else {
+  } else if (!trunking->move_from) {
     out.notes.push_back(p.mount.path + " is mounted as the policy says and its fstab entry is current");
+  }
+  if (trunking->move_from) {
+    out.steps.push_back(
+        {MoveTransport{p.guest.host, p.mount.path, p.mount.server, *trunking->move_from, q.mount.server}, true,
+         "move the NAS's NFS client of " + p.mount.path + " from " + *trunking->move_from + " to " + q.mount.server +
+             " (sunrpc transport dstaddr; no remount, NFSv4 kept)"});
   }
   return q;
 }

@@ -75,12 +75,13 @@ void plan_verify(const policy::StoragePath& proven, const policy::StoragePath& p
 
 // The plan's final state from what was planned.
 // Whether a step runs in the guest as root (through become): the fstab write and re-mount, the
-// channels, and a probe that writes or reads as root.
+// channels, the transport move, and a probe that writes or reads as root.
 bool needs_root(const std::vector<Step>& steps) {
   return std::any_of(steps.begin(), steps.end(), [](const Step& s) {
     if (const auto* v = std::get_if<ProvePath>(&s.action))
       return v->probe_as_root || v->direction == verify::ProbeDirection::write;
-    return s.kind() == StepKind::change_fstab || s.kind() == StepKind::set_channels;
+    return s.kind() == StepKind::change_fstab || s.kind() == StepKind::set_channels ||
+           s.kind() == StepKind::move_transport;
   });
 }
 

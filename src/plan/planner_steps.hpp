@@ -35,4 +35,16 @@ std::optional<PlannedNic> plan_nic(const policy::StoragePath& p, const ObservedV
 std::optional<policy::StoragePath> plan_mount(const policy::StoragePath& p, const guest::GuestFacts& facts,
                                               bool nic_changes, const PlanningContext& ctx, PolicyPlan& out);
 
+// spec.mount.trunking for a mount pathwarden owns (trunking_steps.cpp): under move-transport,
+// the address of the NFS client to move the policy's server onto and the fstab entries of
+// `fstab` pointed at that server; under refuse, a blocker when trunking is seen or foreseen.
+// nullopt, with blockers in `out`, when the plan ends there.
+struct TrunkingChoice {
+  std::optional<std::string> move_from;    // the client's address to move away from; none: no move
+  std::vector<std::string> moved_entries;  // other entries of `fstab` now naming the policy's server
+};
+std::optional<TrunkingChoice> plan_trunking(const policy::StoragePath& p, const policy::StoragePath& q,
+                                            const guest::GuestFacts& facts, const guest::MountInfo* current,
+                                            guest::FstabFile& fstab, PolicyPlan& out);
+
 }  // namespace pw::plan::detail

@@ -46,6 +46,10 @@ std::string MountSpec::options_string() const {
   return out;
 }
 
+std::string_view to_string(TrunkingRemedy remedy) {
+  return kTrunkingRemedies[static_cast<std::size_t>(remedy)];
+}
+
 std::string_view to_string(MountOwner owner) {
   return kMountOwners[static_cast<std::size_t>(owner)];
 }

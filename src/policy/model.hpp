@@ -46,6 +46,18 @@ enum class MountOwner : std::uint8_t { fstab, compose, systemd, autofs };
 std::string_view to_string(MountOwner owner);  // as written in policies: "fstab", "compose", ...
 inline constexpr std::array<std::string_view, 4> kMountOwners{"fstab", "compose", "systemd", "autofs"};
 
+// What the policy does about NFSv4.1+ trunking: a mount of one address of a NAS the guest already
+// reaches through another address joins that address's NFS client and keeps its link
+// (policies/README.md, "spec.mount.trunking"). Not written: today's behaviour, a warning at
+// planning and the probe's verdict.
+enum class TrunkingRemedy : std::uint8_t {
+  move_transport,  // keep NFSv4: move the client's transports to the policy's address, fstab too
+  nfsv3,           // the policy pins NFSv3, which does not trunk (checked: vers=3 is required)
+  refuse,          // never apply a change that trunks or would: a blocker with the remedies
+};
+std::string_view to_string(TrunkingRemedy remedy);  // as written: "move-transport", "nfsv3", "refuse"
+inline constexpr std::array<std::string_view, 3> kTrunkingRemedies{"move-transport", "nfsv3", "refuse"};
+
 // Docker's local volumes live under DATA_ROOT/volumes/NAME/_data (data-root /var/lib/docker by
 // default, ~/.local/share/docker rootless): a mount there is Docker's.
 bool is_docker_volume_path(std::string_view path);
@@ -69,6 +81,7 @@ struct MountSpec {
   std::string path;                        // mount point in the guest (compose: found at observation)
   std::vector<MountOption> options;        // in the order written
   std::string reason;                      // why the options are what they are; goes into fstab
+  std::optional<TrunkingRemedy> trunking;  // not written: warn, and let the probe decide
 
   // Effective protocol version as written ("3", "4.2"), from vers= or nfsvers=; nullopt = default.
   std::optional<std::string> nfs_version() const;

@@ -30,8 +30,8 @@ bool is_object_name(std::string_view s) {
 constexpr std::array<std::string_view, 6> kSpecKeys{"guest", "nic", "mount", "verify", "restart", "rollback"};
 constexpr std::array<std::string_view, 3> kGuestKeys{"node", "vmid", "host"};
 constexpr std::array<std::string_view, 2> kNicKeys{"device", "queues"};
-constexpr std::array<std::string_view, 9> kMountKeys{"owner", "compose", "server", "nas_addresses", "export",
-                                                     "path",  "options", "reason", "allow"};
+constexpr std::array<std::string_view, 10> kMountKeys{"owner", "compose", "server", "nas_addresses", "export",
+                                                      "path",  "options", "reason", "allow",         "trunking"};
 // Options that widen what the share may do in the guest: written only with spec.mount.allow.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kPrivilegedOptions{{
     {"suid", "set-user-ID and set-group-ID programs on the share run with their owner's rights in the guest"},
@@ -343,6 +343,68 @@ class StoragePathDecoder {
                      "] (or leave it out)");
       }
     }
+    if (auto v = s.get("trunking")) {
+      remember(s, "trunking");
+      trunking(*v, s.child("trunking"));
+    }
+  }
+
+  // spec.mount.trunking, checked against the options it depends on: each choice must be able to
+  // hold on the mount as written, or `validate` says why here rather than the guest at apply.
+  void trunking(const YAML::Node& v, const std::string& path) {
+    auto text = read_string(d_, v, path);
+    if (!text) return;
+    const auto it = std::find(kTrunkingRemedies.begin(), kTrunkingRemedies.end(), *text);
+    if (it == kTrunkingRemedies.end()) {
+      d_.error(d_.pos(v), "'" + path + "' is '" + *text +
+                              "'; use move-transport (keep NFSv4, move the NAS client's transport to this address), "
+                              "nfsv3 (pin vers=3) or refuse (never apply a change that trunks)" +
+                              did_you_mean(*text, kTrunkingRemedies));
+      return;
+    }
+    const auto remedy = static_cast<TrunkingRemedy>(it - kTrunkingRemedies.begin());
+    const auto version = out_.mount.nfs_version();
+    const auto* proto = out_.mount.option("proto");
+    switch (remedy) {
+      case TrunkingRemedy::nfsv3:
+        // The choice is the record of why vers=3 is there: whoever "upgrades" it meets this.
+        if (!version || *version != "3") {
+          d_.error(d_.pos(v), "'" + path + "' is nfsv3, but the mount " +
+                                  (version ? "asks NFS " + *version : std::string("names no NFS version")) +
+                                  ": add vers=3 to spec.mount.options, or use trunking: move-transport to keep "
+                                  "NFSv4");
+          return;
+        }
+        break;
+      case TrunkingRemedy::move_transport:
+        if (out_.mount.owner != MountOwner::fstab) {
+          d_.error(d_.pos(v), "'" + path + "' is move-transport, but the mount is " +
+                                  std::string(to_string(out_.mount.owner)) +
+                                  "'s: the move lasts past a reboot only through the fstab, which pathwarden writes "
+                                  "only for owner: fstab; use refuse, or pin vers=3 where the mount is made");
+          return;
+        }
+        if (version && (*version == "3" || *version == "2" || *version == "4.0")) {
+          d_.error(d_.pos(v), "'" + path + "' is move-transport, but NFS " + *version +
+                                  " does not trunk (only NFSv4.1 and later do): leave out trunking");
+          return;
+        }
+        if (proto != nullptr && proto->value && !proto->value->starts_with("tcp")) {
+          d_.error(d_.pos(v), "'" + path + "' is move-transport, but the mount runs over proto=" + *proto->value +
+                                  ": the kernel moves only TCP transports");
+          return;
+        }
+        if (out_.mount.server.find(':') != std::string::npos) {
+          d_.error(d_.pos(v), "'" + path + "' is move-transport, but the server " + out_.mount.server +
+                                  " is an IPv6 address: the kernel's transport move (sunrpc dstaddr) takes IPv4 "
+                                  "only, and an IPv6 address written there breaks the transport; use nfsv3 or refuse");
+          return;
+        }
+        break;
+      case TrunkingRemedy::refuse:
+        break;
+    }
+    out_.mount.trunking = remedy;
   }
 
   // spec.mount.allow: the privileged options (kPrivilegedOptions) the policy may write.

@@ -20,7 +20,8 @@ using Todo = std::vector<std::pair<PolicyRun*, std::size_t>>;
 // Whether the restored state has a guest side to read: an undone fstab or channels step. A NIC
 // revert (and the restart it needed) is checked in Proxmox's config alone.
 bool undid_guest_step(const PolicyRun& run) {
-  return run.touched_any(plan::StepKind::change_fstab) || run.touched_any(plan::StepKind::set_channels);
+  return run.touched_any(plan::StepKind::change_fstab) || run.touched_any(plan::StepKind::set_channels) ||
+         run.touched_any(plan::StepKind::move_transport);
 }
 
 Status outcome(const guest::PerHost<void>& results, const std::string& host) {
@@ -57,6 +58,9 @@ void Rollback::run(const std::vector<PolicyRun*>& batch) {
         break;
       case plan::StepKind::set_channels:
         undo_channels(todo);
+        break;
+      case plan::StepKind::move_transport:
+        undo_transport(todo);
         break;
       case plan::StepKind::set_nic:
         undo_nic(todo);
@@ -109,7 +113,7 @@ void Rollback::undo_fstab(const Todo& todo) {
     for (const auto& t : undone) {
       inverses.push_back(written_of(t).inverse_activations);
       names.push_back(t.first->policy());
-      mount_points.push_back(written_of(t).mount_point);
+      for (auto& e : written_of(t).entries()) mount_points.push_back(std::move(e));
     }
     alone[i] = written.shared() && !std::all_of(written.writers.begin(), written.writers.end(), [&](const auto& n) {
                  return std::find(names.begin(), names.end(), n) != names.end();
@@ -155,6 +159,22 @@ void Rollback::undo_channels(const Todo& todo) {
       requests.push_back(plan::channels_restore(std::get<plan::SetChannels>(run->step(idx).action)));
     }
     auto results = ctx_.deps.guests.set_channels(requests);
+    for (auto& [run, idx] : wave) run->undo_end(idx, outcome(results, run->host()));
+  }
+}
+
+// The client moved back where it was: restores (guest::TransportMove::restore), which the guest
+// skips where the mount is gone or its client is no longer at the moved-to address. Before the
+// fstab's undo (reverse phase order), so a mount the fstab's undo takes down leaves a client that
+// is back where the NAS's other mounts expect it.
+void Rollback::undo_transport(const Todo& todo) {
+  for (const auto& wave : host_waves(todo, [](const auto& t) -> const std::string& { return t.first->host(); })) {
+    std::vector<guest::TransportMove> requests;
+    for (auto& [run, idx] : wave) {
+      run->undo_begin(idx);
+      requests.push_back(plan::transport_restore(std::get<plan::MoveTransport>(run->step(idx).action)));
+    }
+    auto results = ctx_.deps.guests.move_transport(requests);
     for (auto& [run, idx] : wave) run->undo_end(idx, outcome(results, run->host()));
   }
 }
@@ -289,6 +309,17 @@ void Rollback::check_restored(PolicyRun& run, const guest::PerHost<guest::GuestF
           run.restored(a.path + " is mounted again from " + m->device + " (vers=" + m->nfs_version() +
                        ", addr=" + m->server_address() + ")");
         }
+      }
+    } else if (const auto* mt = std::get_if<plan::MoveTransport>(&step.action)) {
+      // The NAS's mounts made with the old address ride it again.
+      std::vector<std::string> astray;
+      for (const auto& m : guest_side->mounts) {
+        if (m.is_nfs() && m.device_host() == mt->from && m.server_address() == mt->to) astray.push_back(m.mount_point);
+      }
+      if (astray.empty()) {
+        run.restored("the NFS client of " + mt->from + " is back at " + mt->from);
+      } else {
+        problem(join_words(astray) + " still ride" + (astray.size() == 1 ? "s " : " ") + mt->to + ", not " + mt->from);
       }
     } else if (const auto* ch = std::get_if<plan::SetChannels>(&step.action)) {
       const auto* i = guest::find_nic_interface(guest_side->interfaces, ch->mac);

@@ -27,6 +27,7 @@ class Rollback {
  private:
   void undo_fstab(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
   void undo_channels(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
+  void undo_transport(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
   void undo_nic(const std::vector<std::pair<PolicyRun*, std::size_t>>& todo);
   // Writes `from` back into the VM's config when the value there is still ours; true when the old
   // value is only pending until a restart (hot-plug off).

@@ -41,6 +41,11 @@ report::Change change_of(const plan::Step& step) {
       c.before = std::to_string(s.from);
       c.after = std::to_string(s.to);
     }
+    void operator()(const plan::MoveTransport& s) const {
+      c.target = s.host + " " + s.mount_point + " NFS client";
+      c.before = s.from;
+      c.after = s.to;
+    }
     void operator()(const plan::ChangeFstab& s) const {
       c.target = s.host + " " + s.mount_point;
       c.before = fstab_line(s.old_content, s.mount_point);

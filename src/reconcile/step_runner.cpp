@@ -36,6 +36,8 @@ void StepRunner::run_phase(plan::StepKind kind, const std::vector<PolicyRun*>& r
       return set_channels(batch);
     case plan::StepKind::change_fstab:
       return change_fstab(batch);
+    case plan::StepKind::move_transport:
+      return move_transport(batch);
     case plan::StepKind::prove_path:
       return ProbeLoop(ctx_).run(batch);
   }
@@ -205,6 +207,37 @@ void StepRunner::set_channels(const std::vector<PolicyRun*>& batch) {
   }
 }
 
+void StepRunner::move_transport(const std::vector<PolicyRun*>& batch) {
+  // Two policies moving clients on one guest: one request per guest per call, so two waves.
+  for (const auto& wave : host_waves(batch, [](const PolicyRun* run) -> const std::string& { return run->host(); })) {
+    std::vector<guest::TransportMove> requests;
+    std::vector<PolicyRun*> started;
+    for (auto* run : wave) {
+      if (!run->begin()) continue;
+      const auto& s = run->current_action<plan::MoveTransport>();
+      ctx_.progress(Activity::guests, run->policy(),
+                    "moving the NFS client of " + s.mount_point + " from " + s.from + " to " + s.to);
+      requests.push_back(plan::transport_move(s));
+      started.push_back(run);
+    }
+    if (started.empty()) continue;
+    auto results = ctx_.deps.guests.move_transport(requests);
+    for (auto* run : started) {
+      auto it = results.find(run->host());
+      if (it != results.end() && it->second) {
+        run->end(StepEnd::done());
+        continue;
+      }
+      const std::string why = it == results.end() ? "no result" : describe(it->second.error());
+      if (it != results.end() && it->second.error().kind == guest::GuestFailure::Kind::untouched) {
+        run->end(StepEnd::untouched(why, "moving the NFS transport: " + why));
+      } else {
+        run->end(StepEnd::failed(why, "moving the NFS transport: " + why));
+      }
+    }
+  }
+}
+
 // The policies of one guest make one fstab write (plan/guest_writes.hpp), narrowed to those that
 // reached this phase; each run's journal records the write as it is made, so a rollback or a
 // recover puts back exactly its own entry in what was written.
@@ -212,7 +245,7 @@ std::optional<guest::FstabChange> StepRunner::begin_write(const std::vector<Poli
   std::vector<std::string> writers, mount_points;
   for (auto* run : runs) {
     writers.push_back(run->policy());
-    mount_points.push_back(run->current_action<plan::ChangeFstab>().mount_point);
+    for (auto& e : run->current_action<plan::ChangeFstab>().entries()) mount_points.push_back(std::move(e));
   }
   const auto& planned = runs.front()->current_action<plan::ChangeFstab>();
   auto write = plan::narrowed_write(planned, writers, mount_points);

@@ -26,6 +26,7 @@ class StepRunner {
   void restart(const std::vector<PolicyRun*>& batch);
   void set_channels(const std::vector<PolicyRun*>& batch);
   void change_fstab(const std::vector<PolicyRun*>& batch);
+  void move_transport(const std::vector<PolicyRun*>& batch);
   // The one write of a guest's runs at this phase, begun in each run's journal; none when a run
   // could not begin (then nothing is written for any of them).
   std::optional<guest::FstabChange> begin_write(const std::vector<PolicyRun*>& runs);

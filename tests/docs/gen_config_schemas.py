@@ -332,6 +332,16 @@ MOUNT = obj(
                            "it here is refused by `pathwarden validate`",
             "examples": [["exec"]],
         },
+        "trunking": {
+            "enum": ["move-transport", "nfsv3", "refuse"],
+            "description": "what to do when NFSv4.1+ trunking puts (or would put) this mount on the transport of "
+                           "another address of the same NAS: move-transport keeps NFSv4 and moves the NAS client's "
+                           "transports to this address (sunrpc sysfs, Linux 5.14+), with every fstab entry of the "
+                           "NAS rewritten to it; nfsv3 records that vers=3 is pinned for this reason (vers=3 "
+                           "required); refuse blocks any change that trunks. Not written: a warning, and the probe "
+                           "decides. `pathwarden validate` checks it against the version, proto, owner and server",
+            "examples": ["move-transport"],
+        },
     },
     required=["server", "export"],
     allOf=[

@@ -14,6 +14,7 @@
 #include "guest/ethtool.hpp"
 #include "guest/facts.hpp"
 #include "guest/probe_report.hpp"
+#include "guest/transport_move.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -23,9 +24,13 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   std::filesystem::create_directories(dir);
   const std::pair<const char*, std::string_view> scripts[] = {
-      {"facts", pw::guest::guest_report_script()},    {"probe", pw::guest::probe_script()},
-      {"apply", pw::guest::apply_script()},           {"rollback", pw::guest::rollback_script()},
-      {"channels", pw::guest::set_channels_script()}, {"docker_volumes", pw::guest::docker_volumes_script()},
+      {"facts", pw::guest::guest_report_script()},
+      {"probe", pw::guest::probe_script()},
+      {"apply", pw::guest::apply_script()},
+      {"rollback", pw::guest::rollback_script()},
+      {"channels", pw::guest::set_channels_script()},
+      {"docker_volumes", pw::guest::docker_volumes_script()},
+      {"transport", pw::guest::transport_move_script()},
   };
   for (const auto& [name, text] : scripts) {
     std::ofstream out(dir / (std::string(name) + ".sh"), std::ios::binary);

@@ -128,6 +128,7 @@ class FakeSsh final : public guest::GuestPort {
   }
   guest::PerHost<void> restore_fstab(std::span<const guest::FstabRestore>) override { return {}; }
   guest::PerHost<void> set_channels(std::span<const guest::ChannelsRequest>) override { return {}; }
+  guest::PerHost<void> move_transport(std::span<const guest::TransportMove>) override { return {}; }
   guest::PerHost<guest::ProbeOutcome> probe(std::span<const guest::ProbeRequest>) override { return {}; }
   guest::PerHost<guest::GuestFacts> wait_reachable(std::span<const std::string>, std::chrono::seconds) override {
     return {};

@@ -21,7 +21,7 @@ TEST_CASE("a plan file says its format_version and the pathwarden that wrote it;
   Plan plan = make_plan(std::vector{movies_policy()}, std::vector{seed_observation()}, context());
   auto json = to_json(plan).as_object();
   CHECK(json.at("format") == "pathwarden-plan");
-  CHECK(json.at("format_version") == "1.6");
+  CHECK(json.at("format_version") == "1.7");
   CHECK(json.at("pathwarden_version") == PW_VERSION);
   CHECK(json.at("version") == 1);  // the major, for pathwardens that read only "version"
 

@@ -32,6 +32,9 @@ class FactsLog final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override {
     return inner_.set_channels(r);
   }
+  std::map<std::string, guest::GuestResult<void>> move_transport(std::span<const guest::TransportMove> r) override {
+    return inner_.move_transport(r);
+  }
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> p) override {
     return inner_.probe(p);

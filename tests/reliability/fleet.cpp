@@ -133,6 +133,12 @@ std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::set_channels(
   return sims_.set_channels(r);
 }
 
+std::map<std::string, guest::GuestResult<void>> PvesimBoundGuests::move_transport(
+    std::span<const guest::TransportMove> r) {
+  sync();
+  return sims_.move_transport(r);
+}
+
 std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> PvesimBoundGuests::probe(
     std::span<const guest::ProbeRequest> probes) {
   sync();

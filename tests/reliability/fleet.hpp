@@ -57,6 +57,7 @@ class PvesimBoundGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
   std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
+  std::map<std::string, guest::GuestResult<void>> move_transport(std::span<const guest::TransportMove> r) override;
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> probes) override;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(std::span<const std::string> hosts,

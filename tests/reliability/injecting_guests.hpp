@@ -44,6 +44,9 @@ class InjectingGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override {
     return around("set_channels", [&] { return inner_.set_channels(r); });
   }
+  std::map<std::string, guest::GuestResult<void>> move_transport(std::span<const guest::TransportMove> r) override {
+    return around("move_transport", [&] { return inner_.move_transport(r); });
+  }
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> p) override {
     return around("probe", [&] { return inner_.probe(p); });

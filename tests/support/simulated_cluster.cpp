@@ -378,6 +378,7 @@ guest::GuestFacts SimulatedGuests::facts_of(const std::string& host, const Guest
                    (m.nconnect > 1 ? ",nconnect=" + std::to_string(m.nconnect) : "") + ",addr=" + m.addr + " 0 0\n";
   }
   f.mounts = guest::parse_proc_mounts(proc_mounts).value();
+  f.transport_move = g.sunrpc ? guest::TransportMoveSupport::present : guest::TransportMoveSupport::absent;
   for (const auto& n : g.nics) {
     guest::InterfaceInfo i;
     i.name = n.name;
@@ -567,6 +568,48 @@ std::map<std::string, guest::GuestResult<void>> SimulatedGuests::set_channels(
       continue;
     }
     nic->channels = r.combined;
+    out.emplace(r.host, guest::GuestResult<void>{});
+  }
+  return out;
+}
+
+// As transport.sh does: the mount named by the policy's server and riding `from` has its client
+// moved (every mount of that client, same NFS version, follows); refused before anything when
+// the mount is not as planned; a restore is a no-op where there is nothing to move back.
+std::map<std::string, guest::GuestResult<void>> SimulatedGuests::move_transport(
+    std::span<const guest::TransportMove> requests) {
+  ++runs;
+  record("move_transport", requests);
+  if (auto refused = twice(requests)) return *refused;
+  std::map<std::string, guest::GuestResult<void>> out;
+  for (const auto& r : requests) {
+    auto& g = guests.at(r.host);
+    auto untouched = [&](const std::string& why) {
+      out.emplace(r.host, std::unexpected(failure(guest::GuestFailure::Kind::untouched, why, r.host)));
+    };
+    Mount* m = nullptr;
+    for (auto& x : g.mounts) {
+      if (x.mount_point == r.mount_point) m = &x;
+    }
+    if (!g.sunrpc) {
+      untouched("no sunrpc sysfs");
+      continue;
+    }
+    if (m == nullptr || (r.restore && m->addr != r.from) || (!r.restore && m->addr == r.to)) {
+      if (r.restore || m != nullptr)
+        out.emplace(r.host, guest::GuestResult<void>{});
+      else
+        untouched(r.mount_point + " is not mounted");
+      continue;
+    }
+    if (!r.restore && (m->device.substr(0, m->device.find(':')) != r.mounted_as || m->addr != r.from)) {
+      untouched(r.mount_point + " rides " + m->addr + ", not " + r.from);
+      continue;
+    }
+    const std::string vers = m->vers;
+    for (auto& x : g.mounts) {
+      if (x.addr == r.from && x.vers == vers) x.addr = r.to;
+    }
     out.emplace(r.host, guest::GuestResult<void>{});
   }
   return out;

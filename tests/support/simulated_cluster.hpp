@@ -126,6 +126,7 @@ class SimulatedGuests final : public guest::GuestPort {
     std::set<std::string> nas_addresses;  // one NAS answering on all these (knfsd: one client id)
     bool reachable = true;
     bool fail_mounts = false;
+    bool sunrpc = true;   // false: a kernel without sunrpc's sysfs (before 5.14): no transport moves
     bool ethtool = true;  // false: no ethtool in the guest, so its facts carry no channel parameters
     std::uint64_t background_rx_per_probe = 0;  // noise on the first NIC
     // What `docker volume inspect` gives there (or Docker's error), when a policy asks.
@@ -156,6 +157,7 @@ class SimulatedGuests final : public guest::GuestPort {
   std::map<std::string, guest::GuestResult<void>> apply_fstab(std::span<const guest::FstabChange> changes) override;
   std::map<std::string, guest::GuestResult<void>> restore_fstab(std::span<const guest::FstabRestore> r) override;
   std::map<std::string, guest::GuestResult<void>> set_channels(std::span<const guest::ChannelsRequest> r) override;
+  std::map<std::string, guest::GuestResult<void>> move_transport(std::span<const guest::TransportMove> r) override;
   std::map<std::string, guest::GuestResult<guest::ProbeOutcome>> probe(
       std::span<const guest::ProbeRequest> probes) override;
   std::map<std::string, guest::GuestResult<guest::GuestFacts>> wait_reachable(std::span<const std::string> hosts,

@@ -25,6 +25,26 @@ mark netdev
 cat /proc/net/dev
 mark nfs_servers
 cat /proc/fs/nfsfs/servers 2>/dev/null || true
+# sunrpc's transports (Linux 5.14+), one line each: switch, transport, dstaddr, main_xprt, dst_port.
+mark sunrpc
+if [ -d /sys/kernel/sunrpc/xprt-switches ]; then
+  for x in /sys/kernel/sunrpc/xprt-switches/switch-*/xprt-*; do
+    [ -e "$x/dstaddr" ] || continue
+    s=${x%/*}
+    a=-
+    { read -r a <"$x/dstaddr"; } 2>/dev/null
+    m=-
+    p=-
+    i=$(cat "$x/xprt_info" 2>/dev/null) || i=
+    # shellcheck disable=SC2086 # split into its key=value words
+    for w in $i; do
+      case $w in main_xprt=*) m=${w#*=} ;; dst_port=*) p=${w#*=} ;; esac
+    done
+    printf '%s %s %s %s %s\n' "${s##*/}" "${x##*/}" "${a:--}" "$m" "$p"
+  done
+else
+  echo absent
+fi
 mark nfs_connections
 ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
 mark addresses
