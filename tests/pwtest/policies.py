@@ -32,7 +32,7 @@ def storage_path(name, vmid, host, *, node="pve1", device="net1", queues=None, s
                  nas_addresses=None, export="/volume1/movies", path="/mnt/movies", options=("vers=3",),
                  reason=None, probe_file="probe-64m", probe_bytes=None, max_probe_bytes=None,
                  restart=None, verify_restored=None, owner=None, compose=None, direction=None,
-                 commit_cycles=None, min_commit_rate=None) -> str:
+                 commit_cycles=None, min_commit_rate=None, trunking=None) -> str:
     """One StoragePath policy as YAML text. A field left None is not written (the loader's
     default applies); restart=True/False writes `restart: {allowed: ...}`, verify_restored
     writes `rollback: {verify_restored: ...}`. A mount pathwarden does not own: owner="compose"
@@ -54,6 +54,8 @@ def storage_path(name, vmid, host, *, node="pve1", device="net1", queues=None, s
     mount["options"] = list(options)
     if reason is not None:
         mount["reason"] = reason
+    if trunking is not None:
+        mount["trunking"] = trunking
     verify = {"probe_file": probe_file}
     for key, value in (("probe_bytes", probe_bytes), ("max_probe_bytes", max_probe_bytes), ("direction", direction),
                        ("commit_cycles", commit_cycles), ("min_commit_rate", min_commit_rate)):

@@ -3,7 +3,7 @@
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
 an operator's ground, and several policies on the one guest (issue 38).
 
-usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift|agent
+usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -375,6 +375,61 @@ def test_agent(binary):
     ctl.reset_to_trap()
 
 
+# The seed's trap fixed with NFSv4.2 kept (issue 44): the policy chooses trunking:
+# move-transport. The trap's hand-written entries: /mnt/backup (link1's address, v4.2) and
+# /mnt/movies (link2's address, v4.2, trunked onto backup's client). The NAS is named as the
+# guest's resolver knows it, so the mount is re-made by that name and trunks again; the move
+# then takes the client (both mounts) to link2 without unmounting /mnt/backup.
+MOVE = seed_fix(options=["vers=4.2", "_netdev"], server=topo.LINK2["nas_name"],
+                nas_addresses=[topo.LINK1["nas_name"]], trunking="move-transport", probe_bytes=topo.TEST_PROBE,
+                reason="NFSv4.2 kept: the NAS's client is moved to the 10 GbE address (trunking)")
+
+
+def _mount_ids(guest):
+    """Mount point -> the kernel's mount ID (/proc/self/mountinfo): a re-made mount gets a new one."""
+    out = {}
+    for line in guest.run("cat /proc/self/mountinfo").stdout.splitlines():
+        fields = line.split()
+        out[fields[4]] = fields[0]
+    return out
+
+
+def test_move_transport(binary):
+    ctl.reset_to_trap()
+    guest = lab.Guest()
+    trapped = guest.helper("read", "/mnt/movies", topo.PROBE_FILE, str(topo.TEST_PROBE_BYTES))
+    check(trapped["deltas"][topo.LINK1["name"]]["rx"] > topo.TEST_PROBE_BYTES * 0.9,
+          f"the trap does not ride link1 before: {trapped}")
+    backup_id = _mount_ids(guest)["/mnt/backup"]
+    before = ctl.guest_state()
+    rc, report, err = ctl.pathwarden(binary, ctl.operator_settings(), "reconcile", ctl.policy_dir("movies", MOVE))
+    p = report["policies"][0]
+    check(rc == 2 and p["verdict"] == "verified",
+          f"exit {rc}:\n{json.dumps(report, indent=1)[-5000:]}\n{err[-2000:]}")
+    after = ctl.guest_state()
+    mounts = {line.split()[1]: line for line in after["mounts"]}
+    check("vers=4.2" in mounts["/mnt/movies"] and f"addr={topo.LINK2['nas']}" in mounts["/mnt/movies"],
+          f"/mnt/movies after: {mounts['/mnt/movies']}")
+    # /mnt/backup was not unmounted: same mount, same device, now riding link2's address too.
+    check(_mount_ids(guest)["/mnt/backup"] == backup_id, "/mnt/backup was re-made")
+    check(mounts["/mnt/backup"].startswith(f"{topo.LINK1['nas']}:") and f"addr={topo.LINK2['nas']}" in
+          mounts["/mnt/backup"], f"/mnt/backup after: {mounts['/mnt/backup']}")
+    # Its hand-written entry names link2's NAS now, the rest of its line as it was.
+    old_backup = next(line for line in before["fstab"].splitlines() if " /mnt/backup " in line)
+    new_backup = next(line for line in after["fstab"].splitlines() if " /mnt/backup " in line)
+    check(new_backup == old_backup.replace(topo.LINK1["nas"], topo.LINK2["nas_name"], 1),
+          f"/mnt/backup's entry: {old_backup!r} -> {new_backup!r}")
+    moved = guest.helper("read", "/mnt/movies", topo.PROBE_FILE, str(topo.TEST_PROBE_BYTES))
+    check(moved["deltas"][topo.LINK2["name"]]["rx"] > topo.TEST_PROBE_BYTES * 0.9
+          and moved["deltas"][topo.LINK1["name"]]["rx"] < topo.TEST_PROBE_BYTES * 0.05,
+          f"the bytes after the move: {moved}")
+    rc, report, err = ctl.pathwarden(binary, ctl.operator_settings(), "reconcile", ctl.policy_dir("movies", MOVE))
+    p = report["policies"][0]
+    check(rc == 0 and p["verdict"] == "converged", f"rerun: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}")
+    ctl.reset_to_trap()
+
+
 if __name__ == "__main__":
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
-               "adopt": test_adopt, "import": test_import, "drift": test_drift, "agent": test_agent}, __doc__)
+               "adopt": test_adopt, "import": test_import, "drift": test_drift, "agent": test_agent,
+               "move_transport": test_move_transport}, __doc__)
