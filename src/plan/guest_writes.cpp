@@ -87,6 +87,8 @@ Result<std::string> compose(const std::string& base, const std::string& from_con
 }  // namespace
 
 void merge_guest_writes(std::span<PolicyPlan> plans) {
+  // Long because the composition comes in order per guest: the writers, their clashes, every
+  // entry each one writes taken into one file, then the one write handed back to each of them.
   std::map<std::string, std::vector<Writer>> by_host;
   for (auto& p : plans) {
     if (p.state != PolicyState::changes) continue;

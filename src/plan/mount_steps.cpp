@@ -223,7 +223,9 @@ void plan_lines_write(const policy::StoragePath& p, const guest::GuestFacts& fac
                             : "update the reason in the fstab comment of " + p.mount.path);
   }
   if (!moved.empty()) what.push_back("point the fstab entries of " + join(moved, ", ") + " at " + p.mount.server);
-  out.steps.push_back({std::move(c), false, join(what, "; ") + "; the mounts stay as they are"});
+  out.steps.push_back(
+      {std::move(c), false,
+       join(what, "; ") + (moved.empty() ? "; the mount stays as it is" : "; the mounts stay as they are")});
 }
 
 void warn_trunking_risk(const policy::StoragePath& p, const policy::StoragePath& q, const guest::GuestFacts& facts,

@@ -101,6 +101,8 @@ bool version_satisfies(std::string_view effective, std::string_view wanted) {
 
 std::string_view to_string(RemedyKind kind) {
   switch (kind) {
+    case RemedyKind::move_transport:
+      return "move-transport";
     case RemedyKind::pin_nfs_v3:
       return "pin-nfs-v3";
     case RemedyKind::remount_all_of_server:
@@ -347,6 +349,14 @@ PathDiagnosis diagnose(const DesiredPath& d, const NfsEvidence& e, const Counter
   if (looks_trunked(s)) {
     out.kind = DiagnosisKind::trunked;
     const auto mounts = v41_mounts_of_nas(d, e);
+    // First where it applies (an IPv4 address: the kernel's dstaddr takes no other): NFSv4 kept.
+    if (d.server.find(':') == std::string::npos && (s.address.empty() || s.address.find(':') == std::string::npos))
+      out.remedies.push_back(
+          {RemedyKind::move_transport,
+           "keep NFSv4: set spec.mount.trunking: move-transport, and pathwarden moves the NAS's NFS client from " +
+               (s.address.empty() ? std::string("the other address") : s.address) + " to " + d.server +
+               " (sunrpc dstaddr, Linux 5.14+, no remount) and points the NAS's fstab entries at " + d.server,
+           mounts});
     out.remedies.push_back({RemedyKind::pin_nfs_v3,
                             "pin vers=3 on " + d.mount_point +
                                 " (NFSv3 has no trunking detection: the address asked for is the address used) and "

@@ -71,6 +71,7 @@ struct NfsEvidence {
 };
 
 enum class RemedyKind {
+  move_transport,         // keep NFSv4: move the client's transports to the address (spec.mount.trunking)
   pin_nfs_v3,             // NFSv3 has no trunking detection
   remount_all_of_server,  // every v4.1+ mount of that NAS down, the desired address first
   drop_max_connect,

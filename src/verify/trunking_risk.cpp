@@ -48,6 +48,11 @@ std::vector<TrunkingRisk> predict_trunking_risk(const PlannedMount& planned, std
                 ", but the guest already reaches this NAS through " + m->address + " (" + m->mount_point +
                 ", vers=" + m->vers +
                 "): NFSv4.1+ trunking would reuse that transport and the bytes would stay on its link";
+    if (planned.server.find(':') == std::string::npos && m->address.find(':') == std::string::npos)
+      r.remedies.push_back({RemedyKind::move_transport,
+                            "keep NFSv4: spec.mount.trunking: move-transport moves the client from " + m->address +
+                                " to " + planned.server + " after the mount, and points the NAS's entries at it",
+                            all_mounts});
     r.remedies.push_back({RemedyKind::pin_nfs_v3,
                           "pin vers=3 on " + planned.mount_point + " and write the reason next to it",
                           {planned.mount_point}});

@@ -85,6 +85,9 @@ REFUSED = {
         "why": "mount points under or at system directories (a path below /var/lib stays valid)",
         "errors": ["0:spec/mount/path:pattern", "1:spec/mount/path:pattern", "2:spec/mount/path:pattern"],
         "valid": [3]},
+    "trunking-misspelt.yaml": {
+        "why": "a trunking choice that is not move-transport, nfsv3 or refuse",
+        "errors": ["0:spec/mount/trunking:enum"]},
     "privileged-options.yaml": {
         "why": "an allow entry that is not suid, dev or exec (suid and dev without allow: left to validate)",
         "errors": ["0:spec/mount/allow/1:enum"]},
@@ -95,6 +98,7 @@ REFUSED = {
 LEFT_TO_VALIDATE = {
     "contradictions.yaml": "mount options against each other and against server; nas_addresses repeating server",
     "write-probe-read-only.yaml": "direction: write on an ro mount (spec.verify against spec.mount.options)",
+    "trunking.yaml": "spec.mount.trunking against the NFS version, the server's address family and the owner",
     "duplicate-claims": "checks across policies: names, mount points, queue counts, inventory hosts, VM nodes",
     "empty.yaml": "a file without any document: there is nothing to validate",
     "syntax-error.yaml": "a YAML syntax error: the editor's YAML parser reports it, before any schema",

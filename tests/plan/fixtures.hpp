@@ -15,12 +15,12 @@ inline constexpr const char* kFstab =
     "192.0.2.2:/srv/nas/tv\t/mnt/tv\tnfs\tvers=4.2,_netdev\t0 0\n";
 
 inline policy::StoragePath movies_policy(std::string options = "[vers=3, nconnect=8, _netdev]", bool restart = true,
-                                         std::string window = "daily 00:00-24:00") {
+                                         std::string window = "daily 00:00-24:00", std::string trunking = "") {
   const std::string text = std::string("apiVersion: pathwarden/v1\nkind: StoragePath\nmetadata: {name: movies-10g}\n") +
                            "spec:\n  guest: {node: pve1, vmid: 101, host: media-vm}\n  nic: {device: net1, queues: 8}\n"
                            "  mount:\n    server: 198.51.100.2\n    nas_addresses: [192.0.2.2]\n"
                            "    export: /srv/nas/movies\n    path: /mnt/movies\n    options: " +
-                           options +
+                           options + (trunking.empty() ? std::string() : "\n    trunking: " + trunking) +
                            "\n    reason: vers=3 on purpose\n  verify: {probe_file: probe.bin, probe_bytes: 64MiB}\n"
                            "  restart: {allowed: " +
                            (restart ? "true" : "false") + ", window: '" + window + "'}\n";

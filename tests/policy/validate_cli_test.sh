@@ -29,7 +29,7 @@ out=$(PATHWARDEN_CONFIG="$tmp/none.yaml" "$pw" validate "$src/policies" 2>&1) \
 for f in "$src"/tests/policy/bad/*.yaml "$src"/tests/policy/bad/duplicate-claims; do
   check "bad:$(basename "$f")" 1 '^[^ ]+:[0-9]+:[0-9]+: ' -- "$f"
 done
-check all-bad-at-once 1 'problems in 14 files' -- "$src"/tests/policy/bad
+check all-bad-at-once 1 'problems in 16 files' -- "$src"/tests/policy/bad
 check missing-path 1 'no such file or directory' -- "$tmp/nope.yaml"
 
 head -c 50000000 /dev/zero | tr '\0' 'a' > "$tmp/huge.yaml"

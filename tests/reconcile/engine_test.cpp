@@ -665,3 +665,57 @@ TEST_CASE("a sudo that would ask for a password is found before anything is chan
     CHECK(rep.policies[0].verdict == pw::report::Verdict::converged);
   }
 }
+
+// spec.mount.trunking written inside the options' line: movies_policy puts it in spec.mount.
+constexpr const char* kMoveTransport = "[vers=4.2, _netdev]\n    trunking: move-transport";
+
+TEST_CASE("trunking: move-transport: the trap's client is moved, NFSv4.2 kept, /mnt/tv never unmounted") {
+  SeedWorld w;
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy(kMoveTransport, false), false);
+  INFO(text(rep));
+  REQUIRE(rep.policies.size() == 1);
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::verified);
+  CHECK(report::exit_code(rep) == 2);
+  for (const auto& m : w.guest().mounts) CHECK(m.addr == kNewLink);  // both mounts ride the new address
+  CHECK(std::find(w.guests.unmounted.begin(), w.guests.unmounted.end(), "/mnt/tv") == w.guests.unmounted.end());
+  CHECK(w.guest().fstab.find("198.51.100.2:/srv/nas/tv /mnt/tv nfs vers=4.2,_netdev 0 0") != std::string::npos);
+  std::map<std::string, pw::report::Change> changes;
+  for (const auto& c : rep.policies[0].changes) changes[c.action] = c;
+  REQUIRE(changes.contains("move-transport"));
+  CHECK(changes["move-transport"].target == "media-vm /mnt/movies NFS client");
+  CHECK(changes["move-transport"].before == kOldLink);
+  CHECK(changes["move-transport"].after == kNewLink);
+
+  auto again = engine.reconcile(movies_policy(kMoveTransport, false), false);
+  INFO(text(again));
+  CHECK(again.policies[0].verdict == pw::report::Verdict::converged);
+}
+
+TEST_CASE("a moved client whose proof fails is moved back before the fstab is put back") {
+  SeedWorld w;
+  w.guest().routes[kNewLink] = "ens20";  // the new address is routed over the old link
+  auto engine = w.engine();
+  auto rep = engine.reconcile(movies_policy(kMoveTransport, false), false);
+  INFO(text(rep));
+  CHECK(rep.policies[0].verdict == pw::report::Verdict::rolled_back);
+  CHECK(rep.policies[0].cause == pw::report::RollbackCause::wrong_path);
+  CHECK(w.guest().fstab == kSeedFstab);
+  REQUIRE(w.guest().mounts.size() == 1);
+  CHECK(w.guest().mounts[0].mount_point == "/mnt/tv");
+  CHECK(w.guest().mounts[0].addr == kOldLink);
+  // The move back came before the fstab's restore, which unmounted /mnt/movies.
+  auto at = [&](std::string_view call) {
+    return std::find_if(w.guests.calls.begin(), w.guests.calls.end(),
+                        [&](const std::string& c) { return c.starts_with(call); }) -
+           w.guests.calls.begin();
+  };
+  std::vector<std::string> moves;
+  for (const auto& c : w.guests.calls)
+    if (c.starts_with("move_transport")) moves.push_back(c);
+  CHECK(moves.size() == 2);
+  const auto restore = at("restore_fstab");
+  CHECK(restore < static_cast<std::ptrdiff_t>(w.guests.calls.size()));
+  CHECK(std::find_if(w.guests.calls.begin() + restore, w.guests.calls.end(),
+                     [](const std::string& c) { return c.starts_with("move_transport"); }) == w.guests.calls.end());
+}

@@ -22,9 +22,10 @@ TEST_CASE("planning a v4.2 mount to link2's address while link1's address is mou
   CHECK(risks[0].certain);
   CHECK(risks[0].existing.mount_point == "/mnt/a");
   CHECK(risks[0].message.find("192.0.2.2") != std::string::npos);
-  REQUIRE(risks[0].remedies.size() == 2);
-  CHECK(risks[0].remedies[0].kind == RemedyKind::pin_nfs_v3);
-  CHECK(risks[0].remedies[1].mount_points == std::vector<std::string>{"/mnt/b", "/mnt/a"});
+  REQUIRE(risks[0].remedies.size() == 3);
+  CHECK(risks[0].remedies[0].kind == RemedyKind::move_transport);  // offered first: NFSv4 kept
+  CHECK(risks[0].remedies[1].kind == RemedyKind::pin_nfs_v3);
+  CHECK(risks[0].remedies[2].mount_points == std::vector<std::string>{"/mnt/b", "/mnt/a"});
 }
 
 TEST_CASE("trunking risk table") {

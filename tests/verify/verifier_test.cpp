@@ -85,6 +85,9 @@ TEST_CASE("lab trap: the mount through link2's address is trunked onto link1") {
   CHECK(mentions(r.diagnosis->evidence, "1 connection(s) to the NAS: 192.0.2.2:2049 from 192.0.2.10 (link1)"));
   CHECK(mentions(r.diagnosis->evidence, "link1 received 67.8 MB"));
   CHECK(has_remedy(*r.diagnosis, RemedyKind::pin_nfs_v3));
+  REQUIRE_FALSE(r.diagnosis->remedies.empty());
+  CHECK(r.diagnosis->remedies.front().kind == RemedyKind::move_transport);  // NFSv4 kept, offered first
+  CHECK_THAT(r.diagnosis->remedies.front().text, Catch::Contains("from 192.0.2.2 to 198.51.100.2"));
   const auto& remake = remedy(*r.diagnosis, RemedyKind::remount_all_of_server);
   CHECK(remake.mount_points == std::vector<std::string>{"/mnt/a", "/mnt/b"});
   CHECK_FALSE(has_remedy(*r.diagnosis, RemedyKind::fix_route));

@@ -85,7 +85,8 @@ for x in "$sunrpc"/switch-*/xprt-*; do
   [ "$a" = "$from" ] || continue
   info=$(cat "$x/xprt_info" 2>/dev/null) || info=
   # shellcheck disable=SC2086 # the key=value words on one line
-  case " $(echo $info) " in *" main_xprt=1 "*" dst_port=2049 "*) ;; *) continue ;; esac
+  words=$(printf ' %s' $info)
+  case "$words " in *" main_xprt=1 "*" dst_port=2049 "*) ;; *) continue ;; esac
   s=${x%/*}
   if [ -n "$switch" ] && [ "$switch" != "$s" ]; then
     refuse "several NFS clients talk to $from (${switch##*/}, ${s##*/}): cannot tell which one $mp rides; move it by hand (rpcctl xprt set)"
