@@ -53,6 +53,23 @@ verify::NfsEvidence evidence_from(const guest::GuestFacts& f, std::string_view m
   for (const auto& s : f.mount_stats) {
     if (s.mount_point == mount_point) e.transport_count = static_cast<unsigned>(s.transports.size());
   }
+  // The kernel's client of the mount: the sunrpc switch whose main transport is its addr=.
+  if (f.transport_move == guest::TransportMoveSupport::present) {
+    const guest::MountInfo* mount = nullptr;
+    for (const auto& m : f.mounts) {
+      if (m.mount_point == mount_point && m.is_nfs()) mount = &m;
+    }
+    if (mount != nullptr) {
+      const auto client = guest::client_transports(f.sunrpc_transports, mount->server_address());
+      if (!client.empty()) {
+        e.client_transports = static_cast<unsigned>(client.size());
+        for (const auto* t : client) {
+          if (std::find(e.client_addresses.begin(), e.client_addresses.end(), t->dstaddr) == e.client_addresses.end())
+            e.client_addresses.push_back(t->dstaddr);
+        }
+      }
+    }
+  }
   if (const auto* i = guest::find_nic_interface(f.interfaces, intended_mac)) {
     if (auto n = i->combined_current()) e.guest_channels = static_cast<unsigned>(*n);
   }
@@ -132,6 +149,7 @@ report::Verification verification_report(const verify::VerificationResult& r, co
   if (r.carrier_net) out.carried_by = "net" + std::to_string(*r.carrier_net);
   out.server_address = v.server;
   if (!v.server_name.empty()) out.server_name = v.server_name;
+  out.transports = r.transports;
   return out;
 }
 

@@ -204,6 +204,17 @@ void read_verification(FieldReader& r, const json::object& o, const std::string&
       r.text(*co, "error", at, f.error);
     }
   }
+  if (const auto* t = o.if_contains("transports"); t != nullptr && !t->is_null()) {  // 3.6 on
+    if (const auto* to = r.object(*t, path + ".transports")) {
+      auto& out = v.transports.emplace();
+      const std::string at = path + ".transports";
+      r.integer(*to, "asked", at, out.asked);
+      r.integer(*to, "nconnect", at, out.nconnect);
+      r.integer(*to, "mountstats", at, out.mountstats);
+      r.integer(*to, "kernel", at, out.kernel);
+      r.texts(*to, "addresses", at, out.addresses);
+    }
+  }
 }
 
 // Structured changes (format 3: planned and changes; format 2: changes), or strings (the older

@@ -331,6 +331,15 @@ json::value commit_json(const CommitFigure& c) {
                       {"error", opt(c.error)}};
 }
 
+json::value transports_json(const verify::EffectiveTransports& t) {
+  auto count = [](const std::optional<unsigned>& n) { return n ? json::value(*n) : json::value(nullptr); };
+  return json::object{{"asked", count(t.asked)},
+                      {"nconnect", count(t.nconnect)},
+                      {"mountstats", count(t.mountstats)},
+                      {"kernel", count(t.kernel)},
+                      {"addresses", strings(t.addresses)}};
+}
+
 json::value verification_json(const Verification& v) {
   json::array ifs;
   for (const auto& i : v.interfaces) {
@@ -360,7 +369,8 @@ json::value verification_json(const Verification& v) {
       {"carried_by", opt(v.carried_by)},
       {"server_address", v.server_address},
       {"server_name", opt(v.server_name)},
-      {"commit", v.commit ? commit_json(*v.commit) : json::value(nullptr)}};
+      {"commit", v.commit ? commit_json(*v.commit) : json::value(nullptr)},
+      {"transports", v.transports ? transports_json(*v.transports) : json::value(nullptr)}};
 }
 
 json::array changes_json(const std::vector<Change>& changes) {

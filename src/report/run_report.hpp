@@ -118,6 +118,8 @@ struct Verification {
   std::string server_address;
   std::optional<std::string> server_name;
   std::optional<CommitFigure> commit;  // when the policy asks for it (spec.verify.commit_cycles)
+  // The mount's connections as the kernel has them, beside the nconnect asked (format 3.6).
+  std::optional<verify::EffectiveTransports> transports;
 
   // An interface's bytes in the probe's direction (rx for a read, tx for a write).
   std::uint64_t probe_bytes_of(const InterfaceBytes& i) const {
@@ -251,7 +253,7 @@ int signal_number(std::string_view name);
 // 1 and 2 are still read, their strings as the changes' text; 3.5 each policy's "observed_via"
 // and "agent_unused".
 inline constexpr int kFormatMajor = 3;
-inline constexpr int kFormatMinor = 5;
+inline constexpr int kFormatMinor = 6;
 std::string format_version();  // "3.0"
 
 boost::json::value to_json(const RunReport& report);

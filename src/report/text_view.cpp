@@ -132,6 +132,7 @@ std::string render_text(const RunReport& report, bool colour, bool diff) {
       }
       if (v.carried_by) out << "    the host saw " << *v.carried_by << " carry the probe\n";
       if (v.server_name) out << "    NAS " << *v.server_name << " = " << v.server_address << " in the guest\n";
+      if (v.transports) out << "    " << describe(*v.transports) << "\n";
       if (v.diagnosis) out << "    diagnosis: " << *v.diagnosis << "\n";
       for (const auto& rem : v.remedies) out << "    remedy: " << rem << "\n";
       for (const auto& pre : v.failed_preconditions) out << "    precondition: " << pre << "\n";

@@ -455,4 +455,31 @@ SignalReading judge_connection_interface(const DesiredPath& d, const NfsEvidence
   return r;
 }
 
+std::optional<EffectiveTransports> effective_transports(const DesiredPath& d, const NfsEvidence& e) {
+  const EffectiveMount* m = nullptr;
+  for (const auto& x : e.mounts) {
+    if (x.mount_point == d.mount_point) m = &x;  // stacked: the last one is in effect
+  }
+  if (m == nullptr) return std::nullopt;
+  EffectiveTransports t;
+  t.asked = d.nconnect;
+  t.nconnect = m->nconnect();
+  t.mountstats = e.transport_count;
+  t.kernel = e.client_transports;
+  t.addresses = e.client_addresses;
+  return t;
+}
+
+std::string describe(const EffectiveTransports& t) {
+  const auto in_effect = t.kernel ? t.kernel : t.mountstats ? t.mountstats : t.nconnect;
+  std::vector<std::string> parts;
+  if (t.nconnect) parts.push_back("nconnect=" + std::to_string(*t.nconnect));
+  if (t.mountstats) parts.push_back(std::to_string(*t.mountstats) + " transport(s) in mountstats");
+  if (t.kernel) parts.push_back("the kernel's client: " + std::to_string(*t.kernel) + " to " + join(t.addresses, ", "));
+  std::string out = "connections in effect: " + (in_effect ? std::to_string(*in_effect) : std::string("unknown"));
+  if (!parts.empty()) out += " (" + join(parts, "; ") + ")";
+  if (t.asked) out += ", " + std::to_string(*t.asked) + " asked";
+  return out;
+}
+
 }  // namespace pw::verify

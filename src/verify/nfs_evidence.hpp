@@ -65,10 +65,32 @@ struct NfsEvidence {
   std::vector<EffectiveMount> mounts;      // every NFS mount of the guest
   std::vector<NfsConnection> connections;  // every established connection to port 2049
   std::vector<LocalAddress> local_addresses;
-  std::optional<unsigned> transport_count;   // `xprt:` lines of the policy's mount in mountstats
+  std::optional<unsigned> transport_count;  // `xprt:` lines of the policy's mount in mountstats
+  // The kernel's NFS client of the mount as sunrpc's sysfs shows it (Linux 5.14+; unknown before,
+  // or through the agent's file reads): its transports to port 2049 and their addresses.
+  std::optional<unsigned> client_transports;
+  std::vector<std::string> client_addresses;
   std::vector<std::string> kernel_messages;  // dmesg lines; unrelated lines are ignored
   std::optional<unsigned> guest_channels;    // current combined channels of the intended NIC
 };
+
+// The NFS connections a mount really has, beside the ones its policy asks (issue 44): the client's
+// nconnect= in /proc/mounts, the mount's transports in mountstats, and the kernel's client.
+// `nfs_match_client` gives a later mount of an address and version the client the first one
+// made, whatever nconnect it asks; trunking adds transports to other addresses.
+struct EffectiveTransports {
+  std::optional<unsigned> asked;       // the policy's nconnect; none: not asked
+  std::optional<unsigned> nconnect;    // /proc/mounts (1 when the kernel hides it); none: not mounted
+  std::optional<unsigned> mountstats;  // `xprt:` lines of the mount
+  std::optional<unsigned> kernel;      // sunrpc: the client's transports to port 2049
+  std::vector<std::string> addresses;  // their destination addresses, each once
+};
+
+// "connections in effect: 1 (nconnect=1; 1 transport in mountstats; the kernel's client: 1 to
+// 198.51.100.2), 8 asked": one line for the reports.
+std::string describe(const EffectiveTransports& t);
+// The mount's transports as the evidence shows them; nullopt when it is not mounted.
+std::optional<EffectiveTransports> effective_transports(const DesiredPath& d, const NfsEvidence& e);
 
 enum class RemedyKind {
   move_transport,         // keep NFSv4: move the client's transports to the address (spec.mount.trunking)

@@ -197,6 +197,7 @@ Decision weigh(const std::vector<SignalReading>& sig, const CounterVerdict& cv) 
 // the pipeline in the order DESIGN.md gives it, each stage a call.
 VerificationResult verify_path(const VerificationInput& in) {
   VerificationResult out;
+  out.transports = effective_transports(in.desired, in.evidence);
   const auto& s = in.settings;
   const CounterSnapshot& now = in.measurement ? in.measurement->samples.after_probe : in.interfaces;
   out.failed_preconditions = check_preconditions(in.desired, in.evidence, now);

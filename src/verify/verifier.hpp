@@ -59,6 +59,9 @@ struct VerificationResult {
   std::vector<SignalReading> signals;
   std::optional<Signal> decided_by;
   std::optional<int> carrier_net;
+  // The mount's connections as the kernel has them after the probe (or as observed), beside the
+  // nconnect asked: the report's per-mount connection count.
+  std::optional<EffectiveTransports> transports;
 };
 
 VerificationResult verify_path(const VerificationInput& input);

@@ -18,6 +18,7 @@
 #include "guest/nfs_servers.hpp"
 #include "guest/sha256.hpp"
 #include "guest/sudo_check.hpp"
+#include "guest/sunrpc.hpp"
 #include "text_files.hpp"
 
 namespace fs = std::filesystem;
@@ -473,4 +474,30 @@ TEST_CASE("/proc/net/tcp: the established connections, addresses in the guest's 
   auto bad = parse_proc_net_tcp("   0: zz:1 00000000:0000 01\n", false);
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where == "/proc/net/tcp");
+}
+
+TEST_CASE("sunrpc's transports as the facts script lists them, and a mount's client among them") {
+  // Lines as facts.sh prints them from Linux 6.1's /sys/kernel/sunrpc/xprt-switches.
+  const auto r = pw::guest::parse_sunrpc_section(
+      "switch-0 xprt-0-tcp 192.0.2.2 1 2049\n"
+      "switch-0 xprt-1-tcp 192.0.2.2 0 2049\n"
+      "switch-0 xprt-2-tcp 198.51.100.2 0 2049\n"
+      "switch-1 xprt-3-tcp 192.0.2.2 1 20048\n"
+      "switch-2 xprt-4-udp - - -\n",
+      "sunrpc");
+  REQUIRE(r);
+  CHECK(r->support == pw::guest::TransportMoveSupport::present);
+  REQUIRE(r->transports.size() == 5);
+  CHECK(r->transports[4].proto() == "udp");
+  CHECK(r->transports[4].dstaddr.empty());
+  CHECK_FALSE(r->transports[4].main);  // closed: "<closed>" gives neither
+  const auto client = pw::guest::client_transports(r->transports, "192.0.2.2");
+  REQUIRE(client.size() == 3);  // trunked: a transport to the other address in the same client
+  CHECK(client[2]->dstaddr == "198.51.100.2");
+  CHECK(pw::guest::client_transports(r->transports, "203.0.113.9").empty());
+
+  const auto absent = pw::guest::parse_sunrpc_section("absent\n", "sunrpc");
+  REQUIRE(absent);
+  CHECK(absent->support == pw::guest::TransportMoveSupport::absent);
+  CHECK_FALSE(pw::guest::parse_sunrpc_section("switch-0 xprt-0-tcp 192.0.2.2\n", "sunrpc"));
 }

@@ -3,7 +3,7 @@
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
 an operator's ground, and several policies on the one guest (issue 38).
 
-usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport
+usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport|transports
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -429,7 +429,42 @@ def test_move_transport(binary):
     ctl.reset_to_trap()
 
 
+# Effective, not asked (issue 44): a mount asking nconnect=4 of an address and version the guest
+# already has a client for (made by hand with one connection) gets that client's one connection.
+# `verify` reports the kernel's count beside the asked one and names the mount that made the
+# client; reconcile re-makes both, and the kernel's client then has four transports.
+NCONNECT = seed_fix(options=["vers=4.2", "nconnect=4", "_netdev"], nas_addresses=[], probe_bytes=topo.TEST_PROBE,
+                    reason="four connections to the NAS", restart=None)
+
+
+def test_transports(binary):
+    ctl.reset_nic()
+    guest = lab.Guest()
+    guest.helper("reset")
+    nas = topo.LINK2["nas"]
+    guest.run(f"mkdir -p /mnt/first /mnt/movies && mount -t nfs -o vers=4.2 {nas}:{topo.BACKUP_EXPORT} /mnt/first"
+              f" && mount -t nfs -o vers=4.2,nconnect=4 {nas}:{topo.MOVIES_EXPORT} /mnt/movies")
+    try:
+        policies = ctl.policy_dir("movies", NCONNECT)
+        rc, report, err = ctl.pathwarden(binary, ctl.operator_settings(), "verify", policies)
+        v = report["policies"][0]["verification"]
+        check(v and v["verdict"] == "precondition-failed" and "that /mnt/first made first" in v["summary"],
+              f"verify: exit {rc}:\n{json.dumps(report, indent=1)[-3000:]}\n{err[-1500:]}")
+        check(v["transports"] == {"asked": 4, "nconnect": 1, "mountstats": 1, "kernel": 1, "addresses": [nas]},
+              f"transports as verified: {v['transports']}")
+        rc, report, err = ctl.pathwarden(binary, ctl.operator_settings(), "reconcile", policies)
+        p = report["policies"][0]
+        check(rc == 2 and p["verdict"] == "verified",
+              f"reconcile: exit {rc}:\n{json.dumps(report, indent=1)[-4000:]}\n{err[-1500:]}")
+        t = p["verification"]["transports"]
+        check(t == {"asked": 4, "nconnect": 4, "mountstats": 4, "kernel": 4, "addresses": [nas]},
+              f"transports after the change: {t}")
+    finally:
+        guest.run("umount -f /mnt/first; rmdir /mnt/first", check=False)
+        guest.helper("reset")
+
+
 if __name__ == "__main__":
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
                "adopt": test_adopt, "import": test_import, "drift": test_drift, "agent": test_agent,
-               "move_transport": test_move_transport}, __doc__)
+               "move_transport": test_move_transport, "transports": test_transports}, __doc__)

@@ -141,7 +141,7 @@ def main(binary, pvesim):
             report = json.load(f)
         check(printed == report, "--output json and --report-file differ")
         valid(report_schema, report, "the apply report")
-        check(report["format"] == "pathwarden-report" and report["format_version"] == "3.5"
+        check(report["format"] == "pathwarden-report" and report["format_version"] == "3.6"
               and report["pathwarden_version"] == version and report["schema"] == "pathwarden-report/v3",
               f"report header: "
               f"{ {k: report.get(k) for k in ('format', 'format_version', 'pathwarden_version', 'schema')} }")

@@ -299,7 +299,7 @@ TEST_CASE("a report says its format_version; format 1's changes and format 2's p
   p.changes.push_back({"restart-vm", "VM 101", std::nullopt, std::nullopt, "reboot VM 101"});
   const auto json = to_json(r).as_object();
   CHECK(json.at("format") == "pathwarden-report");
-  CHECK(json.at("format_version") == "3.5");
+  CHECK(json.at("format_version") == "3.6");
   CHECK(json.at("pathwarden_version") == PW_VERSION);
   CHECK(json.at("schema") == "pathwarden-report/v3");  // a pathwarden before format_version refuses it
   const auto& c = json.at("policies").as_array()[0].at("changes").as_array()[0].as_object();

@@ -456,6 +456,18 @@ TEST_CASE("preconditions fail before any probe is believed") {
           "/mnt/b has nconnect=1, the policy wants nconnect=8: it shares the NFS client for "
           "198.51.100.2 vers=4.2 that /mnt/tv made first with nconnect=1");
     CHECK(r.failed_preconditions.front().hint.find("(/mnt/tv too)") != std::string::npos);
+    // The report's connection count is the kernel's, beside the one asked.
+    REQUIRE(r.transports);
+    CHECK(r.transports->asked == 8u);
+    CHECK(r.transports->nconnect == 1u);
+    CHECK_FALSE(r.transports->kernel);  // no sunrpc facts here: unknown, not guessed
+    e.client_transports = 1;
+    e.client_addresses = {"198.51.100.2"};
+    const auto with_kernel = verify_path(lab::input(d, e, m));
+    REQUIRE(with_kernel.transports);
+    CHECK(describe(*with_kernel.transports) ==
+          "connections in effect: 1 (nconnect=1; 1 transport(s) in mountstats; the kernel's client: 1 to "
+          "198.51.100.2), 8 asked");
     // Another version is another client: not named.
     e.mounts.front() = lab::mount("198.51.100.2:/volume1/tv", "/mnt/tv", "nfs", lab::kV3OptsViaB);
     CHECK(verify_path(lab::input(d, e, m)).summary == "/mnt/b has nconnect=1, the policy wants nconnect=8");
