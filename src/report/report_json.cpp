@@ -150,6 +150,8 @@ class FieldReader {
 };
 
 void read_verification(FieldReader& r, const json::object& o, const std::string& path, Verification& v) {
+  // Long because it mirrors verification_json (run_report.cpp) field by field, nested objects
+  // included, so that the two are read side by side.
   r.choice(o, "verdict", path, v.verdict, kVerdicts);
   r.text(o, "summary", path, v.summary);
   r.choice(o, "direction", path, v.direction, kDirections);

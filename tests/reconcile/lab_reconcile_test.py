@@ -3,7 +3,8 @@
 """The reconcile engine on the real lab (QEMU guest, knfsd NAS, pvesim): the misrouted case, on
 an operator's ground, and several policies on the one guest (issue 38).
 
-usage: lab_reconcile_test.py PATHWARDEN misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport|transports
+usage: lab_reconcile_test.py PATHWARDEN CASE
+CASE: misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport|transports
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
