@@ -84,8 +84,8 @@ std::string blocked_by_trunking(const policy::StoragePath& p, const std::string&
 // The other mounts and entries of the client at `from`, pointed at the policy's server in
 // `fstab`; false, with blockers, when one of them cannot follow.
 bool point_entries_at(const policy::StoragePath& p, const guest::GuestFacts& facts, const std::string& from,
-                      const std::optional<int> minor, guest::FstabFile& fstab, TrunkingChoice& choice,
-                      PolicyPlan& out) {
+                      const std::string& to, const std::optional<int> minor, guest::FstabFile& fstab,
+                      TrunkingChoice& choice, PolicyPlan& out) {
   std::vector<std::string> moving;  // live mounts that follow the client now
   for (const auto& m : facts.mounts) {
     if (!m.is_nfs() || m.mount_point == p.mount.path || m.server_address() != from) continue;
@@ -129,12 +129,13 @@ bool point_entries_at(const policy::StoragePath& p, const guest::GuestFacts& fac
     if (std::find(follow.begin(), follow.end(), f) == follow.end()) follow.push_back(f);
   }
   if (!follow.empty()) {
-    out.notes.push_back(
-        "trunking: move-transport: the NAS's NFS client moves from " + from + " to " + p.mount.server +
-        " without a remount, and with it " + join(moving, ", ") + (moving.empty() ? "no other mount" : "") +
-        (choice.moved_entries.empty() ? std::string()
-                                      : "; the fstab entries of " + join(choice.moved_entries, ", ") +
-                                            " are pointed at " + p.mount.server + " so that it holds after a reboot"));
+    out.notes.push_back("trunking: move-transport: the NAS's NFS client moves from " + from + " to " + p.mount.server +
+                        (to != p.mount.server ? " (" + to + ")" : std::string()) + " without a remount, and with it " +
+                        join(moving, ", ") + (moving.empty() ? "no other mount" : "") +
+                        (choice.moved_entries.empty()
+                             ? std::string()
+                             : "; the fstab entries of " + join(choice.moved_entries, ", ") + " are pointed at " +
+                                   p.mount.server + " so that it holds after a reboot"));
   }
   return true;
 }
@@ -187,7 +188,7 @@ std::optional<TrunkingChoice> plan_trunking(const policy::StoragePath& p, const 
   }
   const std::optional<int> minor =
       seen ? minor_of(*current) : (p.mount.nfs_version() ? verify::nfs4_minor(*p.mount.nfs_version()) : std::nullopt);
-  if (!point_entries_at(p, facts, from, minor, fstab, choice, out)) return std::nullopt;
+  if (!point_entries_at(p, facts, from, q.mount.server, minor, fstab, choice, out)) return std::nullopt;
   choice.move_from = from;
   return choice;
 }

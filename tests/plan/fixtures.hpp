@@ -58,6 +58,15 @@ inline guest::MountInfo autofs_trigger(std::string mount_point, std::string map 
 }
 
 // The kinds of a plan's steps, in order ("set-nic", "change-fstab", ...).
+// The plan's first step of type T, or nullptr.
+template <class T>
+const T* find_step(const PolicyPlan& p) {
+  for (const auto& s : p.steps) {
+    if (const auto* a = std::get_if<T>(&s.action)) return a;
+  }
+  return nullptr;
+}
+
 inline std::vector<std::string> kinds(const PolicyPlan& p) {
   std::vector<std::string> out;
   for (const auto& s : p.steps) out.emplace_back(to_string(s.kind()));

@@ -17,14 +17,6 @@ Plan one(PolicyPlan p, std::string id = "x") {
   return plan;
 }
 
-template <class T>
-const T* find_step(const PolicyPlan& p) {
-  for (const auto& s : p.steps) {
-    if (const auto* a = std::get_if<T>(&s.action)) return a;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 TEST_CASE("the seed's fix plans queues, restart-free hot-plug, channels, fstab and verification in order") {

@@ -18,14 +18,6 @@ pw::policy::StoragePath moving(const std::string& trunking = "move-transport") {
   return movies_policy("[vers=4.2, _netdev]", true, kWindow, trunking);
 }
 
-template <class T>
-const T* find_step(const PolicyPlan& p) {
-  for (const auto& s : p.steps) {
-    if (const auto* a = std::get_if<T>(&s.action)) return a;
-  }
-  return nullptr;
-}
-
 std::string rendered(const PolicyPlan& p) {
   Plan plan;
   plan.id = "x";
