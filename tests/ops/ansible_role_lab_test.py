@@ -83,7 +83,9 @@ def main(binary):
         msg = r.failure
         check(isinstance(msg, list) and msg[0].startswith("pathwarden exited 4"), f"trap failure message: {msg}")
         line = next((m for m in msg if m.startswith("movies-10g: rolled-back (verification: wrong-path)")), None)
-        check(line is not None and "diagnosis: trunked" in line and "remedies: pin vers=3" in line,
+        # move-transport first (NFSv4 kept), then vers=3 (issue 44)
+        check(line is not None and "diagnosis: trunked" in line
+              and "remedies: keep NFSv4: set spec.mount.trunking: move-transport" in line and "; pin vers=3" in line,
               f"trap failure names the policy, verdict, diagnosis and remedies: {msg}")
         after = ctl.guest_state()
         check(after["fstab_sha256"] == before["fstab_sha256"],
