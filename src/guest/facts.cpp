@@ -44,6 +44,9 @@ Status read_section(const std::string& name, std::string_view body, const std::s
     return take(parse_proc_net_dev(body, where("/proc/net/dev")), facts.counters);
   } else if (name == "nfs_servers") {
     return take(parse_nfs_servers(body, where("/proc/fs/nfsfs/servers")), facts.nfs_servers);
+  } else if (name == "statfs") {
+    // After "mounts" (facts.sh's order): each answer belongs to a mount already read.
+    return apply_statfs_answers(body, facts.mounts, where("stat -f"));
   } else if (name == "nfs_connections") {
     return take(parse_ss_tcp(body, where("ss")), facts.nfs_connections);
   } else if (name == "addresses") {

@@ -20,8 +20,11 @@ json::value channels(const ChannelCounts& c) {
 json::value mount(const MountInfo& m) {
   json::array options;
   for (const auto& o : m.options) options.emplace_back(o.value ? o.name + "=" + *o.value : o.name);
-  return json::object{
+  json::object out{
       {"device", m.device}, {"mount_point", m.mount_point}, {"fstype", m.fstype}, {"options", std::move(options)}};
+  if (m.answer != MountAnswer::unknown) out["answer"] = to_string(m.answer);
+  if (!m.answer_error.empty()) out["answer_error"] = m.answer_error;
+  return out;
 }
 
 json::value stats(const MountStats& s) {

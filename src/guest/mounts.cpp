@@ -2,6 +2,8 @@
 #include "guest/mounts.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "guest/tokens.hpp"
 
@@ -97,6 +99,52 @@ Result<std::vector<MountInfo>> parse_proc_mounts(std::string_view text, std::str
     mounts.push_back(std::move(m));
   }
   return mounts;
+}
+
+std::string_view to_string(MountAnswer answer) {
+  switch (answer) {
+    case MountAnswer::unknown:
+      return "unknown";
+    case MountAnswer::answers:
+      return "ok";
+    case MountAnswer::stale:
+      return "stale";
+    case MountAnswer::no_answer:
+      return "no-answer";
+    case MountAnswer::error:
+      return "error";
+  }
+  return "unknown";
+}
+
+Status apply_statfs_answers(std::string_view text, std::vector<MountInfo>& mounts, std::string_view where) {
+  int line_no = 0;
+  for (auto line : lines_of(text)) {
+    ++line_no;
+    auto fields = fields_of(line);
+    if (fields.empty()) continue;
+    static const std::array<std::pair<std::string_view, MountAnswer>, 4> kWords{{{"ok", MountAnswer::answers},
+                                                                                 {"stale", MountAnswer::stale},
+                                                                                 {"no-answer", MountAnswer::no_answer},
+                                                                                 {"error", MountAnswer::error}}};
+    const auto* word = std::find_if(kWords.begin(), kWords.end(), [&](const auto& w) { return w.first == fields[0]; });
+    if (word == kWords.end() || fields.size() < 2) {
+      return fail("statfs line '" + std::string(line) + "' is not 'ok|stale|no-answer|error MOUNT'",
+                  std::string(where) + ":" + std::to_string(line_no) + ":1",
+                  "the guest's facts report looks truncated or comes from another pathwarden; gather facts again");
+    }
+    const std::string point = decode_octal_escapes(fields[1]);
+    auto in_effect =
+        std::find_if(mounts.rbegin(), mounts.rend(), [&](const MountInfo& m) { return m.mount_point == point; });
+    if (in_effect == mounts.rend()) continue;
+    in_effect->answer = word->second;
+    if (word->second == MountAnswer::error) {
+      // The message is the rest of the line after the mount point's field.
+      const auto at = line.find(fields[1], fields[0].size());
+      in_effect->answer_error = std::string(trim(line.substr(at + fields[1].size())));
+    }
+  }
+  return {};
 }
 
 std::vector<MountInfo> nfs_mounts_of_server(const std::vector<MountInfo>& mounts,

@@ -19,11 +19,24 @@ struct MountOption {
 
 std::vector<MountOption> split_mount_options(std::string_view options);
 
+// What the NAS answered when the facts asked it about a mount's root (statfs, which the NFS
+// client never answers from its caches; facts.sh section "statfs").
+enum class MountAnswer {
+  unknown,    // not asked (not NFS, or facts read without running a command: agent read access)
+  answers,    // the NAS knows the mount
+  stale,      // ESTALE: the NAS no longer knows its handles (export re-created); re-make the mount
+  no_answer,  // nothing within the facts' wait: the NAS is down or unreachable (unknown, never drift)
+  error,      // another error (see MountInfo::answer_error)
+};
+std::string_view to_string(MountAnswer answer);
+
 struct MountInfo {
   std::string device;  // as mounted: "192.0.2.2:/export" (may name another address than addr=)
   std::string mount_point;
   std::string fstype;
   std::vector<MountOption> options;
+  MountAnswer answer = MountAnswer::unknown;
+  std::string answer_error;  // MountAnswer::error: the first line of stat -f's message
 
   std::optional<std::string> option(std::string_view name) const;
   bool has_option(std::string_view name) const;
@@ -39,6 +52,11 @@ struct MountInfo {
 };
 
 Result<std::vector<MountInfo>> parse_proc_mounts(std::string_view text, std::string_view where = "/proc/mounts");
+
+// The facts' "statfs" section: one line per NFS mount, "ok|stale|no-answer|error MOUNT [TEXT]",
+// MOUNT escaped as /proc/mounts escapes it. Sets `answer` of the mount in effect at each point
+// (the last of stacked mounts); a line of a mount not in `mounts` (unmounted in between) is skipped.
+Status apply_statfs_answers(std::string_view text, std::vector<MountInfo>& mounts, std::string_view where);
 
 // NFS mounts of one server, known by any of its addresses: those whose device names one of them
 // or whose transport (addr=) goes to one. Changing nconnect or the NFS version of one of them

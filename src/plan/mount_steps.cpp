@@ -46,13 +46,18 @@ guest::MountActivation activation_as_is(const guest::MountInfo& m, const guest::
 
 struct MountCheck {
   bool ok = false;
-  std::string why;  // what differs, for the plan's summary
+  std::string why;          // what differs, for the plan's summary
+  bool stale_only = false;  // as the policy says, but the NAS no longer knows its handles
 };
 
 MountCheck check_mount(const guest::MountInfo* m, const policy::StoragePath& p) {
   if (m == nullptr) return {false, p.mount.path + " is not mounted"};
   if (!m->is_nfs()) return {false, p.mount.path + " holds a " + m->fstype + " mount, not NFS"};
   std::vector<std::string> diffs;
+  // ESTALE from the NAS (the facts' statfs): no option change can mend it, only a new mount,
+  // which looks the export's root up again (docs/field-next-upstream.md §3).
+  if (m->answer == guest::MountAnswer::stale)
+    diffs.emplace_back("has stale file handles (the NAS no longer knows them: its export was re-created or changed)");
   if (m->server_address() != p.mount.server) {
     // Mounted by the right address but riding another's transport: NFSv4.1 trunking. Re-making
     // the mount (with the sharing client down) is the fix, so it is planned like any difference.
@@ -72,7 +77,8 @@ MountCheck check_mount(const guest::MountInfo* m, const policy::StoragePath& p) 
   const bool want_ro = p.mount.option("ro") != nullptr;
   if (m->has_option("ro") != want_ro) diffs.emplace_back(want_ro ? "is read-write" : "is read-only");
   if (diffs.empty()) return {true, {}};
-  return {false, p.mount.path + " " + join(diffs, ", ")};
+  const bool stale_only = diffs.size() == 1 && m->answer == guest::MountAnswer::stale;
+  return {false, p.mount.path + " " + join(diffs, ", "), stale_only};
 }
 
 // A mount pathwarden does not own: compared, proven, and on drift the remedy; never written.
@@ -92,9 +98,10 @@ std::optional<policy::StoragePath> plan_unowned(const policy::StoragePath& p, co
   if (!located->configured.empty())
     out.notes.push_back(p.mount.display() + " is configured with " + located->configured);
   std::vector<std::string> diffs = located->differences;
+  MountCheck live_check;
   if (live != nullptr) {
-    const MountCheck check = check_mount(live, at);
-    if (!check.ok) diffs.push_back("mounted now: " + check.why);
+    live_check = check_mount(live, at);
+    if (!live_check.ok) diffs.push_back("mounted now: " + live_check.why);
   }
   if (!diffs.empty()) {
     out.notes.insert(out.notes.begin(), p.mount.display() + " (" + owner + "'s mount, " + located->path +
@@ -102,7 +109,9 @@ std::optional<policy::StoragePath> plan_unowned(const policy::StoragePath& p, co
     if (!out.steps.empty())
       out.notes.emplace_back("the NIC's planned changes wait until the mount is as the policy says");
     out.steps.clear();
-    out.remedy = unowned_remedy(p, *located);
+    // Stale and otherwise as the policy says: only a new mount mends it, not a configuration edit.
+    const bool only_stale = located->differences.empty() && live_check.stale_only;
+    out.remedy = only_stale ? stale_mount_remedy(p, *located) : unowned_remedy(p, *located);
     out.state = PolicyState::drift;
     return std::nullopt;
   }

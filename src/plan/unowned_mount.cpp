@@ -232,4 +232,31 @@ std::vector<std::string> unowned_remedy(const policy::StoragePath& written, cons
   return out;
 }
 
+std::vector<std::string> stale_mount_remedy(const policy::StoragePath& written, const UnownedMount& mount) {
+  // A new mount looks the export's root up again; its configuration is right, so only its owner's
+  // way of unmounting and mounting it again is named (docs/field-next-upstream.md §3.3).
+  std::vector<std::string> out;
+  switch (written.mount.owner) {
+    case policy::MountOwner::fstab:
+      out.push_back("umount -l " + mount.path + " && mount " + mount.path);
+      break;
+    case policy::MountOwner::compose:
+      out.push_back("in project " + written.mount.compose->project +
+                    "'s directory: docker compose down && docker compose up -d (Compose v1: docker-compose): "
+                    "Docker unmounts the volume when its last container stops and mounts it anew at the next "
+                    "start; the volume and the data on the NAS stay (a restart of the container is not enough "
+                    "while another container holds the volume)");
+      break;
+    case policy::MountOwner::systemd:
+      out.push_back("systemctl restart " + systemd_mount_unit(mount.path) + " (unmounts and mounts anew)");
+      break;
+    case policy::MountOwner::autofs:
+      out.push_back("umount -l " + mount.path + ": autofs mounts it anew at the next access");
+      break;
+  }
+  out.emplace_back("processes that still hold files of the old mount keep failing until they are restarted");
+  out.push_back("then prove it: pathwarden verify --probe --policy " + written.name);
+  return out;
+}
+
 }  // namespace pw::plan

@@ -43,4 +43,8 @@ std::string other_owner_of(const std::vector<guest::MountInfo>& mounts, const gu
 // What the operator changes, in order, so that the owner mounts what the policy says.
 std::vector<std::string> unowned_remedy(const policy::StoragePath& written, const UnownedMount& mount);
 
+// The operator's remedy for a mount as the policy says whose handles the NAS no longer knows
+// (ESTALE): its owner makes it anew, nothing in its configuration changes.
+std::vector<std::string> stale_mount_remedy(const policy::StoragePath& written, const UnownedMount& mount);
+
 }  // namespace pw::plan

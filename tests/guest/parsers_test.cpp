@@ -84,6 +84,34 @@ TEST_CASE("/proc/mounts: escaped blanks and bad lines") {
   CHECK(bad.error().where == "g1:/proc/mounts:2:1");
 }
 
+TEST_CASE("statfs answers: each NFS mount's, stacked mounts the top one, escaped points, bad lines") {
+  auto mounts = parse_proc_mounts(
+      "192.0.2.2:/a /mnt/a nfs4 rw,vers=4.2 0 0\n"
+      "192.0.2.2:/b /mnt/my\\040films nfs4 rw,vers=4.2 0 0\n"
+      "192.0.2.2:/c /mnt/c nfs rw,vers=3 0 0\n"
+      "192.0.2.2:/d /mnt/c nfs4 rw,vers=4.2 0 0\n"
+      "192.0.2.2:/e /mnt/e nfs4 rw,vers=4.2 0 0\n");
+  REQUIRE(mounts);
+  auto st = apply_statfs_answers(
+      "ok /mnt/a\nstale /mnt/my\\040films\nstale /mnt/c\n"
+      "error /mnt/e stat: cannot read file system information for '/mnt/e': Permission denied\n"
+      "no-answer /mnt/gone\n",
+      *mounts, "media-vm:stat -f");
+  REQUIRE(st);
+  CHECK((*mounts)[0].answer == MountAnswer::answers);
+  CHECK((*mounts)[1].answer == MountAnswer::stale);
+  CHECK((*mounts)[2].answer == MountAnswer::unknown);  // under /mnt/c's top mount
+  CHECK((*mounts)[3].answer == MountAnswer::stale);
+  CHECK((*mounts)[4].answer == MountAnswer::error);
+  CHECK((*mounts)[4].answer_error == "stat: cannot read file system information for '/mnt/e': Permission denied");
+  CHECK(to_string(MountAnswer::no_answer) == "no-answer");
+
+  auto bad = apply_statfs_answers("gone /mnt/a\n", *mounts, "media-vm:stat -f");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().to_string().find("media-vm:stat -f:1:1") != std::string::npos);
+  CHECK_FALSE(apply_statfs_answers("stale\n", *mounts, "x"));
+}
+
 TEST_CASE("mountstats: a mount without a device name is read, not fatal") {
   const std::string text =
       "device rootfs mounted on / with fstype rootfs\n"

@@ -85,6 +85,41 @@ TEST_CASE("a converged guest plans nothing") {
   CHECK(p.blockers.empty());
 }
 
+TEST_CASE("a mount as the policy says whose handles the NAS no longer knows is re-made, its file unchanged") {
+  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
+  auto policy = movies_policy();
+  auto fstab = o.guest->fstab;
+  REQUIRE(fstab.set_entry(desired_fstab_entry(policy), {policy.name, policy.mount.reason}).value());
+  o.guest->fstab_content = fstab.print();
+  o.guest->fstab = pw::guest::FstabFile::parse(o.guest->fstab_content);
+  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
+  auto movies = nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies",
+                          "rw,vers=3,nconnect=8,addr=198.51.100.2,mountaddr=198.51.100.2");
+  SECTION("stale: one re-make, proven after") {
+    movies.answer = pw::guest::MountAnswer::stale;
+    o.guest->mounts.push_back(movies);
+    auto p = plan_policy(policy, o, context());
+    INFO(render_plan(one(p)));
+    REQUIRE(p.state == PolicyState::changes);
+    CHECK(kinds(p) == std::vector<std::string>{"change-fstab", "prove-path"});
+    const auto* fs = find_step<ChangeFstab>(p);
+    REQUIRE(fs != nullptr);
+    CHECK_FALSE(fs->writes_file());
+    REQUIRE(fs->activations.size() == 1);
+    CHECK(fs->activations[0].path == "/mnt/movies");
+    CHECK_THAT(p.steps[0].summary,
+               Catch::Contains("re-make the mount /mnt/movies (/mnt/movies has stale file handles"));
+  }
+  SECTION("a NAS that did not answer, or another error, is not a reason to touch the mount") {
+    movies.answer = GENERATE(pw::guest::MountAnswer::no_answer, pw::guest::MountAnswer::error,
+                             pw::guest::MountAnswer::answers, pw::guest::MountAnswer::unknown);
+    o.guest->mounts.push_back(movies);
+    auto p = plan_policy(policy, o, context());
+    CHECK(p.state == PolicyState::converged);
+    CHECK(p.steps.empty());
+  }
+}
+
 TEST_CASE("a trunked mount (addr= of the old address) is not converged") {
   auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
   auto policy = movies_policy("[vers=4.2, _netdev]");

@@ -106,6 +106,43 @@ TEST_CASE("driver_opts right but the volume still mounted the old way: drift on 
   CHECK_THAT(q.notes[0], Catch::EndsWith("uses server address 192.0.2.2 instead of 198.51.100.2"));
 }
 
+TEST_CASE("a Compose volume as the policy says but stale: drift whose remedy makes the mount anew, no edit") {
+  auto obs = compose_world();
+  obs.guest->mounts.back().answer = guest::MountAnswer::stale;
+  auto p = plan_policy(unowned_policy("compose"), obs, context());
+  REQUIRE(p.state == PolicyState::drift);
+  CHECK(p.steps.empty());
+  REQUIRE_FALSE(p.notes.empty());
+  CHECK_THAT(p.notes[0],
+             Catch::Contains("mounted now: /var/lib/docker/volumes/pg_pgdata/_data has stale file handles"));
+  REQUIRE(p.remedy.size() == 3);
+  CHECK_THAT(p.remedy[0], Catch::StartsWith("in project pg's directory: docker compose down && docker compose up -d"));
+  CHECK_FALSE(has(p.remedy, "docker volume rm"));
+  CHECK_FALSE(has(p.remedy, "driver_opts"));
+  CHECK_THAT(p.remedy[2], Catch::Contains("pathwarden verify --probe --policy"));
+
+  SECTION("stale and configured otherwise: the configuration's remedy (it makes the mount anew too)") {
+    auto other = compose_world("addr=198.51.100.2,rw,nfsvers=4.1");
+    other.guest->mounts.back().answer = guest::MountAnswer::stale;
+    auto q = plan_policy(unowned_policy("compose"), other, context());
+    REQUIRE(q.state == PolicyState::drift);
+    CHECK(has(q.remedy, "docker volume rm pg_pgdata"));
+  }
+  SECTION("systemd and autofs name their own way") {
+    auto w = seed_observation();
+    auto m = nfs_mount("198.51.100.2:/volume1/docker/pg14", "/mnt/pg", "rw,vers=4.2,addr=198.51.100.2");
+    m.answer = guest::MountAnswer::stale;
+    const bool autofs = GENERATE(false, true);
+    if (autofs) w.guest->mounts.push_back(autofs_trigger("/mnt/pg", "/etc/auto.direct"));
+    w.guest->mounts.push_back(m);
+    auto r = plan_policy(unowned_policy(autofs ? "autofs" : "systemd"), w, context());
+    INFO((r.blockers.empty() ? std::string() : r.blockers[0]));
+    REQUIRE(r.state == PolicyState::drift);
+    CHECK(r.remedy.at(0) == (autofs ? "umount -l /mnt/pg: autofs mounts it anew at the next access"
+                                    : "systemctl restart mnt-pg.mount (unmounts and mounts anew)"));
+  }
+}
+
 TEST_CASE("a Compose volume no container uses is a precondition: start the project, never drift") {
   auto p = plan_policy(unowned_policy("compose"), compose_world("addr=198.51.100.2,rw,nfsvers=4.2", false), context());
   REQUIRE(p.state == PolicyState::precondition_failed);

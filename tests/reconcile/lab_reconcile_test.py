@@ -4,7 +4,7 @@
 an operator's ground, and several policies on the one guest (issue 38).
 
 usage: lab_reconcile_test.py PATHWARDEN CASE
-CASE: misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport|transports
+CASE: misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport|transports|stale
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 
 from pwtest.lab import controller as ctl
-from pwtest.lab import lab, pvesim, scenarios
+from pwtest.lab import lab, nas as nas_channel, pvesim, scenarios
 from pwtest.lab import topology as topo
 from pwtest.policies import NAS_10G, NAS_1G, seed_fix, storage_path, write
 from pwtest.script import case_main, check
@@ -483,7 +483,51 @@ def test_transports(binary):
         guest.helper("reset")
 
 
+# Stale file handles (issue 44): the NAS re-creates the export under a mount pathwarden owns (a
+# dataset destroyed and made again: same path, same files, a new fsid). Every handle the guest
+# holds, the mount's root too, is unknown to the NAS now: the facts' statfs meets ESTALE, the plan
+# re-makes the mount (its fstab line untouched) and proves it; the next run is converged.
+STALE = seed_fix(options=["vers=4.2", "_netdev"], nas_addresses=[], probe_bytes=topo.TEST_PROBE,
+                 reason="a mount the NAS forgot is made anew", restart=None)
+
+
+def test_stale(binary):
+    ctl.reset_nic()
+    guest = lab.Guest()
+    guest.helper("reset")
+    policies = ctl.policy_dir("movies", STALE)
+    settings = ctl.operator_settings()
+    try:
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+        check(rc == 2 and report["policies"][0]["verdict"] == "verified",
+              f"first reconcile: exit {rc}:\n{json.dumps(report, indent=1)[-3000:]}\n{err[-1500:]}")
+        made = _mount_ids(guest)["/mnt/movies"]
+        fstab = ctl.guest_state()["fstab"]
+        nas_channel.command("recreate", topo.MOVIES_EXPORT)
+        st = guest.run("stat -f /mnt/movies", check=False)
+        check(st.returncode != 0 and "Stale file handle" in st.stderr,
+              f"the re-created export did not make the mount stale: exit {st.returncode}: {st.stderr}")
+        # A scheduled `reconcile --check` says it (drift, exit 3), and what a run will do.
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", "--check", policies)
+        p = report["policies"][0]
+        planned = [s["text"] for s in p["planned"]]
+        check(rc == 3 and p["verdict"] == "drift" and any("stale file handles" in t for t in planned),
+              f"reconcile --check: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}")
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+        p = report["policies"][0]
+        check(rc == 2 and p["verdict"] == "verified",
+              f"reconcile: exit {rc}:\n{json.dumps(report, indent=1)[-4000:]}\n{err[-1500:]}")
+        check(_mount_ids(guest)["/mnt/movies"] != made, "/mnt/movies was not made anew")
+        check(ctl.guest_state()["fstab"] == fstab, "the fstab changed, though only the mount was stale")
+        check(guest.run("stat -f /mnt/movies", check=False).returncode == 0, "/mnt/movies is still stale")
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+        check(rc == 0 and report["policies"][0]["verdict"] == "converged",
+              f"rerun: exit {rc}:\n{json.dumps(report['policies'][0], indent=1)[-3000:]}")
+    finally:
+        guest.helper("reset")
+
+
 if __name__ == "__main__":
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
                "adopt": test_adopt, "import": test_import, "drift": test_drift, "agent": test_agent,
-               "move_transport": test_move_transport, "transports": test_transports}, __doc__)
+               "move_transport": test_move_transport, "transports": test_transports, "stale": test_stale}, __doc__)

@@ -21,12 +21,15 @@ usage: lab_compose_test.py PATHWARDEN CASE
                      edited as it says, then verified; the unit is never written by pathwarden
   backup_ro          the backup VM's read-only re-export (vers=3,ro,nolock over the 1 GbE link)
                      as a managed fstab policy: applied and verified, then nothing to do
+  stale              the NAS re-creates the volume's export under the running project: drift
+                     whose remedy is the project's down and up (no volume removal); followed, the
+                     volume is proven
 """
 import json
 import re
 
 from pwtest.lab import controller as ctl
-from pwtest.lab import lab, scenarios
+from pwtest.lab import lab, nas as nas_channel, scenarios
 from pwtest.lab import topology as topo
 from pwtest.policies import NAS_1G, NAS_10G, storage_path
 from pwtest.script import case_main, check
@@ -38,10 +41,10 @@ WRITE_PROBE = ".pathwarden-probe"  # a name of its own: the write probe makes it
 def compose_policy(**fields):
     """The seed's volume as a verify-only policy: NFSv4.2 with nconnect=4 over the 10 GbE link."""
     fields.setdefault("probe_bytes", topo.TEST_PROBE)
+    fields.setdefault("options", ["nfsvers=4.2", "nconnect=4"])
+    fields.setdefault("reason", "nfsvers=4.2 with nconnect=4: one TCP connection capped the volume")
     return storage_path("postgres-data", topo.GUEST_VMID, topo.GUEST_NAME, server=NAS_10G,
-                        export=topo.COMPOSE_EXPORT, path=None, owner="compose", compose=(PROJECT, VOLUME),
-                        options=["nfsvers=4.2", "nconnect=4"],
-                        reason="nfsvers=4.2 with nconnect=4: one TCP connection capped the volume", **fields)
+                        export=topo.COMPOSE_EXPORT, path=None, owner="compose", compose=(PROJECT, VOLUME), **fields)
 
 
 def show(report, err=""):
@@ -199,6 +202,36 @@ def test_compose_unobserved(binary):
         guest.run("systemctl start docker.socket docker.service", check=False, timeout=120)
 
 
+def test_compose_stale(binary):
+    """The NAS re-creates the volume's export under the running project (issue 44): drift whose
+    remedy is the project's down and up, never a volume removal; followed, the volume is proven."""
+    ctl.reset_nic()
+    guest = lab.Guest()
+    guest.helper("apply", json.dumps(scenarios.scenario("compose-single")))
+    as_configured = compose_policy(options=["nfsvers=4.2"], reason="the volume as the project configures it")
+    policy = ctl.policy_dir("compose", as_configured)
+    config = ctl.operator_settings()
+    try:
+        rc, report, err = ctl.pathwarden(binary, config, "reconcile", "--check", policy)
+        check(rc == 0 and report["policies"][0]["verdict"] == "converged", f"before: exit {rc}\n{show(report, err)}")
+        nas_channel.command("recreate", topo.COMPOSE_EXPORT)
+        rc, report, err = ctl.pathwarden(binary, config, "reconcile", "--check", policy)
+        p = report["policies"][0]
+        check(rc == 3 and p["verdict"] == "drift" and "has stale file handles" in " ".join(p.get("notes") or []),
+              f"stale: exit {rc}\n{show(report, err)}")
+        remedy = p.get("remedy") or []
+        check(remedy and remedy[0].startswith("in project pg's directory: docker compose down && docker compose up -d")
+              and not any("docker volume rm" in r or "driver_opts" in r for r in remedy),
+              f"the remedy should only make the mount anew: {remedy}")
+        # The operator follows it (the lab's Compose is v1, as the remedy says).
+        guest.run(f"cd {topo.COMPOSE_DIR} && docker-compose down && docker-compose up -d", timeout=300)
+        rc, p, err = verify_probe(binary, config, as_configured)
+        v = p.get("verification") or {}
+        check(v.get("verdict") == "verified", f"after the remedy: exit {rc}\n{show(p, err)}")
+    finally:
+        guest.helper("reset")
+
+
 UNIT = "mnt-movies.mount"
 
 
@@ -268,4 +301,4 @@ def test_backup_ro(binary):
 if __name__ == "__main__":
     case_main({"seed": test_compose_seed, "misrouted": test_compose_misrouted,
                "unobserved": test_compose_unobserved, "systemd_unit": test_systemd_unit,
-               "backup_ro": test_backup_ro}, __doc__)
+               "backup_ro": test_backup_ro, "stale": test_compose_stale}, __doc__)

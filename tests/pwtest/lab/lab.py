@@ -16,7 +16,7 @@ import subprocess
 import time
 
 from ..paths import LAB as LAB_DIR
-from . import images, pvesim, topology as topo
+from . import images, nas as nas_channel, pvesim, topology as topo
 from .common import LabError, log, netns_cmd, output, pid_alive, pid_cmdline, run, wait_until
 from .qemu import Vm
 
@@ -245,7 +245,7 @@ def nas_config(imgs: images.ImageSet) -> dict:
     append = (f"console=ttyS0 ipv6.disable=1 panic=-1 loglevel=4 {links} {exports} "
               f"pwnas.probe_mib={topo.PROBE_BYTES // (1024 * 1024)}")
     return {"name": topo.NAS_HOSTNAME, "machine": "q35", "memory": "640", "cores": "1",
-            "args": f"-kernel {imgs.kernel} -initrd {imgs.initrd_nas} -append '{append}'",
+            "args": f"-kernel {imgs.kernel} -initrd {imgs.initrd_nas} -append '{append}' {nas_channel.qemu_args()}",
             "net0": f"virtio={topo.NAS_MACS['link1']},bridge={topo.BRIDGE_LINK1}",
             "net1": f"virtio={topo.NAS_MACS['link2']},bridge={topo.BRIDGE_LINK2}"}
 
