@@ -74,6 +74,7 @@ std::map<std::string, Result<guest::GuestFacts>> guest_facts_from(const Playbook
     if (const auto* docker = host.task(task::docker_volumes);
         facts && docker != nullptr && docker->status != TaskResult::skipped) {
       facts->docker = docker_volumes_of(*docker, name);
+      if (*facts->docker) guest::take_volume_answers(**facts->docker, facts->mounts);
     }
     out.emplace(name, std::move(facts));
   }

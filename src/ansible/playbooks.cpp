@@ -323,14 +323,13 @@ Result<Playbook> facts_playbook(std::span<const std::string> hosts, const Playbo
     std::vector<std::string> lookups;
     bool docker_volumes = false;
     if (auto it = wanted.find(h); it != wanted.end()) {
-      lookups = it->second.names;
+      auto args = guest::facts_arguments(it->second.names, it->second.path_mtu);
+      if (!args) return fail(args.error().what, h);
+      lookups = std::move(*args);
       docker_volumes = it->second.docker_volumes;
     }
     resolving = resolving || !lookups.empty();
     docker = docker || docker_volumes;
-    for (const auto& n : lookups) {
-      if (!guest::is_name_to_resolve(n)) return fail("'" + n + "' is not a host name to resolve", h);
-    }
     per_host[h] = json::object{{"names", unsafe_list(lookups)}, {"docker", docker_volumes}};
   }
   // The facts phase is one task: the report script, the fstab's path its first argument and the

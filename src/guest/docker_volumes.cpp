@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "guest/docker_volumes.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "guest/scripts.hpp"
@@ -65,15 +66,40 @@ const DockerVolume* find_compose_volume(const std::vector<DockerVolume>& volumes
   return nullptr;
 }
 
+void take_volume_answers(const std::vector<DockerVolume>& volumes, std::vector<MountInfo>& mounts) {
+  for (const auto& v : volumes) {
+    if (v.answer == MountAnswer::unknown) continue;
+    auto m =
+        std::find_if(mounts.rbegin(), mounts.rend(), [&](const MountInfo& x) { return x.mount_point == v.mountpoint; });
+    if (m != mounts.rend() && m->is_nfs() && (m->answer == MountAnswer::unknown || m->answer == MountAnswer::error)) {
+      m->answer = v.answer;
+      m->answer_error.clear();
+    }
+  }
+}
+
 std::string_view docker_volumes_script() {
-  static const std::string text = "set -u\n" + std::string(scripts::docker_volumes);
+  static const std::string text = "set -u\n" + std::string(scripts::statfs) + std::string(scripts::docker_volumes);
   return text;
 }
 
 Result<std::vector<DockerVolume>> docker_volumes_answer(long long exit_code, std::string_view out, std::string_view err,
                                                         std::string_view otherwise, const std::string& host,
                                                         bool become_hint) {
-  if (exit_code == 0) return parse_docker_volume_inspect(out, host + ": docker volume inspect");
+  if (exit_code == 0) {
+    // The inspection's JSON, then (a script of this version) each NFS mount's answer.
+    constexpr std::string_view kAnswers = "@@pathwarden statfs\n";
+    const auto split = out.find(kAnswers);
+    auto volumes = parse_docker_volume_inspect(out.substr(0, split), host + ": docker volume inspect");
+    if (!volumes || split == std::string_view::npos) return volumes;
+    std::vector<MountInfo> points;
+    points.reserve(volumes->size());
+    for (const auto& v : *volumes) points.push_back(MountInfo{{}, v.mountpoint, "nfs", {}});
+    if (auto st = apply_statfs_answers(out.substr(split + kAnswers.size()), points, host + ": stat -f (as root)"); !st)
+      return std::unexpected(st.error());
+    for (std::size_t i = 0; i < points.size(); ++i) (*volumes)[i].answer = points[i].answer;
+    return volumes;
+  }
   std::string why(err);
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
   if (why.empty()) why = otherwise.empty() ? "exit " + std::to_string(exit_code) : std::string(otherwise);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "diagnostics/error.hpp"
+#include "guest/mounts.hpp"
 
 namespace pw::guest {
 
@@ -20,6 +21,9 @@ struct DockerVolume {
   std::map<std::string, std::string> options;  // driver_opts as Docker keeps them: type, o, device
   std::string compose_project;                 // label com.docker.compose.project
   std::string compose_volume;                  // label com.docker.compose.volume
+  // The NAS's answer at its Mountpoint while Docker has it mounted (unknown when not mounted):
+  // read as root by the volumes' script, where the facts report's user cannot look.
+  MountAnswer answer = MountAnswer::unknown;
 
   const std::string* option(std::string_view key) const;
 };
@@ -37,8 +41,13 @@ Result<std::vector<DockerVolume>> docker_volumes_answer(long long exit_code, std
                                                         std::string_view otherwise, const std::string& host,
                                                         bool become_hint = true);
 
+// The volumes' answers (DockerVolume::answer) onto the live mounts at their Mountpoints, where
+// the facts report's own read could not ask (unknown or an error such as permission denied).
+void take_volume_answers(const std::vector<DockerVolume>& volumes, std::vector<MountInfo>& mounts);
+
 // The shell script the facts playbook runs (as root) where a policy names a Compose volume:
-// every volume Compose made, inspected. Exit 3: no docker command; other failures: docker's own.
+// every volume Compose made, inspected, then each NFS mount's statfs answer. Exit 3: no docker command; other failures:
+// docker's own.
 std::string_view docker_volumes_script();
 
 }  // namespace pw::guest

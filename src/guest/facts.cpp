@@ -18,8 +18,24 @@ bool is_name_to_resolve(std::string_view n) {
              std::string_view::npos;
 }
 
+Result<std::vector<std::string>> facts_arguments(std::span<const std::string> names,
+                                                 std::span<const std::string> path_mtu_targets) {
+  std::vector<std::string> out;
+  out.reserve(names.size() + path_mtu_targets.size());
+  for (const auto& n : names) {
+    if (!is_name_to_resolve(n)) return fail("'" + n + "' is not a host name to resolve", {});
+    out.push_back(n);
+  }
+  for (const auto& t : path_mtu_targets) {
+    if (!is_path_mtu_target(t)) return fail("'" + t + "' is neither a host name nor an IP address to probe", {});
+    out.push_back(path_mtu_argument(t));
+  }
+  return out;
+}
+
 std::string_view guest_report_script() {
-  static const std::string text = "set -u\n" + std::string(scripts::marks) + std::string(scripts::facts);
+  static const std::string text =
+      "set -u\n" + std::string(scripts::marks) + std::string(scripts::statfs) + std::string(scripts::facts);
   return text;
 }
 
@@ -62,6 +78,10 @@ Status read_section(const std::string& name, std::string_view body, const std::s
     facts.sudo = std::move(*check);
   } else if (name.starts_with("resolve ")) {
     facts.resolved[name.substr(8)] = parse_getent_ahosts(body);
+  } else if (name.starts_with("pmtu ")) {
+    auto probe = parse_path_mtu(body, where("ping -M do " + name.substr(5)));
+    if (!probe) return std::unexpected(probe.error());
+    facts.path_mtu[name.substr(5)] = std::move(*probe);
   } else if (name.starts_with("iface ")) {
     auto info = parse_interface_report(name.substr(6), body, where("/sys/class/net/" + name.substr(6)));
     if (!info) return std::unexpected(info.error());

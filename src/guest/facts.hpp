@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "guest/mounts.hpp"
 #include "guest/mountstats.hpp"
 #include "guest/nfs_servers.hpp"
+#include "guest/path_mtu.hpp"
 #include "guest/sudo_check.hpp"
 #include "guest/sunrpc.hpp"
 
@@ -46,6 +48,8 @@ struct GuestFacts {
   // gives, in getaddrinfo's order (mount.nfs mounts the first); a name that did not resolve maps
   // to none. Names not asked for are absent.
   std::map<std::string, std::vector<std::string>> resolved;
+  // The path MTU toward each NAS asked (FactsWanted::path_mtu), by the target as asked.
+  std::map<std::string, PathMtuProbe> path_mtu;
   // Docker's Compose volumes, when a policy of this guest names one (absent: not asked); an
   // error when Docker did not answer (not installed, daemon down, no permission): such a policy
   // is then unobserved, never drifted.
@@ -61,6 +65,12 @@ struct GuestFacts {
 // A host name the facts script may hand to `getent ahosts` as an argument: letters, digits, dots
 // and hyphens, not starting with '-' (it would be an option), at most 253 characters.
 bool is_name_to_resolve(std::string_view name);
+
+// The facts script's arguments after the fstab: the host names to resolve, then one path-MTU
+// probe argument per target (path_mtu_argument). An error names the first that is neither a host
+// name nor (for a probe) an address: a policy's mistake, refused whichever way the guest is read.
+Result<std::vector<std::string>> facts_arguments(std::span<const std::string> names,
+                                                 std::span<const std::string> path_mtu_targets);
 
 // `getent ahosts NAME`'s output: its addresses, each once, in order.
 std::vector<std::string> parse_getent_ahosts(std::string_view output);

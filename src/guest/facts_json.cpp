@@ -69,6 +69,7 @@ json::value interface(const InterfaceInfo& i) {
                       {"ifindex", opt(i.ifindex)},
                       {"speed_mbps", opt(i.speed_mbps)},
                       {"operstate", i.operstate},
+                      {"mtu", opt(i.mtu)},
                       {"rx_queues", i.rx_queues},
                       {"tx_queues", i.tx_queues},
                       {"queues_unknown", i.queues_unknown},
@@ -123,6 +124,35 @@ json::value docker(const std::optional<Result<std::vector<DockerVolume>>>& d) {
   return json::object{{"volumes", std::move(volumes)}};
 }
 
+json::value path_mtu(const PathMtuProbe& p) {
+  static constexpr std::string_view kOutcomes[] = {"probed", "unresolved", "no-route", "not-jumbo", "no-ping"};
+  json::array attempts;
+  for (const auto& a : p.attempts) {
+    attempts.emplace_back(json::object{{"payload", a.payload},
+                                       {"exit_status", a.exit_status},
+                                       {"received", a.received},
+                                       {"reported_mtu", opt(a.reported_mtu)}});
+  }
+  return json::object{{"outcome", kOutcomes[static_cast<int>(p.outcome)]},
+                      {"address", p.address},
+                      {"interface", p.interface},
+                      {"mtu", p.mtu},
+                      {"attempts", std::move(attempts)}};
+}
+
+json::value sunrpc(const GuestFacts& f) {
+  static constexpr std::string_view kSupport[] = {"unknown", "present", "absent"};
+  json::array transports;
+  for (const auto& t : f.sunrpc_transports) {
+    transports.emplace_back(json::object{{"switch", t.switch_name},
+                                         {"transport", t.name},
+                                         {"dstaddr", t.dstaddr},
+                                         {"main", opt(t.main)},
+                                         {"dst_port", opt(t.dst_port)}});
+  }
+  return json::object{{"tree", kSupport[static_cast<int>(f.transport_move)]}, {"transports", std::move(transports)}};
+}
+
 }  // namespace
 
 json::value to_json(const GuestFacts& f) {
@@ -139,6 +169,8 @@ json::value to_json(const GuestFacts& f) {
   for (const auto& s : f.nfs_servers) servers.push_back(server(s));
   json::object resolved;
   for (const auto& [name, list] : f.resolved) resolved[name] = json::array(list.begin(), list.end());
+  json::object mtu_paths;
+  for (const auto& [target, probe] : f.path_mtu) mtu_paths[target] = path_mtu(probe);
   json::value sudo = nullptr;
   if (f.sudo) sudo = json::object{{"usable", f.sudo->usable()}, {"message", f.sudo->message}};
   return json::object{{"host", f.host},
@@ -155,6 +187,8 @@ json::value to_json(const GuestFacts& f) {
                       {"addresses", std::move(addresses)},
                       {"nfs_servers", std::move(servers)},
                       {"resolved", std::move(resolved)},
+                      {"path_mtu", std::move(mtu_paths)},
+                      {"sunrpc", sunrpc(f)},
                       {"docker", docker(f.docker)},
                       {"sudo", std::move(sudo)}};
 }

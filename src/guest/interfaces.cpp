@@ -51,6 +51,8 @@ Result<InterfaceInfo> parse_interface_report(std::string_view name, std::string_
     } else if (f[0] == "speed") {
       auto n = to_int64(value);
       if (n && *n >= 0) info.speed_mbps = *n;
+    } else if (f[0] == "mtu") {
+      if (auto n = to_int(value); n && *n > 0) info.mtu = *n;
     } else if (f[0] == "operstate") {
       info.operstate = std::string(value);
     } else if (f[0] == "rx_queues" || f[0] == "tx_queues") {

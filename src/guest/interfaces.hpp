@@ -29,7 +29,8 @@ struct InterfaceInfo {
   std::optional<int> ifindex;           // a re-created netdev (NIC hot-plug) gets a new one
   std::optional<long long> speed_mbps;  // nullopt when the driver reports none (-1 or error)
   std::string operstate;
-  int rx_queues = 0;  // sysfs queues/rx-*: what the stack uses now
+  std::optional<int> mtu;  // sysfs `mtu`: what the interface sends now (nullopt: not read)
+  int rx_queues = 0;       // sysfs queues/rx-*: what the stack uses now
   int tx_queues = 0;
   // Read without a program (the guest agent's read access): the queue directories and ethtool's
   // channels are unknown, not zero.

@@ -36,7 +36,7 @@ struct MountInfo {
   std::string fstype;
   std::vector<MountOption> options;
   MountAnswer answer = MountAnswer::unknown;
-  std::string answer_error;  // MountAnswer::error: the first line of stat -f's message
+  std::string answer_error{};  // MountAnswer::error: the first line of stat -f's message
 
   std::optional<std::string> option(std::string_view name) const;
   bool has_option(std::string_view name) const;

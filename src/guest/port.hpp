@@ -62,6 +62,9 @@ struct FactsWanted {
   // The Proxmox VM the guest is: a port that reads guests through the hypervisor (the QEMU guest
   // agent, src/observe) needs it; without it that port reads this guest over SSH.
   std::optional<proxmox::VmRef> vm{};
+  // NAS addresses or names to probe the path MTU to (GuestFacts::path_mtu); a port that runs no
+  // program in the guest (the agent's read access) leaves them unmeasured.
+  std::vector<std::string> path_mtu{};
 };
 using FactsRequests = std::map<std::string, FactsWanted>;
 

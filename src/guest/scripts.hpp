@@ -10,6 +10,7 @@
 namespace pw::guest::scripts {
 
 extern const std::string_view marks;
+extern const std::string_view statfs;
 extern const std::string_view facts;
 extern const std::string_view probe;
 extern const std::string_view fstab_common;

@@ -142,15 +142,13 @@ std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const A
   std::vector<std::size_t> facts_run(requests.size(), SIZE_MAX);
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const auto& r = requests[i];
-    for (const auto& n : r.names) {
-      if (!guest::is_name_to_resolve(n)) {
-        refused[i] = AgentMiss{Outcome::api, "'" + n + "' is not a host name to resolve", {}, true};
-        break;
-      }
+    auto args = guest::facts_arguments(r.names, r.path_mtu);
+    if (!args) {
+      refused[i] = AgentMiss{Outcome::api, args.error().what, {}, true};
+      continue;
     }
-    if (refused[i]) continue;
     facts_run[i] = runs.size();
-    runs.push_back({r.vm, facts_command(fstab_path, r.names, limit), deadline, true});
+    runs.push_back({r.vm, facts_command(fstab_path, *args, limit), deadline, true});
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!requests[i].docker_volumes || refused[i]) continue;
@@ -176,6 +174,7 @@ std::vector<AgentFacts> exec_facts(proxmox::GuestAgent& agent, std::span<const A
       } else {
         // The agent runs as root: Docker's socket is open to it, so no become hint.
         facts->docker = guest::docker_volumes_answer(d->exit_code.value_or(-1), d->out, d->err, {}, r.host, false);
+        if (*facts->docker) guest::take_volume_answers(**facts->docker, facts->mounts);
       }
     }
     out.push_back(std::move(facts));

@@ -16,7 +16,8 @@ namespace pw::observe {
 struct AgentFactsRequest {
   std::string host;
   proxmox::VmRef vm;
-  std::vector<std::string> names;  // host names the guest resolves (FactsWanted::names)
+  std::vector<std::string> names;     // host names the guest resolves (FactsWanted::names)
+  std::vector<std::string> path_mtu;  // NAS targets to probe the path MTU to (exec access only)
   bool docker_volumes = false;
 };
 

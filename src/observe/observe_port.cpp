@@ -76,7 +76,7 @@ class ObservePort final : public guest::GuestPort {
         over_ssh.push_back(h);
         continue;
       }
-      through_agent.push_back({h, *it->second.vm, it->second.names, it->second.docker_volumes});
+      through_agent.push_back({h, *it->second.vm, it->second.names, it->second.path_mtu, it->second.docker_volumes});
     }
     PerHost<guest::GuestFacts> out;
     std::map<std::string, std::string, std::less<>> unused;  // host -> why not the agent (auto)

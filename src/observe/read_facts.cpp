@@ -37,9 +37,9 @@ constexpr std::string_view kPaths[] = {"",
                                        "/proc/net/tcp",
                                        "/proc/net/tcp6",
                                        "/proc/net/vlan/config"};
-// Per interface: its uevent (IFINDEX, DEVTYPE), operstate and speed.
-enum class IfFile : std::uint8_t { uevent, operstate, speed, count };
-constexpr std::string_view kIfFiles[] = {"uevent", "operstate", "speed"};
+// Per interface: its uevent (IFINDEX, DEVTYPE), operstate, speed and MTU.
+enum class IfFile : std::uint8_t { uevent, operstate, speed, mtu, count };
+constexpr std::string_view kIfFiles[] = {"uevent", "operstate", "speed", "mtu"};
 
 // What a file that is not there means: the kernel has no NFS client loaded, no IPv6, no VLAN.
 bool may_be_absent(File f) {
@@ -230,6 +230,12 @@ std::vector<AgentFacts> read_facts(proxmox::GuestAgent& agent, std::span<const A
       if (const auto speed = file(IfFile::speed); !speed.empty()) {
         try {
           if (const long long mbps = std::stoll(speed); mbps > 0) info.speed_mbps = mbps;
+        } catch (...) {
+        }
+      }
+      if (const auto mtu = file(IfFile::mtu); !mtu.empty()) {
+        try {
+          if (const int m = std::stoi(mtu); m > 0) info.mtu = m;
         } catch (...) {
         }
       }

@@ -176,6 +176,7 @@ std::optional<PlannedNic> plan_nic(const policy::StoragePath& p, const ObservedV
     return std::nullopt;
   }
   if (p.nic.queues) plan_queues(p, vm, *nic_value, *spec, ctx, nic, out);
+  check_mtu(p, *spec, nic, facts, out);
   return nic;
 }
 

@@ -11,6 +11,7 @@
 #include "guest/facts.hpp"
 #include "net/mac_address.hpp"
 #include "plan/planner.hpp"
+#include "proxmox/net_device.hpp"
 
 namespace pw::plan::detail {
 
@@ -28,6 +29,12 @@ struct PlannedNic {
 // a blocker, when the NIC or its interface in the guest is not found: the plan ends there.
 std::optional<PlannedNic> plan_nic(const policy::StoragePath& p, const ObservedVm& vm, const guest::GuestFacts& facts,
                                    const PlanningContext& ctx, PolicyPlan& out);
+
+// spec.nic.mtu against the Proxmox NIC's mtu= and the guest interface, and the path MTU toward
+// the NAS that the facts measured (mtu_checks.cpp): a mismatch or a black hole is a blocker
+// naming the remedy; pathwarden never sets an MTU.
+void check_mtu(const policy::StoragePath& p, const proxmox::NetDeviceSpec& spec, const PlannedNic& nic,
+               const guest::GuestFacts& facts, PolicyPlan& out);
 
 // The fstab entry and the mount (ChangeFstab, or for a mount pathwarden does not own, the
 // comparison and on drift the remedy). Returns the policy the verify step proves (the NAS as the

@@ -258,6 +258,7 @@ Diagnostics check_policy_set(std::span<const StoragePath> paths) {
   std::map<std::string, const StoragePath*> by_name;
   std::map<std::pair<int, std::string>, const StoragePath*> by_mount;
   std::map<std::pair<int, std::string>, const StoragePath*> by_nic;
+  std::map<std::pair<int, std::string>, const StoragePath*> by_nic_mtu;
   std::map<std::string, const StoragePath*> by_host;
   std::map<int, const StoragePath*> by_vmid;
   auto at = [](const StoragePath& p, std::string_view field) { return p.position_of(field).to_string(); };
@@ -282,6 +283,16 @@ Diagnostics check_policy_set(std::span<const StoragePath> paths) {
                            " wants queues=" + std::to_string(*p.nic.queues) + " here but queues=" +
                            std::to_string(*it->second->nic.queues) + " in policy '" + it->second->name + "' at " +
                            at(*it->second, "spec.nic.queues") + "; a NIC has one queue count"});
+      }
+    }
+    if (p.nic.mtu) {
+      auto [it, fresh] = by_nic_mtu.emplace(std::pair{p.guest.vmid, p.nic.device}, &p);
+      if (!fresh && it->second->nic.mtu != p.nic.mtu) {
+        out.push_back({p.position_of("spec.nic.mtu"), "VM " + std::to_string(p.guest.vmid) + " " + p.nic.device +
+                                                          " wants mtu=" + std::to_string(*p.nic.mtu) +
+                                                          " here but mtu=" + std::to_string(*it->second->nic.mtu) +
+                                                          " in policy '" + it->second->name + "' at " +
+                                                          at(*it->second, "spec.nic.mtu") + "; a NIC has one MTU"});
       }
     }
     if (auto [it, fresh] = by_host.emplace(p.guest.host, &p); !fresh && it->second->guest.vmid != p.guest.vmid) {

@@ -28,6 +28,9 @@ struct GuestRef {
 struct NicSpec {
   std::string device;         // Proxmox NIC key: net0..net31
   std::optional<int> queues;  // virtio queues (1..64); absent = not managed
+  // The MTU the guest interface and the path to the NAS must carry (576..65520); absent = the
+  // interface's own MTU is only probed along the path. Checked, never set (plan/mtu_checks.cpp).
+  std::optional<int> mtu;
 };
 
 struct MountOption {

@@ -29,7 +29,7 @@ bool is_object_name(std::string_view s) {
 
 constexpr std::array<std::string_view, 6> kSpecKeys{"guest", "nic", "mount", "verify", "restart", "rollback"};
 constexpr std::array<std::string_view, 3> kGuestKeys{"node", "vmid", "host"};
-constexpr std::array<std::string_view, 2> kNicKeys{"device", "queues"};
+constexpr std::array<std::string_view, 3> kNicKeys{"device", "queues", "mtu"};
 constexpr std::array<std::string_view, 10> kMountKeys{"owner", "compose", "server", "nas_addresses", "export",
                                                       "path",  "options", "reason", "allow",         "trunking"};
 // Options that widen what the share may do in the guest: written only with spec.mount.allow.
@@ -201,6 +201,12 @@ class StoragePathDecoder {
     if (auto v = s.get("queues")) {
       remember(s, "queues");
       if (auto q = read_int(d_, *v, s.child("queues"), 1, 64)) out_.nic.queues = static_cast<int>(*q);
+    }
+    // 576: below it qemu-server refuses to start a VM with an explicit mtu= (print_netdevice_full);
+    // 65520: Proxmox's own maximum for netN mtu.
+    if (auto v = s.get("mtu")) {
+      remember(s, "mtu");
+      if (auto m = read_int(d_, *v, s.child("mtu"), 576, 65520)) out_.nic.mtu = static_cast<int>(*m);
     }
   }
 

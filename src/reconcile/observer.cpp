@@ -91,6 +91,10 @@ std::vector<plan::Observation> Observer::observe_listed(const ListedGuests& list
       auto& asked = names[p.guest.host].names;
       if (std::find(asked.begin(), asked.end(), name) == asked.end()) asked.push_back(std::move(name));
     }
+    // The path MTU toward the NAS (plan/mtu_checks.cpp): the guest measures it only when the
+    // route's interface is above 1500, so most guests pay nothing for it.
+    auto& probed = names[p.guest.host].path_mtu;
+    if (std::find(probed.begin(), probed.end(), p.mount.server) == probed.end()) probed.push_back(p.mount.server);
     if (p.mount.owner == policy::MountOwner::compose) names[p.guest.host].docker_volumes = true;
     // The guest's VM, for a port that reads it through the guest agent: the first policy's (one
     // guest is one VM; policies that disagree are not both right, and each is checked on its own VM).

@@ -471,7 +471,7 @@ TEST_CASE("the facts playbook is one raw task: the report script, byte for byte,
   CHECK(body["boot_id"] == boot_id + "\n");
   const auto& lo_block = body["iface lo"];
   CHECK(lo_block.starts_with("ifindex 1\naddress 00:00:00:00:00:00\n"));
-  CHECK(lo_block.find("\nspeed \noperstate unknown\nrx_queues 1\ntx_queues 1\n") != std::string::npos);
+  CHECK(lo_block.find("\nspeed \noperstate unknown\nmtu 65536\nrx_queues 1\ntx_queues 1\n") != std::string::npos);
   // Each run its own token: a second run's marks are not the first's.
   auto again = run_sh(rendered(YAML::Load(own.yaml)[0]["tasks"][0]));
   CHECK(again.substr(0, again.find('\n')) != text.substr(0, text.find('\n')));

@@ -264,6 +264,10 @@ NIC = obj(
         "queues": ranged_int(1, 64, "virtio queues, 1-64 (absent: not managed); all policies naming the same VM NIC "
                                     "must agree. Changing it re-plugs the NIC on a running VM (or waits for a "
                                     "restart), so it needs restart.allowed", examples=[8]),
+        "mtu": ranged_int(576, 65520, "the MTU the guest interface and the path to the NAS must carry, 576-65520 "
+                                      "(absent: the interface's own MTU is still probed along the path); checked, "
+                                      "never set: a mismatch is a failed precondition naming the remedy. All "
+                                      "policies naming the same VM NIC must agree", examples=[9000]),
     },
     required=["device"])
 

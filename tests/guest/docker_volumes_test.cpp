@@ -131,3 +131,36 @@ TEST_CASE("the facts script: exit 3 without docker, Compose's volumes only, '[]'
   CHECK(script.find("echo '[]'") != std::string::npos);
   CHECK(script.find("docker volume inspect $ids") != std::string::npos);
 }
+
+TEST_CASE("the volumes' statfs answers, read as root, reach the live mounts the facts user could not ask") {
+  const std::string out = std::string(kNamedAndPlain) +
+                          "\n@@pathwarden statfs\n"
+                          "ok /mnt/movies\n"
+                          "stale /var/lib/docker/volumes/pgdata-prod/_data\n";
+  auto volumes = docker_volumes_answer(0, out, "", "", "db-vm");
+  if (!volumes) FAIL(volumes.error().to_string());
+  REQUIRE(volumes->size() == 3);
+  CHECK((*volumes)[0].answer == MountAnswer::stale);
+  CHECK((*volumes)[1].answer == MountAnswer::unknown);  // not mounted: no line
+
+  auto mounts = parse_proc_mounts(
+      ":/volume1/docker/pg14 /var/lib/docker/volumes/pgdata-prod/_data nfs4 rw,vers=4.2,addr=198.51.100.2 0 0\n"
+      "198.51.100.2:/movies /mnt/movies nfs4 rw,vers=4.2 0 0\n");
+  REQUIRE(mounts);
+  // The SSH user's own read: permission denied under /var/lib/docker, the share it may enter fine.
+  REQUIRE(
+      apply_statfs_answers("error /var/lib/docker/volumes/pgdata-prod/_data stat: Permission denied\n"
+                           "ok /mnt/movies\n",
+                           *mounts, "db-vm"));
+  take_volume_answers(*volumes, *mounts);
+  CHECK((*mounts)[0].answer == MountAnswer::stale);
+  CHECK((*mounts)[0].answer_error.empty());
+  CHECK((*mounts)[1].answer == MountAnswer::answers);
+
+  SECTION("a bad answers part is an error, never a crash; an older script without it is read as before") {
+    CHECK_FALSE(docker_volumes_answer(0, std::string(kLabInspect) + "@@pathwarden statfs\nmaybe /x\n", "", "", "h"));
+    auto old = docker_volumes_answer(0, kLabInspect, "", "", "h");
+    REQUIRE(old);
+    CHECK(old->front().answer == MountAnswer::unknown);
+  }
+}

@@ -45,24 +45,8 @@ if [ -d /sys/kernel/sunrpc/xprt-switches ]; then
 else
   echo absent
 fi
-# Each NFS mount's root asked of its NAS: statfs is never answered from the client's caches, so
-# a handle the NAS no longer knows shows at once (ESTALE) where a stat could still be served from
-# the attribute cache. One line per mount, its point as /proc/mounts escapes it: "ok", "stale",
-# "no-answer" (nothing within 5 s: a NAS down or unreachable, never drift) or "error TEXT".
 mark statfs
-while read -r _ mp fstype _; do
-  case $fstype in nfs | nfs4) ;; *) continue ;; esac
-  path=$(printf '%b' "$mp")
-  if why=$(LC_ALL=C timeout -k 2 5 stat -f -c %t -- "$path" 2>&1 >/dev/null); then
-    printf 'ok %s\n' "$mp"
-  else
-    rc=$?
-    case $why in
-      *'Stale file handle'*) printf 'stale %s\n' "$mp" ;;
-      *) if [ "$rc" -ge 124 ]; then printf 'no-answer %s\n' "$mp"; else printf 'error %s %s\n' "$mp" "$(printf '%s\n' "$why" | head -n 1)"; fi ;;
-    esac
-  fi
-done </proc/mounts
+nfs_statfs
 mark nfs_connections
 ss -Htni state established '( dport = :2049 )' 2>/dev/null || true
 mark addresses
@@ -96,12 +80,41 @@ for dir in /sys/class/net/*; do
   done
   value "$dir/speed" speed
   value "$dir/operstate" operstate
+  value "$dir/mtu" mtu
   count rx_queues "$dir"/queues/rx-*
   count tx_queues "$dir"/queues/tx-*
   ethtool -l "$name" 2>/dev/null || true
 done
 for name in "$@"; do
+  case $name in pmtu=*) continue ;; esac
   mark "resolve $name"
   getent ahosts "$name" 2>/dev/null || true
+done
+# The path MTU toward each NAS asked (pmtu=TARGET: guest/path_mtu.hpp): a don't-fragment ping of
+# the route's interface MTU, and of 1500 when that gets no answer. Only above 1500: a jumbo
+# interface behind a hop that is not drops full-size frames without a word.
+pmtu_ping() {
+  out=$(LC_ALL=C ping -n -c 2 -i 0.2 -W 2 -M 'do' -s "$1" "$addr" 2>&1)
+  rc=$?
+  rx=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9][0-9]*\) received.*/\1/p' | head -n 1)
+  said=$(printf '%s\n' "$out" | sed -n 's/.*mtu *= *\([0-9][0-9]*\).*/\1/p' | head -n 1)
+  printf 'ping %s %s %s %s\n' "$1" "$rc" "${rx:-0}" "${said:--}"
+  [ "${rx:-0}" -gt 0 ]
+}
+for arg in "$@"; do
+  case $arg in pmtu=*) ;; *) continue ;; esac
+  target=${arg#pmtu=}
+  mark "pmtu $target"
+  addr=$(getent ahosts "$target" 2>/dev/null | sed -n '1s/ .*//p')
+  if [ -z "$addr" ]; then echo unresolved; continue; fi
+  dev=$(ip -o route get "$addr" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n 1)
+  mtu=
+  [ -n "$dev" ] && { read -r mtu <"/sys/class/net/$dev/mtu"; } 2>/dev/null
+  if [ -z "$mtu" ]; then printf 'noroute %s\n' "$addr"; continue; fi
+  printf 'route %s %s %s\n' "$addr" "$dev" "$mtu"
+  if [ "$mtu" -le 1500 ]; then echo nojumbo; continue; fi
+  if ! command -v ping >/dev/null 2>&1; then echo noping; continue; fi
+  case $addr in *:*) hdr=48 ;; *) hdr=28 ;; esac
+  pmtu_ping $((mtu - hdr)) || pmtu_ping $((1500 - hdr)) || true
 done
 mark end
