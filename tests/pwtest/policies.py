@@ -32,7 +32,7 @@ def storage_path(name, vmid, host, *, node="pve1", device="net1", queues=None, s
                  nas_addresses=None, export="/volume1/movies", path="/mnt/movies", options=("vers=3",),
                  reason=None, probe_file="probe-64m", probe_bytes=None, max_probe_bytes=None,
                  restart=None, verify_restored=None, owner=None, compose=None, direction=None,
-                 commit_cycles=None, min_commit_rate=None, trunking=None) -> str:
+                 commit_cycles=None, min_commit_rate=None, trunking=None, mtu=None) -> str:
     """One StoragePath policy as YAML text. A field left None is not written (the loader's
     default applies); restart=True/False writes `restart: {allowed: ...}`, verify_restored
     writes `rollback: {verify_restored: ...}`. A mount pathwarden does not own: owner="compose"
@@ -40,6 +40,8 @@ def storage_path(name, vmid, host, *, node="pve1", device="net1", queues=None, s
     nic = {"device": device}
     if queues:
         nic["queues"] = queues
+    if mtu is not None:
+        nic["mtu"] = mtu
     mount = {}
     if owner is not None:
         mount["owner"] = owner

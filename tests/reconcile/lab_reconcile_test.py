@@ -4,7 +4,7 @@
 an operator's ground, and several policies on the one guest (issue 38).
 
 usage: lab_reconcile_test.py PATHWARDEN CASE
-CASE: misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport|transports|stale
+CASE: misrouted|many|many_one_trunks|adopt|import|drift|agent|move_transport|transports|stale|mtu
 Runs the real `pathwarden` binary against pvesim and the lab guest over SSH, and checks the
 outcome in the guest (fstab bytes) and in the report. The guest is reached as the unprivileged
 pwadmin with `become: true` (the settings name a relative inventory), and the policy names the
@@ -541,7 +541,67 @@ def test_stale(binary):
         guest.helper("reset")
 
 
+# MTU along the path (issue 44): the policy asks jumbo frames to the NAS over link2. At 1500 the
+# guest interface is a named precondition; with every hop at 9000 the mount is made and proven;
+# then the NAS's port on the lab's switch (its tap on vmbr2) drops to 1500, a hop that forwards
+# nothing bigger and says nothing (a Linux bridge drops an oversized frame silently): the
+# don't-fragment probe finds the black hole and the run stops on it.
+JUMBO = seed_fix(options=["vers=4.2", "_netdev"], nas_addresses=[], probe_bytes=topo.TEST_PROBE, mtu=9000,
+                 reason="jumbo frames to the NAS", restart=None)
+LINK2_TAPS = (f"tap{topo.GUEST_VMID}i1", f"tap{topo.NAS_VMID}i1")
+
+
+def _link2_mtu(guest, mtu, nas_tap=None):
+    """link2 at MTU on every hop: the guest's interface, the switch's ports and bridge, the NAS's
+    interface; nas_tap, when given, is the NAS's port's own (the hop that carries less)."""
+    sw = ["ip", "-n", topo.NETNS, "link", "set"]
+    for tap in LINK2_TAPS:
+        subprocess.run(sw + [tap, "mtu", str(mtu)], check=True)
+    subprocess.run(sw + [topo.BRIDGE_LINK2, "mtu", str(mtu)], check=True)
+    if nas_tap is not None:
+        subprocess.run(sw + [LINK2_TAPS[1], "mtu", str(nas_tap)], check=True)
+    guest.run(f"ip link set {topo.LINK2['name']} mtu {mtu}")
+    nas_channel.command("mtu", topo.LINK2["name"], str(mtu))
+
+
+def test_mtu(binary):
+    ctl.reset_nic()
+    guest = lab.Guest()
+    guest.helper("reset")
+    policies = ctl.policy_dir("movies", JUMBO)
+    settings = ctl.operator_settings()
+    try:
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+        p = report["policies"][0]
+        errors = " ".join(p.get("errors") or [])
+        check(p["verdict"] == "precondition-failed" and "runs MTU 1500, the policy asks 9000" in errors,
+              f"link2 at 1500: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}\n{err[-1500:]}")
+        check("/mnt/movies" not in guest.run("cat /proc/mounts").stdout, "mounted although the MTU is wrong")
+
+        _link2_mtu(guest, 9000)
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+        p = report["policies"][0]
+        check(rc == 2 and p["verdict"] == "verified", f"jumbo: exit {rc}:\n{json.dumps(p, indent=1)[-4000:]}")
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+        p = report["policies"][0]
+        check(rc == 0 and p["verdict"] == "converged" and
+              any("a don't-fragment ping of MTU 9000 crossed" in n for n in p.get("notes") or []),
+              f"jumbo, rerun: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}")
+
+        _link2_mtu(guest, 9000, nas_tap=1500)
+        rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
+        p = report["policies"][0]
+        errors = " ".join(p.get("errors") or [])
+        check(p["verdict"] == "precondition-failed" and
+              f"the path to {topo.LINK2['nas']} drops packets of MTU 9000 ({topo.LINK2['name']}'s) without a word"
+              in errors, f"the 1500 hop: exit {rc}:\n{json.dumps(p, indent=1)[-3000:]}\n{err[-1500:]}")
+    finally:
+        guest.helper("reset")
+        _link2_mtu(guest, 1500)
+
+
 if __name__ == "__main__":
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
                "adopt": test_adopt, "import": test_import, "drift": test_drift, "agent": test_agent,
-               "move_transport": test_move_transport, "transports": test_transports, "stale": test_stale}, __doc__)
+               "move_transport": test_move_transport, "transports": test_transports, "stale": test_stale,
+               "mtu": test_mtu}, __doc__)
