@@ -252,10 +252,14 @@ def _observe_via(config, via, access="exec"):
 
 def _read_access_view(facts):
     """The facts the agent's read access can see (no program in the guest): without the
-    connections' tcp_info, the NICs' permanent MACs, queues and channels; interfaces, addresses
-    and connections in a fixed order (the agent lists interfaces as getifaddrs does, the script
-    by name)."""
+    connections' tcp_info, the NICs' permanent MACs, queues and channels, the mounts' statfs
+    answers, the path-MTU probes and sunrpc's transports (a directory a file read cannot list);
+    interfaces, addresses and connections in a fixed order (the agent lists interfaces as
+    getifaddrs does, the script by name)."""
     out = dict(facts)
+    out["mounts"] = [{k: v for k, v in m.items() if k not in ("answer", "answer_error")} for m in facts["mounts"]]
+    out["path_mtu"] = {}
+    out["sunrpc"] = {"tree": "unknown", "transports": []}
     out["interfaces"] = sorted(({k: v for k, v in i.items()
                                  if k not in ("permanent_mac", "channels", "rx_queues", "tx_queues",
                                               "queues_unknown")} for i in facts["interfaces"]),
