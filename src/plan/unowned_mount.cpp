@@ -81,7 +81,8 @@ std::vector<std::string> compose_differences(const guest::DockerVolume& v, const
                       want.to_string());
     }
   }
-  if (find_option(opts, "ro") != nullptr && written.mount.option("ro") == nullptr) diffs.push_back("is read-only (ro)");
+  if (find_option(opts, "ro") != nullptr && written.mount.option("ro") == nullptr)
+    diffs.emplace_back("is read-only (ro)");
   return diffs;
 }
 

@@ -122,6 +122,24 @@ inline Observation seed_observation(
   return o;
 }
 
+// The seed's guest converged for `policy` (movies_policy's NIC and mount): net1 with queues=8 in
+// Proxmox and 8 channels in the guest, the policy's entry written, /mnt/movies mounted with
+// `options` (as the kernel shows them) and not yet in the mounts when `mounted` is false.
+inline Observation converged_observation(
+    const policy::StoragePath& policy,
+    const std::string& options = "rw,vers=3,nconnect=8,addr=198.51.100.2,mountaddr=198.51.100.2",
+    const std::string& net1 = "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8", bool mounted = true) {
+  auto o = seed_observation(net1);
+  auto fstab = o.guest->fstab;
+  if (!fstab.set_entry(desired_fstab_entry(policy), {policy.name, policy.mount.reason}).value())
+    throw std::runtime_error("fixture: the policy's entry was not written");
+  o.guest->fstab_content = fstab.print();
+  o.guest->fstab = guest::FstabFile::parse(o.guest->fstab_content);
+  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
+  if (mounted) o.guest->mounts.push_back(nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies", options));
+  return o;
+}
+
 inline PlanningContext context() {
   PlanningContext ctx;
   ctx.plan_id = "test-plan";

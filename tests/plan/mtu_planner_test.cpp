@@ -29,15 +29,8 @@ policy::StoragePath jumbo_policy(const std::string& mtu = "9000") {
 // net1's interface runs `guest_mtu`, the path probe says `probe` (none: not measured).
 Observation converged(const policy::StoragePath& p, int guest_mtu, const std::string& probe = "",
                       const std::string& net1 = "virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8") {
-  auto o = seed_observation(net1);
-  auto fstab = o.guest->fstab;
-  if (!fstab.set_entry(desired_fstab_entry(p), {p.name, p.mount.reason}).value()) throw std::runtime_error("no entry");
-  o.guest->fstab_content = fstab.print();
-  o.guest->fstab = guest::FstabFile::parse(o.guest->fstab_content);
-  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
+  auto o = converged_observation(p, "rw,vers=3,nconnect=8,addr=198.51.100.2,mountaddr=198.51.100.2", net1);
   o.guest->interfaces[1].mtu = guest_mtu;
-  o.guest->mounts.push_back(nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies",
-                                      "rw,vers=3,nconnect=8,addr=198.51.100.2,mountaddr=198.51.100.2"));
   if (!probe.empty()) o.guest->path_mtu["198.51.100.2"] = guest::parse_path_mtu(probe, "test").value();
   return o;
 }

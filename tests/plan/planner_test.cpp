@@ -69,15 +69,8 @@ TEST_CASE("options that do not do what they seem are planned as written, with th
 }
 
 TEST_CASE("a converged guest plans nothing") {
-  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
   auto policy = movies_policy();
-  auto fstab = o.guest->fstab;
-  REQUIRE(fstab.set_entry(desired_fstab_entry(policy), {policy.name, policy.mount.reason}).value());
-  o.guest->fstab_content = fstab.print();
-  o.guest->fstab = pw::guest::FstabFile::parse(o.guest->fstab_content);
-  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
-  o.guest->mounts.push_back(nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies",
-                                      "rw,vers=3,nconnect=8,addr=198.51.100.2,mountaddr=198.51.100.2"));
+  auto o = converged_observation(policy);
   auto p = plan_policy(policy, o, context());
   INFO(render_plan(one(p)));
   CHECK(p.state == PolicyState::converged);
@@ -86,18 +79,11 @@ TEST_CASE("a converged guest plans nothing") {
 }
 
 TEST_CASE("a mount as the policy says whose handles the NAS no longer knows is re-made, its file unchanged") {
-  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
   auto policy = movies_policy();
-  auto fstab = o.guest->fstab;
-  REQUIRE(fstab.set_entry(desired_fstab_entry(policy), {policy.name, policy.mount.reason}).value());
-  o.guest->fstab_content = fstab.print();
-  o.guest->fstab = pw::guest::FstabFile::parse(o.guest->fstab_content);
-  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
-  auto movies = nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies",
-                          "rw,vers=3,nconnect=8,addr=198.51.100.2,mountaddr=198.51.100.2");
+  auto o = converged_observation(policy);
+  auto& movies = o.guest->mounts.back();
   SECTION("stale: one re-make, proven after") {
     movies.answer = pw::guest::MountAnswer::stale;
-    o.guest->mounts.push_back(movies);
     auto p = plan_policy(policy, o, context());
     INFO(render_plan(one(p)));
     REQUIRE(p.state == PolicyState::changes);
@@ -113,7 +99,6 @@ TEST_CASE("a mount as the policy says whose handles the NAS no longer knows is r
   SECTION("a NAS that did not answer, or another error, is not a reason to touch the mount") {
     movies.answer = GENERATE(pw::guest::MountAnswer::no_answer, pw::guest::MountAnswer::error,
                              pw::guest::MountAnswer::answers, pw::guest::MountAnswer::unknown);
-    o.guest->mounts.push_back(movies);
     auto p = plan_policy(policy, o, context());
     CHECK(p.state == PolicyState::converged);
     CHECK(p.steps.empty());
@@ -121,15 +106,9 @@ TEST_CASE("a mount as the policy says whose handles the NAS no longer knows is r
 }
 
 TEST_CASE("a trunked mount (addr= of the old address) is not converged") {
-  auto o = seed_observation("virtio=BC:24:11:00:00:02,bridge=vmbr1,firewall=1,queues=8");
   auto policy = movies_policy("[vers=4.2, _netdev]");
-  auto fstab = o.guest->fstab;
-  REQUIRE(fstab.set_entry(desired_fstab_entry(policy), {policy.name, policy.mount.reason}).value());
-  o.guest->fstab_content = fstab.print();
-  o.guest->fstab = pw::guest::FstabFile::parse(o.guest->fstab_content);
-  o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
   // The device column says the new address; addr= tells the truth.
-  o.guest->mounts.push_back(nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies", "rw,vers=4.2,addr=192.0.2.2"));
+  auto o = converged_observation(policy, "rw,vers=4.2,addr=192.0.2.2");
   auto p = plan_policy(policy, o, context());
   REQUIRE(p.state == PolicyState::changes);
   const auto* fs = find_step<ChangeFstab>(p);

@@ -506,12 +506,17 @@ STALE = seed_fix(options=["vers=4.2", "_netdev"], nas_addresses=[], probe_bytes=
                  reason="a mount the NAS forgot is made anew", restart=None)
 
 
-def test_stale(binary):
+def _clean_guest(policy):
+    """net1 as the lab made it, the guest without NFS mounts or entries, the policy in a directory
+    of its own and the operator's settings: (guest, policy directory, settings)."""
     ctl.reset_nic()
     guest = lab.Guest()
     guest.helper("reset")
-    policies = ctl.policy_dir("movies", STALE)
-    settings = ctl.operator_settings()
+    return guest, ctl.policy_dir("movies", policy), ctl.operator_settings()
+
+
+def test_stale(binary):
+    guest, policies, settings = _clean_guest(STALE)
     try:
         rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
         check(rc == 2 and report["policies"][0]["verdict"] == "verified",
@@ -569,11 +574,7 @@ def _link2_mtu(guest, mtu, nas_tap=None):
 
 
 def test_mtu(binary):
-    ctl.reset_nic()
-    guest = lab.Guest()
-    guest.helper("reset")
-    policies = ctl.policy_dir("movies", JUMBO)
-    settings = ctl.operator_settings()
+    guest, policies, settings = _clean_guest(JUMBO)
     try:
         rc, report, err = ctl.pathwarden(binary, settings, "reconcile", policies)
         p = report["policies"][0]
