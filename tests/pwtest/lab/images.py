@@ -42,6 +42,10 @@ from . import topology as topo
 from .common import LabError, log, output, run
 
 SUITE = "bookworm"
+# The kernel's suite (guest and NAS boot the same kernel): bookworm's (Debian 12, Linux 6.1) unless
+# PW_LAB_KERNEL_SUITE names another suite on the same mirror, read with an apt state of the lab's
+# own (trixie: Debian 13's 6.12; issue 44, a second kernel). The user space stays bookworm's.
+KERNEL_SUITE = os.environ.get("PW_LAB_KERNEL_SUITE", SUITE)
 GUEST_PACKAGES = ("systemd-sysv", "udev", "dbus", "openssh-server", "python3", "nfs-common",
                   "ethtool", "iproute2", "netbase", "kmod", "procps", "iputils-ping", "sudo",
                   "docker.io", "docker-compose", "apparmor", "qemu-guest-agent")
@@ -135,16 +139,36 @@ def _ensure_apt_lists() -> None:
         run(["apt-get", "update", "-qq"], what="apt-get update")
 
 
-def _package_version(pkg: str) -> str:
-    text = _apt_cache(["show", "--no-all-versions", pkg])
+def _package_version(pkg: str, apt_options: list = ()) -> str:
+    text = _apt_cache(list(apt_options) + ["show", "--no-all-versions", pkg])
     m = re.search(r"^Version: (\S+)", text, re.M)
     if not m:
         raise LabError(f"apt knows no package {pkg}: run apt-get update")
     return m.group(1)
 
 
+def _suite_apt(suite: str) -> list:
+    """apt options reading only SUITE of the host's mirror, in a state of the lab's own (the host's
+    /etc/apt and lists are never touched); [] for the host's own suite."""
+    if suite == SUITE:
+        return []
+    if not re.fullmatch(r"[a-z]+", suite):
+        raise LabError(f"PW_LAB_KERNEL_SUITE={suite!r} is not a Debian suite name")
+    base = os.path.join(topo.CACHE_ROOT, f"apt-{suite}")
+    for d in ("lists/partial", "cache/archives/partial", "etc"):
+        os.makedirs(os.path.join(base, d), exist_ok=True)
+    with open(os.path.join(base, "etc", "sources.list"), "w") as f:
+        f.write(f"deb {debian_mirror()} {suite} main\n")
+    opts = ["-o", f"Dir::State::Lists={base}/lists", "-o", f"Dir::Cache={base}/cache",
+            "-o", f"Dir::Etc::sourcelist={base}/etc/sources.list", "-o", "Dir::Etc::sourceparts=-",
+            "-o", "APT::Sandbox::User=root"]
+    if not glob.glob(os.path.join(base, "lists", "*_InRelease")):
+        run(["apt-get", *opts, "update", "-qq"], what=f"apt-get update ({suite}, the lab's own state)")
+    return opts
+
+
 def _kernel_package() -> str:
-    text = _apt_cache(["depends", "linux-image-amd64"])
+    text = _apt_cache(_suite_apt(KERNEL_SUITE) + ["depends", "linux-image-amd64"])
     m = re.search(r"Depends: (linux-image-\S+-amd64)", text)
     if not m:
         raise LabError("apt cannot resolve linux-image-amd64 to a kernel package: run apt-get update")
@@ -154,10 +178,10 @@ def _kernel_package() -> str:
 def package_pins() -> dict:
     _ensure_apt_lists()
     kernel = _kernel_package()
-    return {pkg: _package_version(pkg) for pkg in (kernel, "nfs-kernel-server", "busybox-static",
-                                                   "docker.io", "docker-compose", "apparmor",
-                                                   "qemu-guest-agent")} | \
-        {"_kernel": kernel}
+    pins = {pkg: _package_version(pkg) for pkg in ("nfs-kernel-server", "busybox-static", "docker.io",
+                                                   "docker-compose", "apparmor", "qemu-guest-agent")}
+    pins[kernel] = _package_version(kernel, _suite_apt(KERNEL_SUITE))
+    return pins | {"_kernel": kernel, "_kernel_suite": KERNEL_SUITE}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,8 +250,8 @@ def recipe_key(pins: dict, mirror: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Building
 
-def _apt_download(pkgs: list, dest: str) -> None:
-    cmd = ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root"] + pkgs
+def _apt_download(pkgs: list, dest: str, apt_options: list = ()) -> None:
+    cmd = ["apt-get", *apt_options, "download", "-q", "-o", "APT::Sandbox::User=root"] + pkgs
     if run(cmd, cwd=dest, check=False, capture=True).returncode != 0:
         log("apt-get download failed; apt-get update and retry")
         run(["apt-get", "update", "-qq"], what="apt-get update")
@@ -469,13 +493,18 @@ def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
     try:
         kernel_pkg = pins["_kernel"]
         kver = kernel_pkg[len("linux-image-"):]
-        log(f"downloading {kernel_pkg}, nfs-kernel-server, busybox-static with apt-get download")
-        _apt_download([kernel_pkg, "nfs-kernel-server", "busybox-static"], dl)
+        log(f"downloading {kernel_pkg} ({KERNEL_SUITE}), nfs-kernel-server, busybox-static with apt-get download")
+        _apt_download([kernel_pkg], dl, _suite_apt(KERNEL_SUITE))
+        _apt_download(["nfs-kernel-server", "busybox-static"], dl)
         kernel_root = os.path.join(work, "kernel")
         run(["dpkg", "-x", _deb(dl, kernel_pkg), kernel_root], what=f"dpkg -x {kernel_pkg}")
         # Merged /usr in bookworm: modules may sit under lib/ or usr/lib/.
         if not os.path.isdir(os.path.join(kernel_root, "lib/modules", kver)):
             os.symlink("usr/lib", os.path.join(kernel_root, "lib"))
+        # Debian 13 compresses its modules (.ko.xz), which busybox's insmod in the initramfs
+        # cannot load: stored plain, as 6.1's are.
+        run(["find", os.path.join(kernel_root, "lib/modules", kver) + "/", "-name", "*.ko.xz",
+             "-exec", "xz", "-d", "-q", "{}", "+"], what="xz -d (the kernel's modules)")
         run(["depmod", "-b", kernel_root, kver], what="depmod (kernel)")
         shutil.copy2(os.path.join(kernel_root, "boot", f"vmlinuz-{kver}"), os.path.join(out, "vmlinuz"))
         timings["kernel_s"] = round(time.monotonic() - t0, 1)
@@ -508,7 +537,8 @@ def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
         root_mib = int(output(["du", "-sxm", root], what="du guest root").split()[0])
         timings["total_s"] = round(time.monotonic() - t0, 1)
         manifest = {"key": key, "kernel_release": kver, "packages": pins, "mirror": mirror,
-                    "suite": SUITE, "guest_packages": list(GUEST_PACKAGES), "guest_root_mib": root_mib,
+                    "suite": SUITE, "kernel_suite": KERNEL_SUITE, "guest_packages": list(GUEST_PACKAGES),
+                    "guest_root_mib": root_mib,
                     "guest_disk_size": GUEST_DISK_SIZE,
                     "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "timings": timings}
         with open(os.path.join(out, "manifest.json"), "w") as f:
