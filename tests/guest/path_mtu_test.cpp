@@ -148,8 +148,8 @@ TEST_CASE("facts.sh measures the path MTU with don't-fragment pings, and only wh
     CHECK(classify_path_mtu(p).verdict == PathMtuVerdict::fits);
   }
   SECTION("a hop that says how much it carries") {
-    const auto& p = run_facts("frag", {"pmtu=nas.test"}).path_mtu.at("nas.test");
-    const auto found = classify_path_mtu(p);
+    const auto f = run_facts("frag", {"pmtu=nas.test"});
+    const auto found = classify_path_mtu(f.path_mtu.at("nas.test"));
     CHECK(found.verdict == PathMtuVerdict::smaller_hop);
     CHECK(found.hop_mtu == 9000);
   }

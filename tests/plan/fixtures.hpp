@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Observed states of the seed scenario, built from plain structs.
+#include <algorithm>
 #include <string>
 
 #include "plan/planner.hpp"
@@ -138,6 +139,11 @@ inline Observation converged_observation(
   o.guest->interfaces[1] = interface("ens19", kNet1Mac, 8, 8);
   if (mounted) o.guest->mounts.push_back(nfs_mount("198.51.100.2:/srv/nas/movies", "/mnt/movies", options));
   return o;
+}
+
+// Whether any line holds `needle` (a plan's notes, warnings, blockers or remedy).
+inline bool has(const std::vector<std::string>& lines, const std::string& needle) {
+  return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return l.find(needle) != std::string::npos; });
 }
 
 inline PlanningContext context() {

@@ -35,10 +35,6 @@ Observation converged(const policy::StoragePath& p, int guest_mtu, const std::st
   return o;
 }
 
-bool has(const std::vector<std::string>& lines, const std::string& needle) {
-  return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return l.find(needle) != std::string::npos; });
-}
-
 }  // namespace
 
 TEST_CASE("MTU as the policy asks all the way to the NAS: converged, the crossing noted") {

@@ -28,10 +28,6 @@ Observation compose_world(const std::string& o = "addr=198.51.100.2,rw,nfsvers=4
   return obs;
 }
 
-bool has(const std::vector<std::string>& lines, const std::string& needle) {
-  return std::any_of(lines.begin(), lines.end(), [&](const auto& l) { return l.find(needle) != std::string::npos; });
-}
-
 }  // namespace
 
 TEST_CASE("a Compose volume mounted as the policy says is converged; pathwarden only verifies it") {
