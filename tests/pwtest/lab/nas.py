@@ -42,7 +42,11 @@ def command(verb: str, *args: str) -> None:
                 if not chunk:
                     raise LabError(f"NAS closed its command channel before answering {line.strip()!r}")
                 got += chunk
-                for answer in got.decode(errors="replace").splitlines():
+                # Whole lines only: a serial port delivers its bytes as they come, and the answer
+                # can arrive split anywhere ("PWNAS-DONE recreate " now, "0\n" a moment later).
+                while b"\n" in got:
+                    answer, got = got.split(b"\n", 1)
+                    answer = answer.decode(errors="replace").strip()
                     if answer.startswith(want):
                         status = answer[len(want):].strip()
                         if status != "0":
