@@ -11,7 +11,7 @@ PvedaemonWorkers::~PvedaemonWorkers() {
   stop();
 }
 
-void PvedaemonWorkers::run(const std::string& node, std::function<void()> job) {
+void PvedaemonWorkers::run(const std::string& node, std::function<Deliver()> job) {
   std::lock_guard lock(mutex_);
   if (stopping_) return;
   auto& n = nodes_[node];
@@ -30,22 +30,26 @@ void PvedaemonWorkers::work(Node& node) {
   while (true) {
     node.wake.wait(lock, [&] { return stopping_ || !node.queue.empty(); });
     if (stopping_) return;
-    std::function<void()> job = std::move(node.queue.front());
+    std::function<Deliver()> job = std::move(node.queue.front());
     node.queue.pop_front();
     node.stats.waiting = static_cast<int>(node.queue.size());
     node.stats.max_active = std::max(node.stats.max_active, ++node.stats.active);
     lock.unlock();
-    job();
-    job = nullptr;  // its captures (the client's connection) go before the lock is taken again
+    Deliver deliver = job();
+    job = nullptr;
     lock.lock();
     --node.stats.active;
     ++node.stats.handled;
+    lock.unlock();
+    if (deliver) deliver();
+    deliver = nullptr;  // its captures (the client's connection) go before the lock is taken again
+    lock.lock();
   }
 }
 
 void PvedaemonWorkers::stop() {
   std::vector<std::thread> threads;
-  std::vector<std::function<void()>> dropped;
+  std::vector<std::function<Deliver()>> dropped;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

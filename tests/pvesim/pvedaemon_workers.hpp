@@ -26,8 +26,13 @@ class PvedaemonWorkers {
   PvedaemonWorkers(const PvedaemonWorkers&) = delete;
   PvedaemonWorkers& operator=(const PvedaemonWorkers&) = delete;
 
+  // What a call's handler returns: sending its answer to the client. The worker counts the call
+  // as done before it sends, as pvedaemon's worker is free once it has handed its answer back to
+  // pveproxy; counting the send too would let a client that already has its answer and sent the
+  // next call see one call more at once than it ever made (max_active off by one, by timing).
+  using Deliver = std::function<void()>;
   // Queues `job` for one of `node`'s workers; never blocks. After stop() the job is dropped.
-  void run(const std::string& node, std::function<void()> job);
+  void run(const std::string& node, std::function<Deliver()> job);
   // Drops the queued jobs and waits for the running ones.
   void stop();
 
@@ -42,7 +47,7 @@ class PvedaemonWorkers {
 
  private:
   struct Node {
-    std::deque<std::function<void()>> queue;
+    std::deque<std::function<Deliver()>> queue;
     std::condition_variable wake;
     std::vector<std::thread> threads;
     Stats stats;
