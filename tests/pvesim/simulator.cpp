@@ -1079,7 +1079,8 @@ struct Handlers {
     deferred.deferred = [&s = sim, &endpoint, node, vmid, p](ApiResponse::Respond respond) {
       s.pvedaemon_->run(node, [&s, &endpoint, node, vmid, p, respond = std::move(respond)]() mutable {
         auto answer = std::make_shared<ApiResponse>(Handlers{s}.agent_call(endpoint, node, vmid, p));
-        return PvedaemonWorkers::Deliver([respond = std::move(respond), answer]() mutable { respond(std::move(*answer)); });
+        return PvedaemonWorkers::Deliver(
+            [respond = std::move(respond), answer]() mutable { respond(std::move(*answer)); });
       });
     };
     return deferred;
