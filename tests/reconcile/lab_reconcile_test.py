@@ -606,6 +606,7 @@ def test_mtu(binary):
 
 
 if __name__ == "__main__":
+    lab.require_nas_server()
     case_main({"misrouted": test_misrouted, "many": test_many, "many_one_trunks": test_many_one_trunks,
                "adopt": test_adopt, "import": test_import, "drift": test_drift, "agent": test_agent,
                "move_transport": test_move_transport, "transports": test_transports, "stale": test_stale,

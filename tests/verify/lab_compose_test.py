@@ -299,6 +299,7 @@ def test_backup_ro(binary):
 
 
 if __name__ == "__main__":
+    lab.require_nas_server()
     case_main({"seed": test_compose_seed, "misrouted": test_compose_misrouted,
                "unobserved": test_compose_unobserved, "systemd_unit": test_systemd_unit,
                "backup_ro": test_backup_ro, "stale": test_compose_stale}, __doc__)

@@ -171,5 +171,6 @@ def test_background_5mbps(binary):
 
 
 if __name__ == "__main__":
+    lab.require_nas_server()
     case_main({"swapped_macs": test_swapped_macs, "coinciding": test_coinciding, "bridge": test_bridge,
                "background_5mbps": test_background_5mbps}, __doc__)

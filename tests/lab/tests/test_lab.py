@@ -301,6 +301,7 @@ if __name__ == "__main__":
         print(f"usage: test_lab.py {{{'|'.join(TESTS)}}}", file=sys.stderr)
         sys.exit(2)
     try:
+        lab.require_nas_server()
         TESTS[sys.argv[1]]()
     except (Failure, LabError) as e:
         print(f"FAIL {sys.argv[1]}: {e}", file=sys.stderr)

@@ -5,7 +5,8 @@ The cache key hashes this recipe (this file, the initramfs scripts, the values b
 guest) and the versions of the packages taken from apt, so a changed recipe or a new kernel in the
 mirror builds a new set; a missing set is rebuilt. Layout of CACHE_ROOT/<key>/:
   vmlinuz, initrd-boot.img (guest: storage drivers, then systemd from the disk),
-  initrd-nas.img (the knfsd NAS, whole system in RAM), guest-root.img (raw ext4, debootstrap),
+  initrd-nas.img (the NAS, whole system in RAM: knfsd or NFS-Ganesha, see nas_image.py),
+  guest-root.img (raw ext4, debootstrap),
   ssh/id_ed25519{,.pub} (lab key), ssh/guest_host_ed25519.pub (pinned host key), manifest.json.
 
 Docker in the guest (the Compose scenarios, shared/seeds/002): Debian's docker.io and
@@ -38,6 +39,7 @@ import tarfile
 import time
 
 from ..paths import LAB as LAB_DIR
+from . import nas_image
 from . import topology as topo
 from .common import LabError, log, output, run
 
@@ -63,8 +65,6 @@ GUEST_MODULES = ("virtio_pci", "virtio_blk", "virtio_net", "ext4", "nfs", "nfsv3
                  "button", "evdev", "virtio_rng", "inet_diag", "tcp_diag", "bridge", "8021q",
                  "overlay", "virtio_console")
 BOOT_MODULES = ("virtio_pci", "virtio_blk", "ext4")
-NAS_MODULES = ("virtio_pci", "virtio_net", "nfsd")
-NAS_TOOLS = ("/usr/sbin/rpc.nfsd", "/usr/sbin/rpc.mountd", "/usr/sbin/exportfs")
 QGA_UDEV_RULES = "60-qemu-guest-agent.rules"
 GUEST_DISK_SIZE = "2G"
 ARTIFACTS = ("vmlinuz", "initrd-boot.img", "initrd-nas.img", "guest-root.img",
@@ -178,7 +178,7 @@ def _kernel_package() -> str:
 def package_pins() -> dict:
     _ensure_apt_lists()
     kernel = _kernel_package()
-    pins = {pkg: _package_version(pkg) for pkg in ("nfs-kernel-server", "busybox-static", "docker.io",
+    pins = {pkg: _package_version(pkg) for pkg in (*nas_image.packages(), "busybox-static", "docker.io",
                                                    "docker-compose", "apparmor", "qemu-guest-agent")}
     pins[kernel] = _package_version(kernel, _suite_apt(KERNEL_SUITE))
     return pins | {"_kernel": kernel, "_kernel_suite": KERNEL_SUITE}
@@ -238,7 +238,7 @@ def _guest_files() -> dict:
 
 def recipe_key(pins: dict, mirror: str) -> str:
     h = hashlib.sha256()
-    for path in [__file__] + sorted(glob.glob(os.path.join(LAB_DIR, "initramfs", "*"))):
+    for path in [__file__, nas_image.__file__] + sorted(glob.glob(os.path.join(LAB_DIR, "initramfs", "*"))):
         with open(path, "rb") as f:
             h.update(os.path.basename(path).encode() + b"\0" + f.read())
     h.update(json.dumps({"pins": pins, "mirror": mirror, "suite": SUITE,
@@ -324,49 +324,6 @@ def _initramfs(kernel_root: str, kver: str, dl: str, work: str, name: str, init_
     out = os.path.join(work, "out", name + ".img")
     _write_cpio(tree, out)
     return out
-
-
-def _nas_payload(root: str, dl: str, work: str):
-    """knfsd userspace from nfs-kernel-server, rpcbind and their libraries from the guest root."""
-    nks = os.path.join(work, "nfs-kernel-server")
-    run(["dpkg", "-x", _deb(dl, "nfs-kernel-server"), nks])
-
-    def extra(tree: str) -> None:
-        staging = os.path.join(root, "tmp", "pwlab-nas")
-        os.makedirs(staging, exist_ok=True)
-        bins = {os.path.join(nks, p.lstrip("/")): p for p in NAS_TOOLS}
-        bins[os.path.join(root, "usr/sbin/rpcbind")] = "/usr/sbin/rpcbind"
-        libs = set()
-        for src, dst in bins.items():
-            shutil.copy2(src, os.path.join(staging, os.path.basename(dst)))
-            text = output(["chroot", root, "ldd", "/tmp/pwlab-nas/" + os.path.basename(dst)],
-                          what=f"ldd {dst}")
-            if "not found" in text:
-                raise LabError(f"the NAS's {dst} needs a library the guest root lacks:\n{text}")
-            for m in re.finditer(r"(?:=>\s*)?(/\S+)\s+\(0x", text):
-                libs.add(m.group(1))
-            target = os.path.join(tree, dst.lstrip("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copy2(src, target)
-        shutil.rmtree(staging)
-        for lib in libs:
-            target = os.path.join(tree, lib.lstrip("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copyfile(os.path.realpath(os.path.join(root, lib.lstrip("/"))), target)
-            os.chmod(target, 0o755)
-        for etc in ("netconfig", "services", "protocols", "rpc"):
-            shutil.copy2(os.path.join(root, "etc", etc), os.path.join(tree, "etc", etc))
-        files = {
-            "etc/passwd": "root:x:0:0:root:/root:/bin/sh\n_rpc:x:100:65534::/run/rpcbind:/bin/false\n"
-                          "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
-            "etc/group": "root:x:0:\nnogroup:x:65534:\n",
-            "etc/nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
-            "etc/hosts": f"127.0.0.1\tlocalhost\n127.0.1.1\t{topo.NAS_HOSTNAME}\n",
-        }
-        for rel, text in files.items():
-            with open(os.path.join(tree, rel), "w") as f:
-                f.write(text)
-    return extra
 
 
 def _configure_guest_root(root: str, kernel_root: str, kver: str, ssh_dir: str) -> None:
@@ -493,9 +450,9 @@ def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
     try:
         kernel_pkg = pins["_kernel"]
         kver = kernel_pkg[len("linux-image-"):]
-        log(f"downloading {kernel_pkg} ({KERNEL_SUITE}), nfs-kernel-server, busybox-static with apt-get download")
+        log(f"downloading {kernel_pkg} ({KERNEL_SUITE}), the NAS's servers, busybox-static with apt-get download")
         _apt_download([kernel_pkg], dl, _suite_apt(KERNEL_SUITE))
-        _apt_download(["nfs-kernel-server", "busybox-static"], dl)
+        _apt_download([*nas_image.packages(), "busybox-static"], dl)
         kernel_root = os.path.join(work, "kernel")
         run(["dpkg", "-x", _deb(dl, kernel_pkg), kernel_root], what=f"dpkg -x {kernel_pkg}")
         # Merged /usr in bookworm: modules may sit under lib/ or usr/lib/.
@@ -528,8 +485,8 @@ def _build(key: str, pins: dict, mirror: str, final_dir: str) -> None:
         _configure_guest_root(root, kernel_root, kver, os.path.join(out, "ssh"))
         _busybox_rootfs(dl, work, root)
         _initramfs(kernel_root, kver, dl, work, "initrd-boot", "boot-init", BOOT_MODULES)
-        _initramfs(kernel_root, kver, dl, work, "initrd-nas", "nas-init", NAS_MODULES,
-                   _nas_payload(root, dl, work))
+        _initramfs(kernel_root, kver, dl, work, "initrd-nas", "nas-init", nas_image.NAS_MODULES,
+                   nas_image.payload(root, dl, work, _deb))
         img = os.path.join(out, "guest-root.img")
         run(["truncate", "-s", GUEST_DISK_SIZE, img])
         run(["mkfs.ext4", "-q", "-F", "-L", "pwlab-root", "-d", root, img], what="mkfs.ext4 -d")

@@ -16,7 +16,7 @@ import subprocess
 import time
 
 from ..paths import LAB as LAB_DIR
-from . import images, nas as nas_channel, pvesim, topology as topo
+from . import images, nas as nas_channel, nas_image, pvesim, topology as topo
 from .common import LabError, log, netns_cmd, output, pid_alive, pid_cmdline, run, wait_until
 from .qemu import Vm
 
@@ -237,13 +237,13 @@ def _write_state(state: dict) -> None:
     os.replace(tmp, _state_path())
 
 
-def nas_config(imgs: images.ImageSet) -> dict:
+def nas_config(imgs: images.ImageSet, server: str) -> dict:
     links = " ".join(f"pwnas.link={link['name']},{topo.NAS_MACS[link['name']]},{link['nas']}/{link['prefix']}"
                      for link in topo.LINKS)
     exports = " ".join([f"pwnas.export={e}" for e in topo.NAS_EXPORTS] +
                        [f"pwnas.roexport={d}:{src}" for d, src in topo.NAS_RO_EXPORTS.items()])
     append = (f"console=ttyS0 ipv6.disable=1 panic=-1 loglevel=4 {links} {exports} "
-              f"pwnas.probe_mib={topo.PROBE_BYTES // (1024 * 1024)}")
+              f"pwnas.probe_mib={topo.PROBE_BYTES // (1024 * 1024)} pwnas.server={server}")
     return {"name": topo.NAS_HOSTNAME, "machine": "q35", "memory": "640", "cores": "1",
             "args": f"-kernel {imgs.kernel} -initrd {imgs.initrd_nas} -append '{append}' {nas_channel.qemu_args()}",
             "net0": f"virtio={topo.NAS_MACS['link1']},bridge={topo.BRIDGE_LINK1}",
@@ -280,6 +280,22 @@ def _lab_running(state: dict) -> bool:
         Vm(topo.GUEST_VMID).running() and pvesim.healthy(state)
 
 
+def nas_server() -> str:
+    """The NFS server the running lab's NAS runs (knfsd or ganesha)."""
+    state = read_state()
+    if not state:
+        raise LabError("the lab is not up (`tests/lab/lab up`)")
+    return state.get("nas_server", "knfsd")
+
+
+def require_nas_server() -> None:
+    """A test run for one server (PW_LAB_NAS, as `lab up` reads it) fails on a lab that runs
+    another, rather than proving the other server's behaviour under this one's name."""
+    if "PW_LAB_NAS" in os.environ and nas_server() != topo.NAS_SERVER:
+        raise LabError(f"this test is for the NAS running {topo.NAS_SERVER} (PW_LAB_NAS); the lab's "
+                       f"runs {nas_server()}: `PW_LAB_NAS={topo.NAS_SERVER} tests/lab/lab up`")
+
+
 class UpDownLock:
     """Serialises `lab up` and `lab down` of different processes (the lab is one per machine)."""
 
@@ -298,10 +314,16 @@ def up(rebuild=False) -> dict:
 
 
 def _up(rebuild: bool) -> dict:
+    server = topo.NAS_SERVER
+    if server not in nas_image.SERVERS:
+        raise LabError(f"PW_LAB_NAS={server!r}: the lab NAS runs one of {', '.join(nas_image.SERVERS)}")
     state = read_state()
-    if not rebuild and _lab_running(state) and Guest().reachable():
-        log(f"lab already up (accel {state['accel']}, guest {topo.GUEST_MGMT_ADDR})")
+    running = state.get("nas_server", "knfsd") if state else None
+    if not rebuild and _lab_running(state) and running == server and Guest().reachable():
+        log(f"lab already up (accel {state['accel']}, guest {topo.GUEST_MGMT_ADDR}, NAS {server})")
         return state
+    if state and running != server:
+        log(f"the lab's NAS runs {running}; PW_LAB_NAS asks for {server}: starting the lab anew")
     if state or netns_exists() or glob.glob(topo.run_path("vms", "*")):
         log("cleaning up a partial lab first")
         _down()
@@ -315,7 +337,8 @@ def _up(rebuild: bool) -> dict:
     os.makedirs(disk_dir, exist_ok=True)
     disk = os.path.join(disk_dir, f"vm-{topo.GUEST_VMID}-disk-0.qcow2")
     run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", imgs.guest_root, disk])
-    state = {"accel": accel, "netns": topo.NETNS, "bridges": list(topo.BRIDGES), "images": imgs.dir,
+    state = {"accel": accel, "nas_server": server, "netns": topo.NETNS, "bridges": list(topo.BRIDGES),
+             "images": imgs.dir,
              "kernel": imgs.kernel, "initrd": imgs.initrd_boot,
              "append": "root=/dev/vda console=ttyS0 ipv6.disable=1 panic=10 loglevel=4",
              "guest": {"vmid": topo.GUEST_VMID, "node": topo.GUEST_NODE, "name": topo.GUEST_NAME,
@@ -327,7 +350,7 @@ def _up(rebuild: bool) -> dict:
     create_switch()
     t1 = time.monotonic()
     nas = Vm(topo.NAS_VMID)
-    nas.start(nas_config(imgs))
+    nas.start(nas_config(imgs, server))
     state["pvesim"] = pvesim.start_and_boot_guest()
     _write_state(state)
     _wait_console(nas, "PWLAB-NAS READY", ("nas-init:", "Kernel panic"), BOOT_TIMEOUT, "NAS VM")
@@ -337,7 +360,7 @@ def _up(rebuild: bool) -> dict:
     state["timings"]["boot_s"] = round(time.monotonic() - t1, 1)
     _write_state(state)
     log(f"lab up in {time.monotonic() - t0:.0f} s (images {t_images:.0f} s, boot {state['timings']['boot_s']:.0f} s, "
-        f"accel {accel}); guest {topo.GUEST_NAME} at {topo.GUEST_MGMT_ADDR}")
+        f"accel {accel}, NAS {server}); guest {topo.GUEST_NAME} at {topo.GUEST_MGMT_ADDR}")
     return state
 
 
@@ -409,7 +432,8 @@ def status() -> dict:
     taps = output(["ip", "-n", ns, "-br", "link", "show", "type", "tun"], check=False).split() \
         if netns_exists() else []
     qga = topo.qga_socket(topo.GUEST_VMID)
-    return {"up": _lab_running(state), "accel": state["accel"], "netns": ns, "vms": vms,
+    return {"up": _lab_running(state), "accel": state["accel"], "nas_server": state.get("nas_server", "knfsd"),
+            "netns": ns, "vms": vms,
             "taps": [t for t in taps if t.startswith("tap")], "pvesim": state.get("pvesim"),
             "qga": {"socket": qga, "present": os.path.exists(qga)},
             "ssh_config": state["ssh_config"], "inventory": state["inventory"],

@@ -74,6 +74,9 @@ def guest_vm_config() -> dict:
 # The NAS is not a Proxmox guest; the lab launches it with the same QEMU builder.
 NAS_VMID = 900
 NAS_HOSTNAME = "pwlab-nas"
+# Its NFS server, chosen at `lab up` (issue 44, a second server): Linux knfsd, or NFS-Ganesha with
+# PW_LAB_NAS=ganesha. Both are in every image set (nas_image.py); the lab's state says which runs.
+NAS_SERVER = os.environ.get("PW_LAB_NAS", "knfsd")
 NAS_MACS = {"link1": "BC:24:11:A9:00:01", "link2": "BC:24:11:A9:00:02"}
 MOVIES_EXPORT = "/volume1/movies"
 BACKUP_EXPORT = "/volume1/backup"
