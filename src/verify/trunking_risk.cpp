@@ -30,12 +30,25 @@ std::vector<TrunkingRisk> predict_trunking_risk(const PlannedMount& planned, std
     if (!em || *em < 1) return false;
     return *minor == -1 || *em == *minor;
   };
+  // Evidence that the NAS does not trunk X with F: right now one mount rides X and another F,
+  // with one minor version. A server that answers both addresses with one client ID cannot get
+  // there (the second mount joins the first's client: K61 fs/nfs/nfs4client.c nfs4_match_client,
+  // nfs41_walk_client_list); NFS-Ganesha does, as it keys its client records by the server
+  // address the client connected to (NG V4.3 src/SAL/nfs4_clientid.c get_client_record,
+  // client_record_value_hash; nfs4_op_exchange_id.c get_raddr). The planned mount point's own
+  // mount counts here: it is re-made, but it shows what the server does.
+  auto rides_x_beside = [&](const GuestNfsMount& other) {
+    return std::any_of(existing.begin(), existing.end(), [&](const GuestNfsMount& x) {
+      return same_address(x.address, planned.server) && nfs4_minor(x.vers) && nfs4_minor(other.vers) &&
+             *nfs4_minor(x.vers) == *nfs4_minor(other.vers);
+    });
+  };
   std::vector<const GuestNfsMount*> others;
   for (const auto& m : existing) {
     if (m.mount_point == planned.mount_point || !same_minor(m) || !is_nas_address(planned, m.address)) continue;
     // A client for X itself already exists: the planned mount joins that one, not another.
     if (same_address(m.address, planned.server) && (*minor != -1 || nfs4_minor(m.vers) == 2)) return {};
-    if (!same_address(m.address, planned.server)) others.push_back(&m);
+    if (!same_address(m.address, planned.server) && !rides_x_beside(m)) others.push_back(&m);
   }
   std::vector<std::string> all_mounts{planned.mount_point};
   for (const auto* m : others) all_mounts.push_back(m->mount_point);
@@ -47,7 +60,9 @@ std::vector<TrunkingRisk> predict_trunking_risk(const PlannedMount& planned, std
                 (*minor == -1 ? std::string("4 (negotiated, likely 4.2)") : planned.vers.value_or("")) +
                 ", but the guest already reaches this NAS through " + m->address + " (" + m->mount_point +
                 ", vers=" + m->vers +
-                "): NFSv4.1+ trunking would reuse that transport and the bytes would stay on its link";
+                "): NFSv4.1+ trunking would reuse that transport and the bytes would stay on its link, if the NAS "
+                "answers both addresses with one client ID (knfsd, Synology, TrueNAS do; NFS-Ganesha gives one "
+                "per address and does not trunk: the probe tells)";
     if (planned.server.find(':') == std::string::npos && m->address.find(':') == std::string::npos)
       r.remedies.push_back({RemedyKind::move_transport,
                             "keep NFSv4: spec.mount.trunking: move-transport moves the client from " + m->address +

@@ -53,6 +53,23 @@ TEST_CASE("trunking risk table") {
       {"vers=4 is negotiated too", "4", {{"/mnt/a", "192.0.2.2", "4.1"}}, 1, false},
       {"two mounts through link1", "4.2", {{"/mnt/a", "192.0.2.2", "4.2"}, {"/mnt/d", "[192.0.2.2]", "4.2"}}, 2, true},
       {"no mounts", "4.2", {}, 0, true},
+      // The planned mount point rides the planned address while another rides link1, same minor
+      // version: a server that trunks cannot show this (NFS-Ganesha: one client ID per address).
+      {"the mount being re-made rides X beside link1's: the NAS does not trunk them",
+       "4.2",
+       {{"/mnt/a", "192.0.2.2", "4.2"}, {"/mnt/b", "198.51.100.2", "4.2"}},
+       0,
+       true},
+      {"... but not with another minor version beside it",
+       "4.2",
+       {{"/mnt/a", "192.0.2.2", "4.2"}, {"/mnt/b", "198.51.100.2", "4.1"}},
+       1,
+       true},
+      {"... nor when the planned mount point rides link1 (trunked there)",
+       "4.2",
+       {{"/mnt/a", "192.0.2.2", "4.2"}, {"/mnt/b", "192.0.2.2", "4.2"}},
+       1,
+       true},
   };
   for (const auto& row : rows) {
     INFO(row.what);

@@ -288,6 +288,14 @@ def nas_server() -> str:
     return state.get("nas_server", "knfsd")
 
 
+def nas_trunks() -> bool:
+    """Whether the running NAS answers every address of its with one NFSv4 client ID, so that an
+    NFSv4.1+ mount through a second address joins the first address's client (the seed's trap).
+    knfsd does. NFS-Ganesha keys its client records by the server address the client connected to
+    (docs/field-next-upstream.md §5.3): one client per address, no trap."""
+    return nas_server() == "knfsd"
+
+
 def require_nas_server() -> None:
     """A test run for one server (PW_LAB_NAS, as `lab up` reads it) fails on a lab that runs
     another, rather than proving the other server's behaviour under this one's name."""
