@@ -80,9 +80,7 @@ std::string blocked_by_trunking(const policy::StoragePath& p, const std::string&
                : " would mount " + p.mount.server + " but the guest already reaches this NAS through " + from) +
          " (NFSv4.1+ trunking: the bytes " +
          (seen ? "cross " + from + "'s link)"
-               : "would cross " + from +
-                     "'s link if the NAS answers both addresses with one client ID, as knfsd, "
-                     "Synology and TrueNAS do; NFS-Ganesha gives one per address)");
+               : "would cross " + from + "'s link " + std::string(verify::kTrunkingNeedsOneClientId) + ")");
 }
 
 // The other mounts and entries of the client at `from`, pointed at the policy's server in

@@ -60,9 +60,8 @@ std::vector<TrunkingRisk> predict_trunking_risk(const PlannedMount& planned, std
                 (*minor == -1 ? std::string("4 (negotiated, likely 4.2)") : planned.vers.value_or("")) +
                 ", but the guest already reaches this NAS through " + m->address + " (" + m->mount_point +
                 ", vers=" + m->vers +
-                "): NFSv4.1+ trunking would reuse that transport and the bytes would stay on its link, if the NAS "
-                "answers both addresses with one client ID (knfsd, Synology, TrueNAS do; NFS-Ganesha gives one "
-                "per address and does not trunk: the probe tells)";
+                "): NFSv4.1+ trunking would reuse that transport and the bytes would stay on its link, " +
+                std::string(kTrunkingNeedsOneClientId);
     if (planned.server.find(':') == std::string::npos && m->address.find(':') == std::string::npos)
       r.remedies.push_back({RemedyKind::move_transport,
                             "keep NFSv4: spec.mount.trunking: move-transport moves the client from " + m->address +

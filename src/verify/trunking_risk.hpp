@@ -6,11 +6,18 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "verify/nfs_evidence.hpp"
 
 namespace pw::verify {
+
+// Which servers trunk a second address (docs/field-next-upstream.md §5.3): said wherever trunking
+// is only foreseen, since nothing in the guest tells the two kinds apart before the mount.
+inline constexpr std::string_view kTrunkingNeedsOneClientId =
+    "if the NAS answers both addresses with one client ID (knfsd, Synology, TrueNAS do; NFS-Ganesha "
+    "gives one per address and does not trunk: the probe tells)";
 
 // The mount a plan is about to make.
 struct PlannedMount {

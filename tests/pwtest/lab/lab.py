@@ -280,12 +280,16 @@ def _lab_running(state: dict) -> bool:
         Vm(topo.GUEST_VMID).running() and pvesim.healthy(state)
 
 
+def _server_of(state: dict) -> str:
+    return state.get("nas_server", "knfsd")  # a lab started before the choice existed: knfsd
+
+
 def nas_server() -> str:
     """The NFS server the running lab's NAS runs (knfsd or ganesha)."""
     state = read_state()
     if not state:
         raise LabError("the lab is not up (`tests/lab/lab up`)")
-    return state.get("nas_server", "knfsd")
+    return _server_of(state)
 
 
 def nas_trunks() -> bool:
@@ -326,7 +330,7 @@ def _up(rebuild: bool) -> dict:
     if server not in nas_image.SERVERS:
         raise LabError(f"PW_LAB_NAS={server!r}: the lab NAS runs one of {', '.join(nas_image.SERVERS)}")
     state = read_state()
-    running = state.get("nas_server", "knfsd") if state else None
+    running = _server_of(state) if state else None
     if not rebuild and _lab_running(state) and running == server and Guest().reachable():
         log(f"lab already up (accel {state['accel']}, guest {topo.GUEST_MGMT_ADDR}, NAS {server})")
         return state
@@ -440,7 +444,7 @@ def status() -> dict:
     taps = output(["ip", "-n", ns, "-br", "link", "show", "type", "tun"], check=False).split() \
         if netns_exists() else []
     qga = topo.qga_socket(topo.GUEST_VMID)
-    return {"up": _lab_running(state), "accel": state["accel"], "nas_server": state.get("nas_server", "knfsd"),
+    return {"up": _lab_running(state), "accel": state["accel"], "nas_server": _server_of(state),
             "netns": ns, "vms": vms,
             "taps": [t for t in taps if t.startswith("tap")], "pvesim": state.get("pvesim"),
             "qga": {"socket": qga, "present": os.path.exists(qga)},

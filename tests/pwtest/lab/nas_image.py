@@ -67,8 +67,7 @@ def payload(root: str, dl: str, work: str, deb):
         os.makedirs(staging, exist_ok=True)
         libs = set()
         bins = {os.path.join(nks, p.lstrip("/")): p for p in KNFSD_TOOLS}
-        for tool in ("/usr/sbin/rpcbind",):
-            bins[os.path.join(root, tool.lstrip("/"))] = tool
+        bins[os.path.join(root, "usr/sbin/rpcbind")] = "/usr/sbin/rpcbind"
         for src, dst in bins.items():
             shutil.copy2(src, os.path.join(staging, os.path.basename(dst)))
             libs |= _needed_libs(root, "/tmp/pwlab-nas/" + os.path.basename(dst))
